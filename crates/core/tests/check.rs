@@ -1,0 +1,244 @@
+//! Properties of the whole check that vectors cannot state case by case.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use toolctx_core::json::{self, Value};
+use toolctx_core::{Config, ContextClaims, HeadersVerdict, Reason, TokenClaims, Verdict, Verifier};
+
+const INSTANCE: &str = "0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f";
+const SECRET: &[u8] = b"test-secret-0123456789-abcdefghijklmnop";
+const OTHER: &[u8] = b"previous-secret-0123456789-abcdefghijklm";
+const NOW: u64 = 1_767_225_600;
+
+fn claims() -> TokenClaims {
+    TokenClaims {
+        instance_id: INSTANCE.into(),
+        tool: Some("get_order".into()),
+        jti: "2c5e7a4e-1f2b-4c3d-9e8f-0a1b2c3d4e5f".into(),
+        iat: NOW - 10,
+        context: ContextClaims {
+            protocol: "1".into(),
+            task_id: "6f1c9a52-task".into(),
+            tool_call_id: "call_abc".into(),
+            workspace_id: "1b2e-workspace".into(),
+            agent_id: Some("9d4a-agent".into()),
+            end_user_id: Some("user-42".into()),
+            metadata: Some(json::parse(br#"{"chatId":"c-9","n":[1,2]}"#).unwrap().into_owned()),
+        },
+    }
+}
+
+fn body(c: &TokenClaims) -> Vec<u8> {
+    let meta = c.context.meta_json();
+    let meta = meta.trim_start_matches('{');
+    format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"get_order","arguments":{{"orderId":"A-17"}},"_meta":{{"progressToken":3,{meta}}}}}"#
+    )
+    .into_bytes()
+}
+
+fn verifier() -> Verifier {
+    Verifier::new(Config::new(INSTANCE, vec![OTHER.to_vec(), SECRET.to_vec()])).unwrap()
+}
+
+fn headers(token: &str) -> Vec<(String, String)> {
+    vec![
+        ("content-type".into(), "application/json".into()),
+        ("X-AgentArea-Context".into(), token.into()),
+    ]
+}
+
+#[test]
+fn minted_token_and_meta_verify() {
+    let c = claims();
+    let token = c.mint(SECRET).unwrap();
+    let v = verifier().check("POST", &headers(&token), &body(&c), NOW);
+    let Verdict::Accept(ctx) = v else { panic!("{v:?}") };
+    assert_eq!(ctx.task_id, "6f1c9a52-task");
+    assert_eq!(ctx.idempotency_key, "6f1c9a52-task:call_abc");
+    assert_eq!(ctx.exp, NOW - 10 + 300);
+    assert_eq!(ctx.secret_index, 1, "signed with the second configured secret");
+    assert_eq!(ctx.tool.as_deref(), Some("get_order"));
+    let text = ctx.to_json();
+    let round: Value = json::parse(text.as_bytes()).unwrap();
+    assert_eq!(round.get("end_user_id").and_then(Value::as_str), Some("user-42"));
+}
+
+#[test]
+fn headers_only_check_refuses_before_the_body() {
+    let mut config = Config::new(INSTANCE, vec![SECRET.to_vec()]);
+    config.credential = Some(toolctx_core::Credential {
+        header: "Authorization".into(),
+        values: vec!["Bearer one".into(), "Bearer two".into()],
+    });
+    let v = Verifier::new(config).unwrap();
+    let h = |val: &str| vec![("authorization".to_string(), val.to_string())];
+    assert_eq!(v.check_headers("POST", &h("Bearer two")), HeadersVerdict::ReadBody);
+    assert_eq!(v.check_headers("GET", &Vec::<(String, String)>::new()), HeadersVerdict::Pass);
+    let HeadersVerdict::Reject(r) = v.check_headers("POST", &h("Bearer twO")) else { panic!() };
+    assert_eq!((r.reason(), r.status(), r.id_json()), (Reason::CredentialInvalid, 401, "null"));
+    let HeadersVerdict::Reject(r) = v.check_headers("POST", &Vec::<(String, String)>::new()) else { panic!() };
+    assert_eq!(r.reason(), Reason::CredentialMissing);
+}
+
+/// RFC 7515 Appendix A.1: the HS256 example (header with CRLF) verifies at
+/// the MAC layer: the refusal comes from the claims, after the signature.
+#[test]
+fn rfc7515_a1_mac_verifies_over_raw_segments() {
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode("AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow")
+        .unwrap();
+    let token = "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let v = Verifier::new(Config::new(INSTANCE, vec![key.clone()])).unwrap();
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
+    let Verdict::Reject(r) = v.check("POST", &headers(token), body, 1_300_819_000) else { panic!() };
+    assert_eq!(r.reason(), Reason::IssuerInvalid);
+    // One flipped key byte and the same token fails at the signature.
+    let mut wrong = key;
+    wrong[0] ^= 1;
+    let v = Verifier::new(Config::new(INSTANCE, vec![wrong])).unwrap();
+    let Verdict::Reject(r) = v.check("POST", &headers(token), body, 1_300_819_000) else { panic!() };
+    assert_eq!(r.reason(), Reason::SignatureInvalid);
+}
+
+/// Replacements tried at every byte position.
+fn mutations(b: u8) -> [u8; 7] {
+    [b ^ 0x01, b ^ 0x20, b'.', b'"', b'\\', b'A', 0]
+}
+
+/// Mutating any byte of a valid token never gives an accept, and mutating
+/// any byte of the body never gives an accept with a different context.
+#[test]
+fn mutations_never_forge_a_context() {
+    let v = verifier();
+    let c = claims();
+    let token = c.mint(SECRET).unwrap();
+    let body = body(&c);
+    let Verdict::Accept(good) = v.check("POST", &headers(&token), &body, NOW) else { panic!() };
+    let mut tried = 0;
+    for i in 0..token.len() {
+        for m in mutations(token.as_bytes()[i]) {
+            let mut t = token.as_bytes().to_vec();
+            if t[i] == m {
+                continue;
+            }
+            t[i] = m;
+            let h = vec![("x-agentarea-context".to_string(), t)];
+            let verdict = v.check("POST", &h, &body, NOW);
+            assert!(matches!(verdict, Verdict::Reject(_)), "token byte {i} -> {m}: {verdict:?}");
+            tried += 1;
+        }
+    }
+    for i in 0..body.len() {
+        for m in mutations(body[i]) {
+            let mut b = body.clone();
+            if b[i] == m {
+                continue;
+            }
+            b[i] = m;
+            if let Verdict::Accept(ctx) = v.check("POST", &headers(&token), &b, NOW) {
+                assert_eq!(ctx, good, "body byte {i} -> {m} changed the context");
+            }
+            tried += 1;
+        }
+    }
+    assert!(tried > 5000, "{tried}");
+}
+
+/// Mutating a refused request never turns it into an accept.
+#[test]
+fn mutations_never_turn_a_refusal_into_an_accept() {
+    let v = verifier();
+    let mut c = claims();
+    c.iat = NOW - 400; // expired: exp + skew <= now
+    let token = c.mint(SECRET).unwrap();
+    let body = body(&c);
+    assert!(matches!(v.check("POST", &headers(&token), &body, NOW), Verdict::Reject(_)));
+    for i in 0..token.len() {
+        for m in mutations(token.as_bytes()[i]) {
+            let mut t = token.as_bytes().to_vec();
+            t[i] = m;
+            let h = vec![("x-agentarea-context".to_string(), t)];
+            assert!(!matches!(v.check("POST", &h, &body, NOW), Verdict::Accept(_)), "token byte {i}");
+        }
+    }
+    for i in 0..body.len() {
+        for m in mutations(body[i]) {
+            let mut b = body.clone();
+            b[i] = m;
+            assert!(!matches!(v.check("POST", &headers(&token), &b, NOW), Verdict::Accept(_)), "body byte {i}");
+        }
+    }
+}
+
+/// Arbitrary bytes as body and token never panic (a cheap fuzz pass; the
+/// fuzz targets go further).
+#[test]
+fn arbitrary_input_does_not_panic() {
+    let v = verifier();
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let alphabet = br#"{}[]":,.\-0123456789eE+tfnulrsa/_ \u00d8"#;
+    for _ in 0..20_000 {
+        let len = (next() % 96) as usize;
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| {
+                let r = next();
+                if r % 8 == 0 {
+                    r as u8
+                } else {
+                    alphabet[(r >> 8) as usize % alphabet.len()]
+                }
+            })
+            .collect();
+        let _ = json::parse(&bytes);
+        let token = String::from_utf8_lossy(&bytes).into_owned();
+        let _ = v.check("POST", &headers(&token), &bytes, NOW);
+        let _ = toolctx_core::decode_unverified(&token);
+    }
+}
+
+#[test]
+fn deep_and_wide_documents_are_cheap_to_refuse() {
+    let v = verifier();
+    let deep = "[".repeat(200_000);
+    let Verdict::Reject(r) = v.check("POST", &headers("x"), deep.as_bytes(), NOW) else { panic!() };
+    assert_eq!(r.reason(), Reason::TooDeep);
+    // 50k members: the duplicate check must not be quadratic.
+    let mut wide = String::from(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"#);
+    for i in 0..50_000 {
+        wide.push_str(&format!("\"k{i}\":0,"));
+    }
+    wide.push_str("\"k1\":1}}}");
+    let Verdict::Reject(r) = v.check("POST", &headers("x"), wide.as_bytes(), NOW) else { panic!() };
+    assert_eq!(r.reason(), Reason::DuplicateMember);
+}
+
+#[test]
+fn refusal_body_renders_id_and_optional_reason() {
+    let v = verifier();
+    let body = br#"{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"x"}}"#;
+    let Verdict::Reject(r) = v.check("POST", &Vec::<(String, String)>::new(), body, NOW) else { panic!() };
+    assert_eq!(
+        r.body(true),
+        r#"{"jsonrpc":"2.0","id":"a\"b","error":{"code":-32001,"message":"context token missing","data":{"reason":"token_missing"}}}"#
+    );
+    assert_eq!(
+        r.body(false),
+        r#"{"jsonrpc":"2.0","id":"a\"b","error":{"code":-32001,"message":"context token missing"}}"#
+    );
+}
+
+#[test]
+fn secrets_never_show_in_debug_or_errors() {
+    let v = verifier();
+    let shown = format!("{v:?}");
+    assert!(!shown.contains("test-secret") && !shown.contains("previous-secret"), "{shown}");
+    let err = Verifier::new(Config::new(INSTANCE, vec![b"short-secret".to_vec()])).unwrap_err();
+    assert!(!err.to_string().contains("short-secret"));
+}

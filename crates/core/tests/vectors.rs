@@ -1,0 +1,29 @@
+//! Every committed conformance vector file through the core.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+#[path = "../examples/vectors.rs"]
+#[allow(dead_code)]
+mod runner;
+
+#[test]
+fn committed_vectors_pass() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .expect("tests/vectors exists")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no vector files in {dir}");
+    let mut tally = runner::Tally::default();
+    for f in &files {
+        runner::run_file(f, &mut tally);
+    }
+    for line in tally.failures.iter().chain(&tally.broken) {
+        eprintln!("{line}");
+    }
+    assert!(tally.ok(), "{} passed, {} failed", tally.passed, tally.failed);
+    assert!(tally.passed >= 150, "only {} cases", tally.passed);
+}
