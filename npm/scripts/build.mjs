@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// Builds the npm package into npm/dist:
+//   1. crates/wasm for wasm32-unknown-unknown with the workspace profile `wasm`;
+//   2. wasm-bindgen twice: experimental-nodejs-module (Node, synchronous) and
+//      web (initSync, for workerd and browsers), into npm/wasm/;
+//   3. wasm-opt from the npm package `binaryen` (Debian's breaks the output);
+//   4. tsc, then the glue copied next to the compiled entries.
+// Needs the wasm32 target and a wasm-bindgen CLI matching Cargo.lock
+// (scripts/test-npm installs both).
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = join(npmDir, '..');
+const wasmOut = join(npmDir, 'wasm');
+const dist = join(npmDir, 'dist');
+const bin = (name) => join(npmDir, 'node_modules', '.bin', name);
+
+function run(cmd, args, cwd = root) {
+  console.log(`$ ${cmd} ${args.join(' ')}`);
+  execFileSync(cmd, args, { cwd, stdio: 'inherit' });
+}
+
+run('cargo', ['build', '-p', 'toolctx-wasm', '--target', 'wasm32-unknown-unknown', '--profile', 'wasm']);
+const built = join(root, 'target', 'wasm32-unknown-unknown', 'wasm', 'toolctx_wasm.wasm');
+
+rmSync(wasmOut, { recursive: true, force: true });
+for (const target of ['experimental-nodejs-module', 'web']) {
+  const dir = join(wasmOut, target === 'web' ? 'web' : 'node');
+  run('wasm-bindgen', [built, '--out-dir', dir, '--target', target]);
+}
+
+// One optimised module serves both glues (wasm-bindgen emits the same module for both).
+const nodeWasm = join(wasmOut, 'node', 'toolctx_wasm_bg.wasm');
+const webWasm = join(wasmOut, 'web', 'toolctx_wasm_bg.wasm');
+if (!readFileSync(nodeWasm).equals(readFileSync(webWasm))) {
+  throw new Error('wasm-bindgen emitted different modules for node and web');
+}
+run(bin('wasm-opt'), ['-Oz', nodeWasm, '-o', nodeWasm]);
+cpSync(nodeWasm, webWasm);
+
+rmSync(dist, { recursive: true, force: true });
+run(bin('tsc'), ['-p', 'tsconfig.json'], npmDir);
+mkdirSync(join(dist, 'wasm'), { recursive: true });
+for (const flavour of ['node', 'web']) {
+  cpSync(join(wasmOut, flavour), join(dist, 'wasm', flavour), {
+    recursive: true,
+    filter: (src) => !src.endsWith('.gitignore'),
+  });
+}
+for (const f of ['index.js', 'worker.js', 'index.d.ts']) {
+  if (!existsSync(join(dist, f))) throw new Error(`build did not produce dist/${f}`);
+}
+
+const bytes = readFileSync(join(dist, 'wasm', 'node', 'toolctx_wasm_bg.wasm'));
+const raw = statSync(join(dist, 'wasm', 'node', 'toolctx_wasm_bg.wasm')).size;
+const gz = gzipSync(bytes, { level: 9 }).length;
+console.log(`wasm size: ${raw} bytes raw (${(raw / 1024).toFixed(1)} KiB), ${gz} bytes gzip (${(gz / 1024).toFixed(1)} KiB)`);

@@ -1,0 +1,33 @@
+/**
+ * Why `createVerifier` (or a call with a bad argument) failed. The codes of
+ * configuration errors are the core's own (`ConfigError::code`); messages
+ * name the setting, never a secret's value.
+ */
+export type ToolctxErrorCode =
+  | 'config_not_json'
+  | 'config_type'
+  | 'config_unknown_setting'
+  | 'config_missing'
+  | 'instance_id_empty'
+  | 'no_secrets'
+  | 'secret_length'
+  | 'credential_header'
+  | 'credential_no_values'
+  | 'limit_out_of_range'
+  | 'no_protocol_majors'
+  /** A call got an argument of the wrong type (`now`, `headers`, `body`). */
+  | 'invalid_argument'
+  /** The middleware found `req.body` already parsed by a body parser. */
+  | 'body_already_parsed'
+  /** A bug in toolctx itself: the WebAssembly boundary was misused. */
+  | 'internal';
+
+export class ToolctxError extends Error {
+  override readonly name = 'ToolctxError';
+  readonly code: ToolctxErrorCode;
+
+  constructor(code: ToolctxErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}

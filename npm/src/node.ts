@@ -1,0 +1,160 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { ToolctxError } from './errors.js';
+import { authInfoWith } from './context.js';
+import type { Reject, ToolContext, ToolctxAuthInfo } from './types.js';
+import type { Verifier } from './verifier.js';
+
+/** What the middleware adds to the request. */
+export interface ToolctxIncomingMessage extends IncomingMessage {
+  /** The parsed JSON body, for `transport.handleRequest(req, res, req.body)`. */
+  body?: unknown;
+  /** The MCP SDK reads this and hands it to tool handlers as `extra.authInfo`. */
+  auth?: ToolctxAuthInfo;
+  /** The verified context, for handlers outside the MCP SDK. */
+  toolctx?: ToolContext;
+}
+
+export type NextFunction = (err?: unknown) => void;
+
+export interface MiddlewareOptions {
+  /** The clock, in Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
+  now?: () => number;
+}
+
+/**
+ * Middleware for `node:http` and Express: `(req, res, next)`.
+ *
+ * - Not a POST: `next()` at once, body untouched.
+ * - The static credential is checked before the body is read.
+ * - The body is read up to `maxBodyBytes`; at one byte more reading stops and
+ *   the request is refused (`body_too_large`) without buffering the rest.
+ * - A refusal is written exactly as the core rendered it (status,
+ *   `content-type: application/json`, body) and `next` is not called.
+ * - Otherwise `req.body` is the parsed JSON body and, for a verified
+ *   `tools/call`, `req.auth.extra.toolctx` and `req.toolctx` hold the context;
+ *   `transport.handleRequest(req, res, req.body)` works unchanged.
+ *
+ * Mount it before any body parser (`express.json()`), or give it the raw
+ * bytes (`express.raw({ type: '*\/*' })`): a body already parsed into an
+ * object cannot be verified byte for byte.
+ */
+export function toolctx(
+  verifier: Verifier,
+  options: MiddlewareOptions = {},
+): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
+  const clock = options.now;
+  return function toolctxMiddleware(incoming, res, next) {
+    const req = incoming as ToolctxIncomingMessage;
+    const method = req.method ?? '';
+    const headers = req.rawHeaders;
+    let head;
+    try {
+      head = verifier.checkHeaders({ method, headers });
+    } catch (e) {
+      next(e);
+      return;
+    }
+    if (head.outcome === 'pass') {
+      next();
+      return;
+    }
+    if (head.outcome === 'reject') {
+      refuse(res, head, false);
+      return;
+    }
+    const decide = (body: Uint8Array, overLimit: boolean): void => {
+      let result;
+      let parsed: unknown;
+      try {
+        result = verifier.verify({ method, headers, body }, clock ? { now: clock() } : undefined);
+        if (result.outcome === 'reject') {
+          refuse(res, result, overLimit);
+          return;
+        }
+        // The core has read the body as strict JSON, so this parse cannot fail on a verified body.
+        parsed = body.length === 0 ? undefined : JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.length).toString('utf8'));
+      } catch (e) {
+        next(e);
+        return;
+      }
+      req.body = parsed;
+      if (result.outcome === 'accept') {
+        req.auth = authInfoWith(req.auth, result.context);
+        req.toolctx = result.context;
+      }
+      next();
+    };
+    const given = req.body;
+    if (given !== undefined) {
+      if (given instanceof Uint8Array) decide(given, false);
+      else if (typeof given === 'string') decide(Buffer.from(given, 'utf8'), false);
+      else {
+        next(
+          new ToolctxError(
+            'body_already_parsed',
+            'req.body is already parsed: mount the toolctx middleware before express.json() or use express.raw()',
+          ),
+        );
+      }
+      return;
+    }
+    readLimited(req, verifier.maxBodyBytes, decide, next);
+  };
+}
+
+/** Reads at most `limit + 1` bytes; stops reading at `limit + 1`. */
+function readLimited(
+  req: IncomingMessage,
+  limit: number,
+  done: (body: Uint8Array, overLimit: boolean) => void,
+  fail: (err: unknown) => void,
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const cleanup = (): void => {
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onError);
+  };
+  const finish = (overLimit: boolean): void => {
+    if (finished) return;
+    finished = true;
+    cleanup();
+    if (overLimit) req.pause();
+    done(Buffer.concat(chunks, size), overLimit);
+  };
+  const onData = (chunk: Buffer | string): void => {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    const room = limit + 1 - size;
+    if (bytes.length >= room) {
+      chunks.push(bytes.subarray(0, room));
+      size += room;
+      finish(true);
+      return;
+    }
+    chunks.push(bytes);
+    size += bytes.length;
+  };
+  const onEnd = (): void => finish(false);
+  const onError = (err: unknown): void => {
+    if (finished) return;
+    finished = true;
+    cleanup();
+    fail(err);
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onError);
+}
+
+function refuse(res: ServerResponse, r: Reject, closeConnection: boolean): void {
+  const body = Buffer.from(r.body, 'utf8');
+  res.statusCode = r.status;
+  res.setHeader('content-type', 'application/json');
+  res.setHeader('content-length', body.length);
+  // The rest of an oversized body is not read: end the connection instead.
+  if (closeConnection) res.setHeader('connection', 'close');
+  res.end(body);
+}

@@ -1,0 +1,150 @@
+/** The verified context of a `tools/call`, field names as in the contract. */
+export interface ToolContext {
+  task_id: string;
+  tool_call_id: string;
+  workspace_id: string;
+  /** Always `task_id + ":" + tool_call_id`. */
+  idempotency_key: string;
+  /** `"<major>"` or `"<major>.<minor>"`. */
+  protocol: string;
+  agent_id?: string;
+  end_user_id?: string;
+  metadata?: Record<string, unknown>;
+  /** The tool the token was minted for, when it names one. */
+  tool?: string;
+  jti?: string;
+  iat: number;
+  exp: number;
+  /** Index of the configured secret that signed the token (never the secret). */
+  secret_index: number;
+}
+
+/** Stable machine codes of refusals (`error.data.reason`). */
+export type RefusalReason =
+  | 'credential_missing'
+  | 'credential_invalid'
+  | 'body_too_large'
+  | 'parse_error'
+  | 'duplicate_member'
+  | 'too_deep'
+  | 'batch_with_tools_call'
+  | 'invalid_params'
+  | 'header_mismatch'
+  | 'token_missing'
+  | 'token_duplicated'
+  | 'token_too_large'
+  | 'token_malformed'
+  | 'alg_not_allowed'
+  | 'crit_not_supported'
+  | 'signature_invalid'
+  | 'issuer_invalid'
+  | 'audience_invalid'
+  | 'claim_invalid'
+  | 'token_expired'
+  | 'token_issued_in_future'
+  | 'token_too_old'
+  | 'token_not_yet_valid'
+  | 'context_malformed'
+  | 'tool_mismatch'
+  | 'protocol_unsupported'
+  | 'meta_mismatch'
+  | 'meta_missing'
+  | 'claim_missing'
+  | 'token_replayed';
+
+/** Not this contract's business (not a POST, not a `tools/call`, ...): go on untouched. */
+export interface Pass {
+  outcome: 'pass';
+}
+
+/** A verified `tools/call`. */
+export interface Accept {
+  outcome: 'accept';
+  context: ToolContext;
+}
+
+/** A refused request, every field as the core rendered it. */
+export interface Reject {
+  outcome: 'reject';
+  /** HTTP status: 400, 401, 403 or 413. */
+  status: number;
+  /** JSON-RPC error code. */
+  code: number;
+  reason: RefusalReason;
+  message: string;
+  /** The request's JSON-RPC id, or `null` (steps 1-4, or no usable id). */
+  id: string | number | null;
+  /** The JSON-RPC error response to send, with content-type application/json. */
+  body: string;
+}
+
+export type VerifyResult = Pass | Accept | Reject;
+
+/** The verdict on the method and headers alone, before the body is read. */
+export type HeadersResult = Pass | { outcome: 'read_body' } | Reject;
+
+/** A header value: a string (one char per byte, as Node and fetch give them) or raw bytes. */
+export type HeaderValue = string | Uint8Array;
+
+/**
+ * Request headers in any of the usual shapes. Repeated headers stay repeated:
+ * - a fetch `Headers` object;
+ * - a Node `IncomingHttpHeaders`-like record (arrays for repeated headers);
+ * - a list of `[name, value]` pairs;
+ * - Node's flat `req.rawHeaders` list `[name, value, name, value, ...]`.
+ */
+export type HeadersInput =
+  | Headers
+  | Readonly<Record<string, string | readonly string[] | number | undefined>>
+  | ReadonlyArray<readonly [string, HeaderValue]>
+  | readonly string[];
+
+/** What the verifier needs from a request. */
+export interface VerifyRequest {
+  method: string;
+  headers?: HeadersInput | null;
+  /** The exact body: bytes, or a string sent as its UTF-8 bytes. */
+  body?: Uint8Array | ArrayBuffer | string | null;
+}
+
+export interface VerifyOptions {
+  /** Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
+  now?: number;
+}
+
+/** Configuration of `createVerifier`; the rules and defaults of CONTRACT §1. */
+export interface VerifierOptions {
+  /** The server instance id the token's `aud` must name. */
+  instanceId: string;
+  /** HMAC secrets, 32 to 512 bytes of UTF-8 each; several at once for rotation. */
+  secrets: readonly string[];
+  /** An optional static credential checked before the body is read. */
+  credential?: { header: string; values: readonly string[] } | null;
+  /** When false, a `tools/call` with no token and no `agentarea/*` keys passes. Default true. */
+  requireContext?: boolean;
+  /** Default 30. */
+  clockSkewSeconds?: number;
+  /** Default 600. */
+  maxTokenAgeSeconds?: number;
+  /** Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Default 8 KiB. */
+  maxTokenBytes?: number;
+  /** Default `[1]`. */
+  protocolMajors?: readonly number[];
+  /** Put `error.data.reason` in refusal bodies. Default true; status, code and message never change. */
+  includeReason?: boolean;
+}
+
+/**
+ * Shaped like the MCP SDK's `AuthInfo`, which the SDK hands to tool handlers
+ * as `extra.authInfo`. toolctx puts the context at `extra.toolctx`.
+ */
+export interface ToolctxAuthInfo {
+  token: string;
+  clientId: string;
+  scopes: string[];
+  expiresAt?: number;
+  resource?: URL;
+  extra?: Record<string, unknown>;
+}
