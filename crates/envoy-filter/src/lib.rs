@@ -1,0 +1,374 @@
+#![doc = include_str!("../README.md")]
+
+use std::rc::Rc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use proxy_wasm::hostcalls;
+use proxy_wasm::traits::{Context, HttpContext, RootContext};
+use proxy_wasm::types::{Action, BufferType, Bytes, ContextType, LogLevel, MapType, MetricType};
+use toolctx_core::{HeadersVerdict, Reason, Refusal, Verdict};
+
+pub mod settings;
+
+use settings::{header_value, Settings};
+
+/// Test builds only: the request header that carries `now` (Unix seconds).
+#[cfg(feature = "test-clock")]
+const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
+
+/// The JSON-RPC answer when the filter itself cannot decide (fail closed).
+const INTERNAL_ERROR: &str =
+    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"#;
+
+/// Longest JSON-RPC id written to a log line.
+const MAX_LOGGED_ID: usize = 64;
+
+proxy_wasm::main! {{
+    std::panic::set_hook(Box::new(|info| {
+        log(LogLevel::Critical, &format!("toolctx: panic, the VM stops and requests fail closed: {info}"));
+    }));
+    proxy_wasm::set_root_context(|_| -> Box<dyn RootContext> { Box::new(Root::default()) });
+}}
+
+fn log(level: LogLevel, message: &str) {
+    let _ = hostcalls::log(level, message);
+}
+
+/// Counter ids, defined once per VM in `on_configure`.
+#[derive(Debug, Default)]
+struct Metrics {
+    passed: u32,
+    accepted: u32,
+    errors: u32,
+    /// One per [`Reason::ALL`], same order.
+    refused: Vec<u32>,
+}
+
+impl Metrics {
+    fn define() -> Result<Metrics, String> {
+        let counter = |name: &str| {
+            hostcalls::define_metric(MetricType::Counter, name)
+                .map_err(|s| format!("define_metric {name}: {s:?}"))
+        };
+        Ok(Metrics {
+            passed: counter("toolctx.passed")?,
+            accepted: counter("toolctx.accepted")?,
+            errors: counter("toolctx.errors")?,
+            refused: Reason::ALL
+                .iter()
+                .map(|r| counter(&format!("toolctx.refused.{}", r.as_str())))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    fn bump(id: u32) {
+        let _ = hostcalls::increment_metric(id, 1);
+    }
+
+    fn refused(&self, reason: Reason) {
+        let i = Reason::ALL.iter().position(|r| *r == reason);
+        if let Some(id) = i.and_then(|i| self.refused.get(i)) {
+            Metrics::bump(*id);
+        }
+    }
+}
+
+#[derive(Default)]
+struct Root {
+    settings: Option<Rc<Settings>>,
+    metrics: Rc<Metrics>,
+}
+
+impl Context for Root {}
+
+impl RootContext for Root {
+    fn on_configure(&mut self, _plugin_configuration_size: usize) -> bool {
+        let text = match hostcalls::get_buffer(BufferType::PluginConfiguration, 0, usize::MAX) {
+            Ok(Some(bytes)) => bytes,
+            _ => Vec::new(),
+        };
+        let loaded = match settings::load(&text, &|name| std::env::var(name).ok()) {
+            Ok(l) => l,
+            Err(e) => {
+                // Envoy refuses the filter when this returns false: fail closed.
+                log(
+                    LogLevel::Critical,
+                    &format!("toolctx: configuration refused: {e}"),
+                );
+                self.settings = None;
+                return false;
+            }
+        };
+        match Metrics::define() {
+            Ok(m) => self.metrics = Rc::new(m),
+            Err(e) => {
+                log(
+                    LogLevel::Critical,
+                    &format!("toolctx: cannot define counters: {e}"),
+                );
+                return false;
+            }
+        }
+        for note in &loaded.notes {
+            log(LogLevel::Warn, &format!("toolctx: {note}"));
+        }
+        let s = loaded.settings;
+        let c = s.verifier.config();
+        log(
+            LogLevel::Info,
+            &format!(
+                "toolctx: configured for instance {} with {} secret(s), credential {}, max_body_bytes {}, {} mapped header(s)",
+                c.instance_id,
+                c.secrets.len(),
+                if c.credential.is_some() { "on" } else { "off" },
+                c.max_body_bytes,
+                s.headers.len()
+            ),
+        );
+        self.settings = Some(Rc::new(s));
+        true
+    }
+
+    fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {
+        Some(Box::new(Filter {
+            settings: self.settings.clone(),
+            metrics: Rc::clone(&self.metrics),
+            state: State::Headers,
+        }))
+    }
+
+    fn get_type(&self) -> Option<ContextType> {
+        Some(ContextType::HttpContext)
+    }
+}
+
+enum State {
+    /// Waiting for the request headers.
+    Headers,
+    /// A `POST` held at its headers while the body is buffered.
+    Body {
+        method: String,
+        headers: Vec<(String, Bytes)>,
+    },
+    /// Decided: forwarded or answered.
+    Done,
+}
+
+struct Filter {
+    settings: Option<Rc<Settings>>,
+    metrics: Rc<Metrics>,
+    state: State,
+}
+
+impl Context for Filter {}
+
+fn find<'h>(headers: &'h [(String, Bytes)], name: &str) -> Option<&'h [u8]> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_slice())
+}
+
+/// Printable, bounded text for a log line (never a token or a secret).
+fn printable(bytes: &[u8], max: usize) -> String {
+    bytes
+        .iter()
+        .take(max)
+        .map(|&b| {
+            if (0x20..0x7f).contains(&b) {
+                char::from(b)
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
+impl Filter {
+    /// The request time: Envoy's clock, or in test builds the test header.
+    fn now(&self, headers: &[(String, Bytes)]) -> Option<u64> {
+        #[cfg(feature = "test-clock")]
+        if let Some(v) = find(headers, TEST_NOW_HEADER) {
+            return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+        }
+        let _ = headers;
+        let t = hostcalls::get_current_time().ok()?;
+        t.duration_since(UNIX_EPOCH)
+            .ok()
+            .as_ref()
+            .map(Duration::as_secs)
+    }
+
+    /// Answers the request with a 500 and counts an error: fail closed.
+    fn fail(&mut self, why: &str) -> Action {
+        self.state = State::Done;
+        Metrics::bump(self.metrics.errors);
+        log(
+            LogLevel::Error,
+            &format!("toolctx: request refused with 500: {why}"),
+        );
+        let headers = vec![("content-type", "application/json")];
+        if hostcalls::send_http_response(500, headers, Some(INTERNAL_ERROR.as_bytes())).is_err() {
+            let _ = hostcalls::reset_http_request();
+        }
+        Action::Pause
+    }
+
+    /// Sends the core's refusal as a local reply; the request goes no further.
+    fn refuse(
+        &mut self,
+        settings: &Settings,
+        refusal: &Refusal,
+        headers: &[(String, Bytes)],
+    ) -> Action {
+        self.state = State::Done;
+        self.metrics.refused(refusal.reason());
+        let request_id =
+            find(headers, "x-request-id").map_or_else(|| "-".into(), |v| printable(v, 64));
+        log(
+            LogLevel::Info,
+            &format!(
+                "toolctx: refused {} status={} request_id={} rpc_id={}",
+                refusal.reason().as_str(),
+                refusal.status(),
+                request_id,
+                printable(refusal.id_json().as_bytes(), MAX_LOGGED_ID)
+            ),
+        );
+        let body = refusal.body(settings.include_reason);
+        let reply = vec![("content-type", "application/json")];
+        if hostcalls::send_http_response(u32::from(refusal.status()), reply, Some(body.as_bytes()))
+            .is_err()
+        {
+            let _ = hostcalls::reset_http_request();
+        }
+        Action::Pause
+    }
+
+    /// Runs the whole check on a complete (or over-limit) body.
+    fn decide(
+        &mut self,
+        settings: &Settings,
+        method: &str,
+        headers: &[(String, Bytes)],
+        body: &[u8],
+    ) -> Action {
+        let Some(now) = self.now(headers) else {
+            return self.fail("no clock");
+        };
+        match settings.verifier.check(method, headers, body, now) {
+            Verdict::Pass => {
+                self.state = State::Done;
+                Metrics::bump(self.metrics.passed);
+                Action::Continue
+            }
+            Verdict::Accept(ctx) => {
+                for (field, name) in &settings.headers {
+                    if let Some(v) = field.value(&ctx) {
+                        let v = header_value(&v);
+                        if hostcalls::set_map_value(MapType::HttpRequestHeaders, name, Some(&v))
+                            .is_err()
+                        {
+                            return self.fail("cannot set a mapped header");
+                        }
+                    }
+                }
+                self.state = State::Done;
+                Metrics::bump(self.metrics.accepted);
+                Action::Continue
+            }
+            Verdict::Reject(r) => self.refuse(settings, &r, headers),
+        }
+    }
+
+    /// The buffered body (up to `limit` bytes) is complete or over the limit.
+    fn decide_on_body(&mut self, size: usize) -> Action {
+        let State::Body { method, headers } = std::mem::replace(&mut self.state, State::Done)
+        else {
+            return Action::Continue;
+        };
+        let Some(settings) = self.settings.clone() else {
+            return self.fail("not configured");
+        };
+        // One byte past the limit is enough for the core to refuse it.
+        let take = size.min(settings.verifier.max_body_bytes().saturating_add(1));
+        let body = match hostcalls::get_buffer(BufferType::HttpRequestBody, 0, take) {
+            Ok(b) => b.unwrap_or_default(),
+            Err(_) => return self.fail("cannot read the request body"),
+        };
+        if body.len() != take {
+            return self.fail("request body shorter than announced");
+        }
+        self.decide(&settings, &method, &headers, &body)
+    }
+}
+
+impl HttpContext for Filter {
+    fn on_http_request_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
+        if !matches!(self.state, State::Headers) {
+            return Action::Continue;
+        }
+        let Some(settings) = self.settings.clone() else {
+            return self.fail("not configured");
+        };
+        // Mapped headers are written only by this filter, never by a caller.
+        for (_, name) in &settings.headers {
+            if hostcalls::remove_map_value(MapType::HttpRequestHeaders, name).is_err() {
+                return self.fail("cannot remove a mapped header");
+            }
+        }
+        let headers = match hostcalls::get_map_bytes(MapType::HttpRequestHeaders) {
+            Ok(h) => h,
+            Err(_) => return self.fail("cannot read the request headers"),
+        };
+        let method = find(&headers, ":method")
+            .and_then(|m| std::str::from_utf8(m).ok())
+            .unwrap_or_default()
+            .to_string();
+        match settings.verifier.check_headers(&method, &headers) {
+            HeadersVerdict::Pass => {
+                self.state = State::Done;
+                Metrics::bump(self.metrics.passed);
+                Action::Continue
+            }
+            HeadersVerdict::Reject(r) => self.refuse(&settings, &r, &headers),
+            HeadersVerdict::ReadBody if end_of_stream => {
+                self.decide(&settings, &method, &headers, &[])
+            }
+            HeadersVerdict::ReadBody => {
+                // Held here: with allow_on_headers_stop_iteration the headers
+                // do not go upstream until the body has been judged.
+                self.state = State::Body { method, headers };
+                Action::Pause
+            }
+        }
+    }
+
+    fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+        match &self.state {
+            State::Body { .. } => {}
+            State::Headers => return self.fail("body before headers"),
+            State::Done => return Action::Continue,
+        }
+        let limit = self
+            .settings
+            .as_ref()
+            .map_or(0, |s| s.verifier.max_body_bytes());
+        if end_of_stream || body_size > limit {
+            return self.decide_on_body(body_size);
+        }
+        Action::Pause
+    }
+
+    fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
+        if !matches!(self.state, State::Body { .. }) {
+            return Action::Continue;
+        }
+        // The body ended with trailers: it is all buffered now.
+        let size = match hostcalls::get_buffer(BufferType::HttpRequestBody, 0, usize::MAX) {
+            Ok(b) => b.map_or(0, |b| b.len()),
+            Err(_) => return self.fail("cannot read the request body"),
+        };
+        self.decide_on_body(size)
+    }
+}
