@@ -1,0 +1,358 @@
+// A real stateless Streamable HTTP MCP server (@modelcontextprotocol/sdk) on
+// 127.0.0.1 behind the toolctx middleware, driven by the SDK's real Client.
+// Tokens are minted here by hand with node:crypto, not with toolctx's own
+// minting code. Imports the BUILT package (npm/dist).
+import assert from 'node:assert/strict';
+import { createHmac, randomUUID } from 'node:crypto';
+import { createServer, request as httpRequest } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import express from 'express';
+import { z } from 'zod';
+
+import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from '../dist/index.js';
+
+const SECRET = 'integration-test-secret-0123456789-abcdef';
+const INSTANCE = '0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f';
+const CREDENTIAL = 'Bearer static-credential-1';
+const MAX_BODY = 64 * 1024;
+
+const b64url = (s) => Buffer.from(s).toString('base64url');
+
+/** HS256 compact JWS by hand. */
+function mint(claims, secret = SECRET) {
+  const signed = `${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}`;
+  return `${signed}.${createHmac('sha256', secret).update(signed).digest('base64url')}`;
+}
+
+/** A token and the matching `_meta` for one call. */
+function callContext({ tool = 'echo', iat = Math.floor(Date.now() / 1000), overrideMeta = {} } = {}) {
+  const ctx = {
+    protocol: '1',
+    task_id: randomUUID(),
+    tool_call_id: `call_${randomUUID().slice(0, 8)}`,
+    workspace_id: randomUUID(),
+    agent_id: randomUUID(),
+    end_user_id: 'user-42',
+  };
+  ctx.idempotency_key = `${ctx.task_id}:${ctx.tool_call_id}`;
+  const token = mint({ iss: 'agentarea', aud: INSTANCE, iat, exp: iat + 300, jti: randomUUID(), tool, ...ctx });
+  const meta = { progressToken: 'progress-1' };
+  for (const [k, v] of Object.entries(ctx)) meta[`agentarea/${k}`] = v;
+  return { ctx, token, meta: { ...meta, ...overrideMeta } };
+}
+
+/** What the tool handler saw: proof it ran, and with what. */
+const seen = [];
+
+function mcpServer() {
+  const server = new McpServer({ name: 'toolctx-integration', version: '1.0.0' });
+  server.registerTool(
+    'echo',
+    { description: 'echoes its input', inputSchema: { text: z.string() } },
+    async ({ text }, extra) => {
+      const context = contextFrom(extra);
+      seen.push({ text, context, progressToken: extra._meta?.progressToken });
+      return { content: [{ type: 'text', text: JSON.stringify({ text, task_id: context?.task_id ?? null }) }] };
+    },
+  );
+  return server;
+}
+
+/** The stateless pattern: a new server and transport per request, closed with the response. */
+async function handleMcp(req, res) {
+  const server = mcpServer();
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, req.body);
+}
+
+const verifier = createVerifier({
+  instanceId: INSTANCE,
+  secrets: [SECRET],
+  credential: { header: 'authorization', values: [CREDENTIAL] },
+  maxBodyBytes: MAX_BODY,
+});
+
+function listen(server) {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}/mcp`)));
+}
+
+function stop(server) {
+  return new Promise((resolve) => {
+    server.closeAllConnections?.();
+    server.close(() => resolve());
+  });
+}
+
+async function connect(url, headers, fetchImpl) {
+  const client = new Client({ name: 'toolctx-test-client', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers },
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** The status and JSON-RPC error a refused call came back with through the SDK's transport. */
+async function refusedCall(client, params) {
+  const err = await client.callTool(params).then(
+    () => assert.fail('the call was not refused'),
+    (e) => e,
+  );
+  const text = String(err.message);
+  const json = JSON.parse(text.slice(text.indexOf('{')));
+  return { status: err.code, json };
+}
+
+function suite(name, makeServer) {
+  describe(name, () => {
+    let server;
+    let url;
+    before(async () => {
+      server = makeServer();
+      url = await listen(server);
+    });
+    after(async () => {
+      await stop(server);
+    });
+
+    test('a verified call reaches the tool with its context and _meta', async () => {
+      const { ctx, token, meta } = callContext();
+      const client = await connect(url, { authorization: CREDENTIAL, 'x-agentarea-context': token });
+      try {
+        const before = seen.length;
+        const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' }, _meta: meta });
+        assert.equal(seen.length, before + 1);
+        const call = seen.at(-1);
+        assert.equal(call.text, 'hi');
+        assert.equal(call.progressToken, 'progress-1');
+        assert.equal(call.context.task_id, ctx.task_id);
+        assert.equal(call.context.tool_call_id, ctx.tool_call_id);
+        assert.equal(call.context.idempotency_key, ctx.idempotency_key);
+        assert.equal(call.context.end_user_id, 'user-42');
+        assert.equal(call.context.tool, 'echo');
+        assert.equal(call.context.secret_index, 0);
+        assert.deepEqual(JSON.parse(result.content[0].text), { text: 'hi', task_id: ctx.task_id });
+        // tools/list is not this contract's business: it passes.
+        const tools = await client.listTools();
+        assert.deepEqual(tools.tools.map((t) => t.name), ['echo']);
+      } finally {
+        await client.close();
+      }
+    });
+
+    test('refusals come back through the transport with their status and JSON-RPC error; the tool never runs', async () => {
+      const before = seen.length;
+      // 401 at step 1: without the static credential even `initialize` is
+      // refused, before its body is read.
+      const noCredential = await connect(url, {}).then(
+        () => assert.fail('connected without the credential'),
+        (e) => e,
+      );
+      assert.equal(noCredential.code, 401);
+      const refused = JSON.parse(noCredential.message.slice(noCredential.message.indexOf('{')));
+      assert.deepEqual(refused, {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32001, message: 'missing credential', data: { reason: 'credential_missing' } },
+      });
+      const cases = [
+        // 401 at step 10: an expired token.
+        { ...tokenCase(callContext({ iat: Math.floor(Date.now() / 1000) - 3600 })), want: [401, -32001, 'token_expired'] },
+        // 401 at step 9: signed with another secret.
+        { ...tokenCase(callContext(), 'x'.repeat(40)), want: [401, -32001, 'signature_invalid'] },
+        // 403 at step 12: the token is for another tool.
+        { ...tokenCase(callContext({ tool: 'delete_everything' })), want: [403, -32003, 'tool_mismatch'] },
+        // 403 at step 14: _meta says another task.
+        { ...tokenCase(callContext({ overrideMeta: { 'agentarea/task_id': 'someone-else' } })), want: [403, -32003, 'meta_mismatch'] },
+        // 400 at step 11: a malformed context value in _meta.
+        { ...tokenCase(callContext({ overrideMeta: { 'agentarea/end_user_id': '' } })), want: [400, -32602, 'context_malformed'] },
+      ];
+      for (const c of cases) {
+        const client = await connect(url, c.headers);
+        try {
+          const { status, json } = await refusedCall(client, { name: 'echo', arguments: { text: 'no' }, _meta: c.meta });
+          assert.equal(status, c.want[0], JSON.stringify(json));
+          assert.equal(json.jsonrpc, '2.0');
+          assert.equal(json.error.code, c.want[1]);
+          assert.equal(json.error.data.reason, c.want[2]);
+          assert.equal(typeof json.error.message, 'string');
+          assert.equal(typeof json.id, 'number');
+        } finally {
+          await client.close();
+        }
+      }
+      assert.equal(seen.length, before, 'the tool ran for a refused call');
+    });
+
+    test('a JSON-RPC batch containing tools/call is refused', async () => {
+      const before = seen.length;
+      const { token, meta } = callContext();
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: CREDENTIAL,
+          'x-agentarea-context': token,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify([
+          { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+          { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: meta } },
+        ]),
+      });
+      assert.equal(res.status, 400);
+      assert.equal(res.headers.get('content-type'), 'application/json');
+      const json = await res.json();
+      assert.equal(json.id, null);
+      assert.equal(json.error.code, -32600);
+      assert.equal(json.error.data.reason, 'batch_with_tools_call');
+      assert.equal(seen.length, before);
+    });
+
+    test('a token header sent twice is token_duplicated', async () => {
+      const { token, meta } = callContext();
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: meta } });
+      const { status, json } = await rawPost(url, {
+        authorization: CREDENTIAL,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-agentarea-context': [token, token], // two header lines
+      }, body);
+      assert.equal(status, 401);
+      assert.equal(json.id, 9);
+      assert.equal(json.error.data.reason, 'token_duplicated');
+    });
+
+    test('a body over the limit is refused with 413 without reading it all', async () => {
+      const { token } = callContext();
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(MAX_BODY * 4) } } });
+      const { status, json } = await rawPost(url, {
+        authorization: CREDENTIAL,
+        'content-type': 'application/json',
+        'x-agentarea-context': token,
+      }, body);
+      assert.equal(status, 413);
+      assert.equal(json.id, null);
+      assert.equal(json.error.data.reason, 'body_too_large');
+    });
+  });
+}
+
+function tokenCase({ token, meta }, secret) {
+  const t = secret ? mint(JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()), secret) : token;
+  return { headers: { authorization: CREDENTIAL, 'x-agentarea-context': t }, meta };
+}
+
+/** A POST through node:http; an array value sends one header line per element. */
+function rawPost(url, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+    // The server may answer and close before the whole body is sent.
+    req.on('error', (e) => (e.code === 'EPIPE' || e.code === 'ECONNRESET' ? undefined : reject(e)));
+    req.end(body);
+  });
+}
+
+suite('node:http', () => {
+  const middleware = toolctx(verifier);
+  return createServer((req, res) => {
+    middleware(req, res, (err) => {
+      if (err) {
+        res.statusCode = 500;
+        res.end(String(err));
+        return;
+      }
+      handleMcp(req, res).catch((e) => {
+        if (!res.headersSent) res.statusCode = 500;
+        res.end(String(e));
+      });
+    });
+  });
+});
+
+suite('express', () => {
+  const app = express();
+  app.post('/mcp', toolctx(verifier), (req, res, next) => {
+    handleMcp(req, res).catch(next);
+  });
+  return createServer(app);
+});
+
+describe('fetch wrapper', () => {
+  // The SDK's web-standard transport behind withToolctx, called through the client's `fetch` option.
+  const handler = withToolctx(verifier, async (request) => {
+    const server = mcpServer();
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    return transport.handleRequest(request, { authInfo: authInfoFrom(request) });
+  });
+  const fetchImpl = (url, init) => handler(new Request(url, init));
+  const url = 'http://127.0.0.1:9/mcp'; // never dialled: the client's fetch calls the handler directly
+
+  test('a verified call reaches the tool with its context', async () => {
+    const { ctx, token, meta } = callContext();
+    const client = await connect(url, { authorization: CREDENTIAL, 'x-agentarea-context': token }, fetchImpl);
+    try {
+      await client.callTool({ name: 'echo', arguments: { text: 'web' }, _meta: meta });
+      const call = seen.at(-1);
+      assert.equal(call.text, 'web');
+      assert.equal(call.context.task_id, ctx.task_id);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('a refusal is answered before the inner handler', async () => {
+    const before = seen.length;
+    const { meta } = callContext();
+    const client = await connect(url, { authorization: CREDENTIAL }, fetchImpl);
+    try {
+      const { status, json } = await refusedCall(client, { name: 'echo', arguments: { text: 'x' }, _meta: meta });
+      assert.equal(status, 401);
+      assert.equal(json.error.data.reason, 'token_missing');
+    } finally {
+      await client.close();
+    }
+    assert.equal(seen.length, before);
+  });
+
+  test('Headers joins a repeated token header; it still counts as two', async () => {
+    const { token, meta } = callContext();
+    const headers = new Headers({ authorization: CREDENTIAL, 'content-type': 'application/json' });
+    headers.append('x-agentarea-context', token);
+    headers.append('x-agentarea-context', token);
+    const res = await handler(
+      new Request(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'echo', _meta: meta } }),
+      }),
+    );
+    assert.equal(res.status, 401);
+    const json = await res.json();
+    assert.equal(json.id, 'a');
+    assert.equal(json.error.data.reason, 'token_duplicated');
+  });
+});
