@@ -1,0 +1,110 @@
+// Packaging check: `npm pack` the built package, install the tarball into a
+// temporary project and import it as a user would (ESM; no CJS is offered),
+// through each `exports` condition. Run with `node --test npm/test/pack.mjs`.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RAW_BUDGET = 120 * 1024;
+const GZIP_BUDGET = 50 * 1024;
+
+let work;
+let project;
+let files;
+
+const node = (args, cwd = project) => execFileSync(process.execPath, args, { cwd, encoding: 'utf8' });
+
+before(() => {
+  work = mkdtempSync(join(tmpdir(), 'toolctx-pack-'));
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: npmDir, encoding: 'utf8' });
+  const [info] = JSON.parse(out);
+  files = info.files.map((f) => f.path);
+  project = join(work, 'app');
+  execFileSync('mkdir', ['-p', project]);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', join(work, info.filename)], {
+    cwd: project,
+    stdio: 'pipe',
+  });
+});
+
+after(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test('the tarball holds the built entries, both glues and the wasm, and nothing else', () => {
+  for (const f of [
+    'package.json',
+    'README.md',
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/worker.js',
+    'dist/wasm/node/toolctx_wasm.js',
+    'dist/wasm/node/toolctx_wasm_bg.wasm',
+    'dist/wasm/web/toolctx_wasm.js',
+    'dist/wasm/web/toolctx_wasm_bg.wasm',
+  ]) {
+    assert.ok(files.includes(f), `${f} missing from the tarball`);
+  }
+  const stray = files.filter((f) => !(f.startsWith('dist/') || f === 'package.json' || f === 'README.md'));
+  assert.deepEqual(stray, []);
+  const pkg = JSON.parse(readFileSync(join(project, 'node_modules/toolctx/package.json'), 'utf8'));
+  assert.deepEqual(pkg.dependencies ?? {}, {}, 'no runtime dependency');
+});
+
+test(`the wasm is within budget (${RAW_BUDGET} bytes raw, ${GZIP_BUDGET} gzip)`, () => {
+  const wasm = join(project, 'node_modules/toolctx/dist/wasm/node/toolctx_wasm_bg.wasm');
+  const raw = statSync(wasm).size;
+  const gz = gzipSync(readFileSync(wasm), { level: 9 }).length;
+  console.log(`wasm: ${raw} bytes raw, ${gz} bytes gzip`);
+  assert.ok(raw <= RAW_BUDGET, `${raw} bytes raw`);
+  assert.ok(gz <= GZIP_BUDGET, `${gz} bytes gzip`);
+});
+
+test('the exports conditions pick the right entry', () => {
+  const resolve = (conditions) =>
+    node([...conditions.map((c) => `--conditions=${c}`), '--input-type=module', '-e', 'console.log(import.meta.resolve("toolctx"))']).trim();
+  assert.match(resolve([]), /\/dist\/index\.js$/);
+  for (const c of ['workerd', 'worker', 'browser']) assert.match(resolve([c]), /\/dist\/worker\.js$/, c);
+});
+
+const SMOKE = `
+import { createVerifier, ToolctxError, contextFrom } from 'toolctx';
+const v = createVerifier({ instanceId: 'i', secrets: ['0123456789abcdef0123456789abcdef'] });
+const r = v.verify({ method: 'POST', headers: [], body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}' }, { now: 1 });
+let code;
+try { createVerifier({ instanceId: 'i', secrets: ['short'] }); } catch (e) { code = e instanceof ToolctxError && e.code; }
+console.log(JSON.stringify({ reason: r.reason, status: r.status, code, none: contextFrom({}) ?? null, shown: String(v).includes('0123456789abcdef') }));
+`;
+
+test('Node imports the package synchronously and it verifies', () => {
+  const out = JSON.parse(node(['--input-type=module', '-e', SMOKE]));
+  assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false });
+});
+
+test('the worker entry instantiates with initSync from an imported WebAssembly.Module', () => {
+  // Emulates workerd and bundlers: a `.wasm` import yields a WebAssembly.Module.
+  writeFileSync(
+    join(project, 'wasm-as-module.mjs'),
+    `export async function load(url, context, next) {
+      if (url.endsWith('.wasm')) {
+        return { format: 'module', shortCircuit: true, source:
+          'import { readFileSync } from "node:fs";' +
+          'export default new WebAssembly.Module(readFileSync(new URL(' + JSON.stringify(url) + ')));' };
+      }
+      return next(url, context);
+    }`,
+  );
+  writeFileSync(
+    join(project, 'register.mjs'),
+    `import { register } from 'node:module'; register('./wasm-as-module.mjs', import.meta.url);`,
+  );
+  const out = JSON.parse(node(['--conditions=workerd', '--import', './register.mjs', '--input-type=module', '-e', SMOKE]));
+  assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false });
+});

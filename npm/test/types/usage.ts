@@ -1,0 +1,131 @@
+// Type-level test: compiled with `tsc --noEmit -p test/types` against the
+// BUILT declarations (the package imports itself by name through `exports`).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import express from 'express';
+import { z } from 'zod';
+
+import {
+  authInfoFrom,
+  contextFrom,
+  createVerifier,
+  toolctx,
+  ToolctxError,
+  withToolctx,
+  type RefusalReason,
+  type ToolContext,
+  type ToolctxErrorCode,
+  type ToolctxIncomingMessage,
+  type Verifier,
+  type VerifyResult,
+} from 'toolctx';
+
+const verifier: Verifier = createVerifier({
+  instanceId: 'instance',
+  secrets: [process.env['TOOLCTX_SECRET'] ?? ''],
+  credential: { header: 'authorization', values: ['Bearer x'] },
+  clockSkewSeconds: 30,
+  protocolMajors: [1],
+});
+
+// @ts-expect-error instanceId is required
+createVerifier({ secrets: ['s'] });
+// @ts-expect-error settings are camelCase
+createVerifier({ instanceId: 'i', secrets: ['s'], clock_skew_s: 1 });
+
+// The result is a discriminated union.
+const result: VerifyResult = verifier.verify(
+  { method: 'POST', headers: [['x-agentarea-context', 'a.b.c']], body: '{}' },
+  { now: 1767225600 },
+);
+switch (result.outcome) {
+  case 'pass':
+    break;
+  case 'accept': {
+    const ctx: ToolContext = result.context;
+    const key: string = ctx.idempotency_key;
+    const agent: string | undefined = ctx.agent_id;
+    const exp: number = ctx.exp;
+    void [key, agent, exp];
+    // @ts-expect-error an accept has no status
+    void result.status;
+    break;
+  }
+  case 'reject': {
+    const status: number = result.status;
+    const reason: RefusalReason = result.reason;
+    const id: string | number | null = result.id;
+    const body: string = result.body;
+    void [status, reason, id, body];
+    break;
+  }
+  default: {
+    const never: never = result;
+    void never;
+  }
+}
+
+// Every header shape.
+verifier.verify({ method: 'POST', headers: new Headers() });
+verifier.verify({ method: 'POST', headers: { 'x-agentarea-context': ['a', 'b'], host: 'h' } });
+verifier.verify({ method: 'POST', headers: ['x-agentarea-context', 'a'] });
+verifier.verify({ method: 'POST', headers: [['x', new Uint8Array([1])]], body: new Uint8Array() });
+// @ts-expect-error a body is bytes or a string
+verifier.verify({ method: 'POST', body: 42 });
+
+try {
+  createVerifier({ instanceId: 'i', secrets: ['short'] });
+} catch (e) {
+  if (e instanceof ToolctxError) {
+    const code: ToolctxErrorCode = e.code;
+    if (code === 'secret_length') void code;
+    // @ts-expect-error not a code
+    if (code === 'secret_too_short') void code;
+  }
+}
+
+// The MCP SDK: the context in a tool handler through `extra`.
+const server = new McpServer({ name: 'types', version: '1.0.0' });
+server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }, extra) => {
+  const ctx: ToolContext | undefined = contextFrom(extra);
+  return { content: [{ type: 'text', text: `${text} ${ctx?.task_id ?? ''}` }] };
+});
+
+// node:http: the middleware and `transport.handleRequest(req, res, req.body)`.
+const middleware = toolctx(verifier);
+createServer((req: IncomingMessage, res: ServerResponse) => {
+  middleware(req, res, async (err) => {
+    if (err) return;
+    const r = req as ToolctxIncomingMessage;
+    const auth: AuthInfo | undefined = r.auth;
+    void auth;
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await transport.handleRequest(r, res, r.body);
+  });
+});
+
+// Express.
+const app = express();
+app.post('/mcp', toolctx(verifier), (req, res) => {
+  const ctx = contextFrom(req as ToolctxIncomingMessage);
+  res.json({ task: ctx?.task_id });
+});
+
+// fetch-style handlers keep their extra arguments.
+interface Env {
+  TOOLCTX_SECRET: string;
+}
+const fetchHandler: (request: Request, env: Env) => Promise<Response> = withToolctx(
+  verifier,
+  async (request: Request, env: Env) => {
+    void env;
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const authInfo: AuthInfo | undefined = authInfoFrom(request);
+    return transport.handleRequest(request, { authInfo });
+  },
+);
+void fetchHandler;
