@@ -8,6 +8,7 @@ import atexit
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,11 +23,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 _children = []
+_tempdirs = []
 
 
 def _stop_all(*_):
     for p in list(_children):
         stop(p)
+    if not os.environ.get("TOOLCTX_ENVOY_KEEP_LOG"):
+        for d in _tempdirs:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def _on_signal(signum, _frame):
@@ -82,8 +87,10 @@ class Envoy:
     """One Envoy process on a generated configuration."""
 
     def __init__(self, config, env=None, workdir=None, concurrency=1):
+        """`config`: a dict (written as JSON) or YAML text."""
         self.dir = workdir or tempfile.mkdtemp(prefix="toolctx-envoy-")
-        self.config_path = os.path.join(self.dir, "envoy.json")
+        _tempdirs.append(self.dir)
+        self.config_path = os.path.join(self.dir, "envoy.json" if isinstance(config, dict) else "envoy.yaml")
         self.log_path = os.path.join(self.dir, "envoy.log")
         with open(self.config_path, "w") as f:
             json.dump(config, f, indent=1) if isinstance(config, dict) else f.write(config)

@@ -1,7 +1,8 @@
 #![doc = include_str!("../README.md")]
 
+use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
@@ -20,12 +21,20 @@ const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
 const INTERNAL_ERROR: &str =
     r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"#;
 
+/// The answer to requests held by a filter whose plugin configuration lacks
+/// `allow_on_headers_stop_iteration: true`.
+const MISCONFIGURED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"toolctx filter misconfigured"}}"#;
+
 /// Longest JSON-RPC id written to a log line.
 const MAX_LOGGED_ID: usize = 64;
 
+/// How long a request may wait at its headers, before any body was ever
+/// delivered to this VM, until the missing setting is assumed.
+const STUCK_AFTER: Duration = Duration::from_secs(3);
+
 proxy_wasm::main! {{
     std::panic::set_hook(Box::new(|info| {
-        log(LogLevel::Critical, &format!("toolctx: panic, the VM stops and requests fail closed: {info}"));
+        log(LogLevel::Critical, &format!("panic, the VM stops and requests fail closed: {info}"));
     }));
     proxy_wasm::set_root_context(|_| -> Box<dyn RootContext> { Box::new(Root::default()) });
 }}
@@ -73,13 +82,60 @@ impl Metrics {
     }
 }
 
+/// Detects the missing `allow_on_headers_stop_iteration`, which no API
+/// reveals: without it Envoy never hands the body to a filter that paused
+/// on the headers, so held requests would hang. Until a first body arrives,
+/// the root context watches held requests and answers any stuck one with a
+/// 500 and a log line that names the setting; after that it stops watching.
+#[derive(Debug, Default)]
+struct Watch {
+    body_seen: bool,
+    warned: bool,
+    /// Held requests: context id and when they were held.
+    held: Vec<(u32, SystemTime)>,
+}
+
+type SharedWatch = Rc<RefCell<Watch>>;
+
 #[derive(Default)]
 struct Root {
     settings: Option<Rc<Settings>>,
     metrics: Rc<Metrics>,
+    watch: SharedWatch,
 }
 
 impl Context for Root {}
+
+impl Root {
+    fn answer_stuck(&self) {
+        let now = hostcalls::get_current_time().unwrap_or(UNIX_EPOCH);
+        let stuck: Vec<u32> = {
+            let mut w = self.watch.borrow_mut();
+            let (old, young) = w.held.drain(..).partition::<Vec<_>, _>(|(_, since)| {
+                now.duration_since(*since).is_ok_and(|d| d >= STUCK_AFTER)
+            });
+            w.held = young;
+            old.into_iter().map(|(id, _)| id).collect()
+        };
+        if stuck.is_empty() {
+            return;
+        }
+        if !std::mem::replace(&mut self.watch.borrow_mut().warned, true) {
+            log(
+                LogLevel::Critical,
+                "request bodies never reach the filter: the plugin configuration needs \
+                 `allow_on_headers_stop_iteration: true`; held requests are refused with 500",
+            );
+        }
+        for id in stuck {
+            Metrics::bump(self.metrics.errors);
+            if hostcalls::set_effective_context(id).is_ok() {
+                let reply = vec![("content-type", "application/json")];
+                let _ = hostcalls::send_http_response(500, reply, Some(MISCONFIGURED.as_bytes()));
+            }
+        }
+    }
+}
 
 impl RootContext for Root {
     fn on_configure(&mut self, _plugin_configuration_size: usize) -> bool {
@@ -91,10 +147,7 @@ impl RootContext for Root {
             Ok(l) => l,
             Err(e) => {
                 // Envoy refuses the filter when this returns false: fail closed.
-                log(
-                    LogLevel::Critical,
-                    &format!("toolctx: configuration refused: {e}"),
-                );
+                log(LogLevel::Critical, &format!("configuration refused: {e}"));
                 self.settings = None;
                 return false;
             }
@@ -102,22 +155,19 @@ impl RootContext for Root {
         match Metrics::define() {
             Ok(m) => self.metrics = Rc::new(m),
             Err(e) => {
-                log(
-                    LogLevel::Critical,
-                    &format!("toolctx: cannot define counters: {e}"),
-                );
+                log(LogLevel::Critical, &format!("cannot define counters: {e}"));
                 return false;
             }
         }
         for note in &loaded.notes {
-            log(LogLevel::Warn, &format!("toolctx: {note}"));
+            log(LogLevel::Warn, note);
         }
         let s = loaded.settings;
         let c = s.verifier.config();
         log(
             LogLevel::Info,
             &format!(
-                "toolctx: configured for instance {} with {} secret(s), credential {}, max_body_bytes {}, {} mapped header(s)",
+                "configured for instance {} with {} secret(s), credential {}, max_body_bytes {}, {} mapped header(s)",
                 c.instance_id,
                 c.secrets.len(),
                 if c.credential.is_some() { "on" } else { "off" },
@@ -126,13 +176,26 @@ impl RootContext for Root {
             ),
         );
         self.settings = Some(Rc::new(s));
+        if !self.watch.borrow().body_seen {
+            let _ = hostcalls::set_tick_period(Duration::from_secs(1));
+        }
         true
     }
 
-    fn create_http_context(&self, _context_id: u32) -> Option<Box<dyn HttpContext>> {
+    fn on_tick(&mut self) {
+        if self.watch.borrow().body_seen {
+            let _ = hostcalls::set_tick_period(Duration::ZERO);
+            return;
+        }
+        self.answer_stuck();
+    }
+
+    fn create_http_context(&self, context_id: u32) -> Option<Box<dyn HttpContext>> {
         Some(Box::new(Filter {
+            id: context_id,
             settings: self.settings.clone(),
             metrics: Rc::clone(&self.metrics),
+            watch: Rc::clone(&self.watch),
             state: State::Headers,
         }))
     }
@@ -155,12 +218,22 @@ enum State {
 }
 
 struct Filter {
+    id: u32,
     settings: Option<Rc<Settings>>,
     metrics: Rc<Metrics>,
+    watch: SharedWatch,
     state: State,
 }
 
-impl Context for Filter {}
+impl Context for Filter {
+    fn on_done(&mut self) -> bool {
+        let mut w = self.watch.borrow_mut();
+        if !w.body_seen {
+            w.held.retain(|(id, _)| *id != self.id);
+        }
+        true
+    }
+}
 
 fn find<'h>(headers: &'h [(String, Bytes)], name: &str) -> Option<&'h [u8]> {
     headers
@@ -185,6 +258,15 @@ fn printable(bytes: &[u8], max: usize) -> String {
 }
 
 impl Filter {
+    /// A body reached this VM: the setting is there, stop watching.
+    fn body_seen(&self) {
+        let mut w = self.watch.borrow_mut();
+        if !w.body_seen {
+            w.body_seen = true;
+            w.held = Vec::new();
+        }
+    }
+
     /// The request time: Envoy's clock, or in test builds the test header.
     fn now(&self, headers: &[(String, Bytes)]) -> Option<u64> {
         #[cfg(feature = "test-clock")]
@@ -203,10 +285,7 @@ impl Filter {
     fn fail(&mut self, why: &str) -> Action {
         self.state = State::Done;
         Metrics::bump(self.metrics.errors);
-        log(
-            LogLevel::Error,
-            &format!("toolctx: request refused with 500: {why}"),
-        );
+        log(LogLevel::Error, &format!("request refused with 500: {why}"));
         let headers = vec![("content-type", "application/json")];
         if hostcalls::send_http_response(500, headers, Some(INTERNAL_ERROR.as_bytes())).is_err() {
             let _ = hostcalls::reset_http_request();
@@ -228,7 +307,7 @@ impl Filter {
         log(
             LogLevel::Info,
             &format!(
-                "toolctx: refused {} status={} request_id={} rpc_id={}",
+                "refused {} status={} request_id={} rpc_id={}",
                 refusal.reason().as_str(),
                 refusal.status(),
                 request_id,
@@ -339,12 +418,18 @@ impl HttpContext for Filter {
                 // Held here: with allow_on_headers_stop_iteration the headers
                 // do not go upstream until the body has been judged.
                 self.state = State::Body { method, headers };
+                let mut w = self.watch.borrow_mut();
+                if !w.body_seen {
+                    w.held
+                        .push((self.id, hostcalls::get_current_time().unwrap_or(UNIX_EPOCH)));
+                }
                 Action::Pause
             }
         }
     }
 
     fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+        self.body_seen();
         match &self.state {
             State::Body { .. } => {}
             State::Headers => return self.fail("body before headers"),
@@ -361,6 +446,7 @@ impl HttpContext for Filter {
     }
 
     fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
+        self.body_seen();
         if !matches!(self.state, State::Body { .. }) {
             return Action::Continue;
         }

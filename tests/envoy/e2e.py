@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+"""End to end: the release filter in Envoy (examples/envoy/envoy.yaml) in
+front of a real MCP server (tests/envoy/upstream, @modelcontextprotocol/sdk),
+with tokens minted here with hmac, independently of toolctx's own code.
+
+    ENVOY=... TOOLCTX_ENVOY_WASM=target/envoy/toolctx_envoy.wasm tests/envoy/e2e.py
+
+Prints `ok - ...` or `FAIL - ...` per check and closes with `N passed, N failed`.
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+INSTANCE = "0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f"
+SECRET = "e2e-current-secret-" + secrets.token_hex(16)
+PREVIOUS = "e2e-previous-secret-" + secrets.token_hex(16)
+UNKNOWN = "e2e-unknown-secret-" + secrets.token_hex(16)
+CREDENTIAL = "Bearer e2e-" + secrets.token_hex(12)
+MAX_BODY = 262144
+MAPPED = {"task_id": "x-toolctx-task-id", "tool_call_id": "x-toolctx-tool-call-id",
+          "workspace_id": "x-toolctx-workspace-id", "idempotency_key": "x-toolctx-idempotency-key",
+          "end_user_id": "x-toolctx-end-user-id"}
+
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append(bool(ok))
+    print(("ok - %s" % name) if ok else ("FAIL - %s: %s" % (name, detail)), flush=True)
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def claims(**over):
+    task, call = "task-" + secrets.token_hex(4), "call-" + secrets.token_hex(4)
+    now = int(time.time())
+    c = {"iss": "agentarea", "aud": INSTANCE, "iat": now, "exp": now + 300, "jti": secrets.token_hex(8),
+         "protocol": "1", "task_id": task, "tool_call_id": call, "workspace_id": "ws-7",
+         "idempotency_key": task + ":" + call, "end_user_id": "user-42"}
+    c.update(over)
+    return {k: v for k, v in c.items() if v is not None}
+
+
+def mint(payload, secret=SECRET, header=None):
+    h = b64url(json.dumps(header or {"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+    p = b64url(json.dumps(payload, separators=(",", ":")).encode())
+    sig = hmac.new(secret.encode(), (h + "." + p).encode(), hashlib.sha256).digest()
+    return h + "." + p + "." + b64url(sig)
+
+
+CONTEXT_CLAIMS = ("protocol", "task_id", "tool_call_id", "workspace_id", "idempotency_key",
+                  "agent_id", "end_user_id", "metadata")
+
+
+def call_body(c, name="whoami", rpc_id=7, meta=None, note="hi"):
+    if meta is None:
+        meta = {"agentarea/" + k: c[k] for k in CONTEXT_CLAIMS if k in c}
+    return json.dumps({"jsonrpc": "2.0", "id": rpc_id, "method": "tools/call",
+                       "params": {"name": name, "arguments": {"note": note}, "_meta": meta}}).encode()
+
+
+def mcp_headers(token=None, credential=CREDENTIAL, extra=()):
+    h = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
+    if credential is not None:
+        h.append(("authorization", credential))
+    if token is not None:
+        h.append(("x-agentarea-context", token))
+    return h + list(extra)
+
+
+class Upstream:
+    def __init__(self, port):
+        here = os.path.join(harness.HERE, "upstream")
+        self.proc = harness.start(["node", os.path.join(here, "server.mjs"), str(port)], cwd=here,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        line = self.proc.stdout.readline().decode()
+        if not line.startswith("listening"):
+            raise RuntimeError("upstream did not start: %r" % line)
+        self.port = port
+
+    def stats(self):
+        _, _, body = harness.raw_request(self.port, "GET", "/__stats", [], b"")
+        return json.loads(body)
+
+    def count(self):
+        return self.stats()["requests"]
+
+
+def envoy_config(admin, listen, upstream, wasm):
+    with open(os.path.join(harness.ROOT, "examples", "envoy", "envoy.yaml")) as f:
+        text = f.read()
+    for old, new in (("port_value: 9901", "port_value: %d" % admin),
+                     ("port_value: 10000", "port_value: %d" % listen),
+                     ("port_value: 8080", "port_value: %d" % upstream),
+                     ("/etc/envoy/toolctx_envoy.wasm", wasm)):
+        if old not in text:
+            raise RuntimeError("examples/envoy/envoy.yaml lost %r" % old)
+        text = text.replace(old, new)
+    return text
+
+
+def send(port, headers, body, method="POST", path="/mcp"):
+    return harness.raw_request(port, method, path, headers, body)
+
+
+def rpc_error(body):
+    try:
+        doc = json.loads(body)
+        return doc.get("id", "<absent>"), doc["error"]["code"], (doc["error"].get("data") or {}).get("reason")
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def tool_result(body):
+    """The whoami tool's report from an MCP response (JSON or SSE framing)."""
+    text = body.decode("utf-8", "replace")
+    m = re.search(r"^data: (.*)$", text, re.M)
+    doc = json.loads(m.group(1) if m else text)
+    return json.loads(doc["result"]["content"][0]["text"])
+
+
+def chunked(port, headers, pieces, pause=0.0, hold=None):
+    """Sends the body in chunked encoding, piece by piece; `hold` runs after
+    the headers went out and before any body byte."""
+    lines = ["POST /mcp HTTP/1.1", "host: 127.0.0.1:%d" % port, "transfer-encoding: chunked", "connection: close"]
+    lines += ["%s: %s" % h for h in headers]
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        if hold:
+            hold()
+        for p in pieces:
+            s.sendall(b"%x\r\n%s\r\n" % (len(p), p))
+            time.sleep(pause)
+        s.sendall(b"0\r\n\r\n")
+        import http.client
+        r = http.client.HTTPResponse(s, method="POST")
+        r.begin()
+        return r.status, r.getheaders(), r.read()
+
+
+def main():
+    wasm = os.environ.get("TOOLCTX_ENVOY_WASM") or os.path.join(harness.ROOT, "target", "envoy", "toolctx_envoy.wasm")
+    admin, listen, up_port, bad_admin, bad_listen = harness.free_ports(5)
+    upstream = Upstream(up_port)
+    env = {"TOOLCTX_SECRET": SECRET, "TOOLCTX_SECRET_PREVIOUS": PREVIOUS, "TOOLCTX_CREDENTIAL": CREDENTIAL}
+    envoy = harness.Envoy(envoy_config(admin, listen, up_port, wasm), env=env, concurrency=2)
+    envoy.start(admin)
+    sent_tokens = []
+    accepted = 0
+    refused = {}
+    try:
+        # Not tools/call: passes untouched, and the body is the server's business.
+        n0 = upstream.count()
+        init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
+        status, _, body = send(listen, mcp_headers(), init)
+        check("tools/list passes to the MCP server", status == 200 and b"whoami" in body
+              and upstream.count() == n0 + 1, (status, body[:200]))
+        status, _, _ = send(listen, [("accept", "application/json")], b"", method="GET")
+        check("GET passes without a body or token", upstream.count() == n0 + 2, status)
+
+        # Accepted: the tool runs and sees the verified context as headers.
+        c = claims()
+        tok = mint(c)
+        sent_tokens.append(tok)
+        status, _, body = send(listen, mcp_headers(tok), call_body(c))
+        ok = status == 200
+        report = tool_result(body) if ok else {}
+        accepted += ok
+        want = {MAPPED[k]: c[k] for k in MAPPED}
+        check("valid tools/call reaches the tool with mapped headers",
+              ok and report.get("headers") == want and report.get("note") == "hi", (status, body[:300]))
+
+        # A caller cannot spoof a mapped header, in any case or count.
+        c = claims()
+        tok = mint(c)
+        spoof = [("x-toolctx-task-id", "evil"), ("X-Toolctx-Task-Id", "evil2"), ("x-toolctx-workspace-id", "evil")]
+        status, _, body = send(listen, mcp_headers(tok, extra=spoof), call_body(c))
+        report = tool_result(body) if status == 200 else {}
+        accepted += status == 200
+        check("spoofed mapped headers are removed",
+              report.get("headers", {}).get("x-toolctx-task-id") == c["task_id"]
+              and report.get("headers", {}).get("x-toolctx-workspace-id") == "ws-7", (status, body[:300]))
+        n = upstream.count()
+        send(listen, mcp_headers(extra=[("x-toolctx-task-id", "evil")]), init)
+        last = upstream.stats()
+        check("spoofed mapped header removed on a passing request too",
+              last["requests"] == n + 1 and last["last"] == {}, last["last"])
+
+        # Rotation: current and previous secret both verify, others do not.
+        c = claims()
+        status, _, body = send(listen, mcp_headers(mint(c, PREVIOUS)), call_body(c))
+        accepted += status == 200
+        check("rotation: a token signed with the previous secret is accepted",
+              status == 200 and tool_result(body)["headers"].get("x-toolctx-task-id") == c["task_id"], status)
+
+        # A valid body sent slowly in chunks: the headers are held until the
+        # body is judged, then everything goes up.
+        c = claims()
+        body_bytes = call_body(c, note="x" * 3000)
+        pieces = [body_bytes[i:i + 700] for i in range(0, len(body_bytes), 700)]
+        held = {}
+        before = upstream.count()
+
+        def hold():
+            time.sleep(0.3)
+            held["count"] = upstream.count()
+        status, _, body = chunked(listen, mcp_headers(mint(c)), pieces, pause=0.02, hold=hold)
+        accepted += status == 200
+        check("headers are held until the body is judged (chunked, slow body)",
+              held.get("count") == before and status == 200 and upstream.count() == before + 1,
+              (held, status, body[:200]))
+
+        # Every refusal class: the right answer, and the upstream sees nothing.
+        now = int(time.time())
+        good = claims()
+        cases = [
+            ("credential_missing", 401, -32001, None, mcp_headers(mint(good), credential=None), call_body(good)),
+            ("credential_invalid", 401, -32001, None, mcp_headers(mint(good), credential="Bearer nope"), call_body(good)),
+            ("body_too_large", 413, -32600, None, mcp_headers(mint(good)), call_body(good, note="x" * MAX_BODY)),
+            ("parse_error", 400, -32700, None, mcp_headers(mint(good)), b'{"jsonrpc":'),
+            ("duplicate_member", 400, -32600, None, mcp_headers(mint(good)),
+             b'{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"whoami"}}'),
+            ("batch_with_tools_call", 400, -32600, None, mcp_headers(mint(good)), b"[" + call_body(good) + b"]"),
+            ("invalid_params", 400, -32602, 7, mcp_headers(mint(good)),
+             b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}'),
+            ("header_mismatch", 400, -32020, 7, mcp_headers(mint(good), extra=[("mcp-name", "other")]), call_body(good)),
+            ("token_missing", 401, -32001, 7, mcp_headers(None), call_body(good)),
+            ("token_duplicated", 401, -32001, 7, mcp_headers(mint(good), extra=[("x-agentarea-context", mint(good))]),
+             call_body(good)),
+            ("token_malformed", 401, -32001, 7, mcp_headers("not-a-token"), call_body(good)),
+            ("alg_not_allowed", 401, -32001, 7, mcp_headers(mint(good, header={"alg": "none"})), call_body(good)),
+            ("signature_invalid", 401, -32001, 7, mcp_headers(mint(good, UNKNOWN)), call_body(good)),
+            ("audience_invalid", 401, -32001, 7, mcp_headers(mint(claims(aud="other"))), call_body(good)),
+            ("token_expired", 401, -32001, 7,
+             mcp_headers(mint(claims(iat=now - 400, exp=now - 100))), call_body(good)),
+            ("context_malformed", 400, -32602, 7, mcp_headers(mint(claims(idempotency_key="x:y"))), call_body(good)),
+            ("tool_mismatch", 403, -32003, 7, mcp_headers(mint(claims(tool="other"))), call_body(good)),
+            ("meta_mismatch", 403, -32003, 7, mcp_headers(mint(good)),
+             call_body(good, meta={"agentarea/task_id": "someone-else"})),
+            ("meta_missing", 403, -32003, 7, mcp_headers(mint(good)), call_body(good, meta={})),
+        ]
+        for reason, status_want, code, rpc_id, headers, body in cases:
+            before = upstream.count()
+            status, rh, reply = send(listen, headers, body)
+            err = rpc_error(reply)
+            ctype = dict(rh).get("content-type", "")
+            refused[reason] = refused.get(reason, 0) + 1
+            check("refused %s: %d JSON-RPC %d, upstream saw nothing" % (reason, status_want, code),
+                  status == status_want and err == (rpc_id, code, reason) and ctype == "application/json"
+                  and upstream.count() == before, (status, reply[:200], upstream.count() - before))
+        # An over-limit body that arrives in chunks is refused as it grows.
+        before = upstream.count()
+        big = call_body(good, note="y" * (MAX_BODY + 10))
+        status, _, reply = chunked(listen, mcp_headers(mint(good)), [big[i:i + 65536] for i in range(0, len(big), 65536)])
+        refused["body_too_large"] += 1
+        check("chunked body over max_body_bytes refused, upstream saw nothing",
+              status == 413 and rpc_error(reply) == (None, -32600, "body_too_large") and upstream.count() == before,
+              (status, reply[:200]))
+
+        # Counters: Envoy's /stats and /stats/prometheus.
+        counters = envoy.counters()
+        check("counter toolctx.accepted counts the accepted calls",
+              counters.get("wasmcustom.toolctx.accepted") == accepted, (accepted, counters))
+        wrong = {r: (n, counters.get("wasmcustom.toolctx.refused." + r)) for r, n in refused.items()
+                 if counters.get("wasmcustom.toolctx.refused." + r) != n}
+        check("counters toolctx.refused.<reason> count each refusal", not wrong, wrong)
+        check("counter toolctx.passed counts passing requests", counters.get("wasmcustom.toolctx.passed", 0) >= 3,
+              counters.get("wasmcustom.toolctx.passed"))
+        prom = envoy.get("/stats/prometheus")
+        check("counters in /stats/prometheus", re.search(r"^toolctx_accepted\{?.*\}? %d$" % accepted, prom, re.M)
+              and "toolctx_refused_signature_invalid" in prom, [l for l in prom.splitlines() if "toolctx" in l][:5])
+
+        # Nothing secret in the admin config dump, nor in the log.
+        dump = envoy.get("/config_dump")
+        check("/config_dump holds no secret or credential",
+              all(s not in dump for s in (SECRET, PREVIOUS, CREDENTIAL)) and "TOOLCTX_SECRET" in dump)
+        time.sleep(0.2)
+        log = open(envoy.log_path).read()
+        lines = [l for l in log.splitlines() if "toolctx: refused" in l]
+        check("one log line per refusal with reason and request id",
+              len(lines) == sum(refused.values()) and all(re.search(r"refused \w+ status=\d+ request_id=[0-9a-f-]{36}", l)
+                                                          for l in lines), (len(lines), sum(refused.values()), lines[:2]))
+        leaked = [s for s in [SECRET, PREVIOUS, CREDENTIAL] + sent_tokens if s in log]
+        check("the log holds no token, secret or credential", not leaked, len(leaked))
+    finally:
+        envoy.stop()
+
+    # A bad configuration fails closed: Envoy refuses to start on it.
+    for what, change, env2, expect in [
+        ("inline secrets", ('"secret_env": ["TOOLCTX_SECRET", "TOOLCTX_SECRET_PREVIOUS"]', '"secrets": ["%s"]' % SECRET),
+         env, "inline `secrets` are refused"),
+        ("secret variable unset", None, {"TOOLCTX_CREDENTIAL": CREDENTIAL}, "none of the environment variables"),
+        ("secret too short", None, dict(env, TOOLCTX_SECRET="short", TOOLCTX_SECRET_PREVIOUS=""), "secrets must be 32"),
+    ]:
+        text = envoy_config(bad_admin, bad_listen, up_port, wasm)
+        if change:
+            text = text.replace(*change)
+        bad = harness.Envoy(text, env={k: env2.get(k, "") for k in env})
+        started = True
+        try:
+            bad.start(bad_admin, timeout=15)
+        except RuntimeError:
+            started = False
+        finally:
+            bad.stop()
+        log = bad.tail(200)
+        check("bad configuration (%s) stops Envoy with a clear log line" % what,
+              not started and expect in log and SECRET not in log, log[-600:])
+    upstream_proc = upstream.proc
+    harness.stop(upstream_proc)
+    print("%d passed, %d failed" % (results.count(True), results.count(False)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
