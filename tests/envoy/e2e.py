@@ -320,6 +320,23 @@ def main():
         log = bad.tail(200)
         check("bad configuration (%s) stops Envoy with a clear log line" % what,
               not started and expect in log and SECRET not in log, log[-600:])
+    # Without allow_on_headers_stop_iteration Envoy never delivers the body to
+    # a filter that holds the headers: the filter notices and answers 500
+    # instead of letting the request hang, and the upstream sees nothing.
+    text = envoy_config(bad_admin, bad_listen, up_port, wasm).replace(
+        "allow_on_headers_stop_iteration: true", "allow_on_headers_stop_iteration: false")
+    flagless = harness.Envoy(text, env=env)
+    try:
+        flagless.start(bad_admin)
+        before = upstream.count()
+        c = claims()
+        status, _, reply = send(bad_listen, mcp_headers(mint(c)), call_body(c))
+        time.sleep(0.1)
+        check("without allow_on_headers_stop_iteration: 500, a log line naming it, upstream saw nothing",
+              status == 500 and b"misconfigured" in reply and upstream.count() == before
+              and "allow_on_headers_stop_iteration: true" in flagless.tail(), (status, reply[:200]))
+    finally:
+        flagless.stop()
     upstream_proc = upstream.proc
     harness.stop(upstream_proc)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
