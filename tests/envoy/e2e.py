@@ -328,6 +328,8 @@ def main():
     flagless = harness.Envoy(text, env=env)
     try:
         flagless.start(bad_admin)
+        # A body the filter did not hold proves nothing about the setting.
+        send(bad_listen, [("content-type", "application/json")], b"{}", method="PUT")
         before = upstream.count()
         c = claims()
         status, _, reply = send(bad_listen, mcp_headers(mint(c)), call_body(c))
