@@ -19,12 +19,16 @@ const wasmOut = join(npmDir, 'wasm');
 const dist = join(npmDir, 'dist');
 const bin = (name) => join(npmDir, 'node_modules', '.bin', name);
 
-function run(cmd, args, cwd = root) {
+function run(cmd, args, cwd = root, env = process.env) {
   console.log(`$ ${cmd} ${args.join(' ')}`);
-  execFileSync(cmd, args, { cwd, stdio: 'inherit' });
+  execFileSync(cmd, args, { cwd, stdio: 'inherit', env });
 }
 
-run('cargo', ['build', '-p', 'toolctx-wasm', '--target', 'wasm32-unknown-unknown', '--profile', 'wasm']);
+// The workspace profile `wasm` (lto, panic abort) at opt-level 3 rather than
+// "s": measured with npm/bench, verification is about 1.5x faster for ~6 KB
+// more wasm, well inside the size budget (120 KB raw, 50 KB gzip).
+const cargoEnv = { ...process.env, CARGO_PROFILE_WASM_OPT_LEVEL: process.env.CARGO_PROFILE_WASM_OPT_LEVEL ?? '3' };
+run('cargo', ['build', '-p', 'toolctx-wasm', '--target', 'wasm32-unknown-unknown', '--profile', 'wasm'], root, cargoEnv);
 const built = join(root, 'target', 'wasm32-unknown-unknown', 'wasm', 'toolctx_wasm.wasm');
 
 rmSync(wasmOut, { recursive: true, force: true });
