@@ -2,13 +2,18 @@
 // temporary project and import it as a user would (ESM; no CJS is offered),
 // through each `exports` condition. Run with `node --test npm/test/pack.mjs`.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RAW_BUDGET = 120 * 1024;
@@ -107,4 +112,70 @@ test('the worker entry instantiates with initSync from an imported WebAssembly.M
   );
   const out = JSON.parse(node(['--conditions=workerd', '--import', './register.mjs', '--input-type=module', '-e', SMOKE]));
   assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false });
+});
+
+/** A free port on 127.0.0.1 (closed again before it is handed over). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+test('the README example runs as written and verifies a call from the real SDK client', async () => {
+  const readme = readFileSync(join(npmDir, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## An MCP server in 15 lines'));
+  const code = section.slice(section.indexOf('```js\n') + 6, section.indexOf('\n```', section.indexOf('```js\n')));
+  assert.ok(code.split('\n').length <= 17, 'the example grew');
+  writeFileSync(join(project, 'server.mjs'), code);
+  // The example's other dependencies, from this package's dev dependencies.
+  mkdirSync(join(project, 'node_modules/@modelcontextprotocol'), { recursive: true });
+  symlinkSync(join(npmDir, 'node_modules/@modelcontextprotocol/sdk'), join(project, 'node_modules/@modelcontextprotocol/sdk'));
+  symlinkSync(join(npmDir, 'node_modules/zod'), join(project, 'node_modules/zod'));
+
+  const secret = 'readme-example-secret-0123456789abcdef';
+  const instance = 'readme-instance';
+  const port = await freePort();
+  const child = spawn(process.execPath, ['server.mjs'], {
+    cwd: project,
+    env: { ...process.env, TOOLCTX_INSTANCE_ID: instance, TOOLCTX_SECRET: secret, PORT: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  try {
+    const url = new URL(`http://127.0.0.1:${port}/mcp`);
+    const now = Math.floor(Date.now() / 1000);
+    const ctx = { protocol: '1', task_id: 'task-1', tool_call_id: 'call-1', workspace_id: 'ws-1', idempotency_key: 'task-1:call-1' };
+    const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ iss: 'agentarea', aud: instance, iat: now, exp: now + 300, ...ctx })}`;
+    const token = `${signed}.${createHmac('sha256', secret).update(signed).digest('base64url')}`;
+    const meta = Object.fromEntries(Object.entries(ctx).map(([k, v]) => [`agentarea/${k}`, v]));
+    let client;
+    for (let attempt = 0; ; attempt++) {
+      client = new Client({ name: 'readme-test', version: '1.0.0' });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { 'x-agentarea-context': token } } }));
+        break;
+      } catch (e) {
+        if (attempt >= 50 || child.exitCode !== null) throw e;
+        await new Promise((r) => setTimeout(r, 100)); // the server is still starting
+      }
+    }
+    try {
+      const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: meta });
+      assert.equal(result.content[0].text, 'order A-17 for task task-1');
+      const refused = await client.callTool({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: { ...meta, 'agentarea/task_id': 'other' } }).then(
+        () => assert.fail('not refused'),
+        (e) => e,
+      );
+      assert.equal(refused.code, 403);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    child.kill();
+  }
 });
