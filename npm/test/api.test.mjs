@@ -1,0 +1,158 @@
+// The public API around the core: configuration errors, secrecy, header
+// shapes, `now`, the headers-only check. Imports the BUILT package.
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { inspect } from 'node:util';
+import { test } from 'node:test';
+
+import { contextFrom, createVerifier, toolctx, ToolctxError } from '../dist/index.js';
+
+const SECRET = 'api-test-secret-must-not-leak-0123456789';
+const INSTANCE = 'instance-1';
+const NOW = 1767225600;
+
+function mint(claims) {
+  const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(claims)}`;
+  return `${signed}.${createHmac('sha256', SECRET).update(signed).digest('base64url')}`;
+}
+
+const ctx = { protocol: '1', task_id: 't', tool_call_id: 'c', workspace_id: 'w', idempotency_key: 't:c' };
+const token = mint({ iss: 'agentarea', aud: INSTANCE, iat: NOW, exp: NOW + 300, ...ctx });
+const meta = Object.fromEntries(Object.entries(ctx).map(([k, v]) => [`agentarea/${k}`, v]));
+const body = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'x', _meta: meta } });
+const verifier = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+
+test('configuration errors carry the core codes and never a secret', () => {
+  const cases = [
+    [{ instanceId: INSTANCE, secrets: ['short-secret-must-not-leak'] }, 'secret_length'],
+    [{ instanceId: INSTANCE, secrets: [] }, 'no_secrets'],
+    [{ instanceId: '', secrets: [SECRET] }, 'instance_id_empty'],
+    [{ secrets: [SECRET] }, 'config_missing'],
+    [{ instanceId: INSTANCE, secrets: [SECRET], clockSkewSeconds: 1.5 }, 'config_type'],
+    [{ instanceId: INSTANCE, secrets: [SECRET], clockSkewSeconds: 86400 }, 'limit_out_of_range'],
+    [{ instanceId: INSTANCE, secrets: [SECRET], protocolMajors: [] }, 'no_protocol_majors'],
+    [{ instanceId: INSTANCE, secrets: [SECRET], credential: { header: 'bad header', values: ['v'] } }, 'credential_header'],
+    [{ instanceId: INSTANCE, secrets: [SECRET], credential: { header: 'authorization', values: [] } }, 'credential_no_values'],
+    [{ instanceId: INSTANCE, secrets: [SECRET], clock_skew_s: 5 }, 'config_unknown_setting'],
+  ];
+  for (const [options, code] of cases) {
+    assert.throws(
+      () => createVerifier(options),
+      (e) => {
+        assert.ok(e instanceof ToolctxError, String(e));
+        assert.equal(e.code, code, e.message);
+        assert.ok(!e.message.includes('must-not-leak'), e.message);
+        assert.ok(!inspect(e).includes('must-not-leak'));
+        return true;
+      },
+    );
+  }
+});
+
+test('a verifier never shows its secrets or credential values', () => {
+  const v = createVerifier({
+    instanceId: INSTANCE,
+    secrets: [SECRET, `${SECRET}-next`],
+    credential: { header: 'authorization', values: ['Bearer cred-must-not-leak'] },
+  });
+  for (const shown of [String(v), inspect(v), inspect(v, { showHidden: true, depth: 10 }), JSON.stringify({ v }), `${v}`]) {
+    assert.ok(!shown.includes('must-not-leak'), shown);
+    assert.ok(!shown.includes('cred-must'), shown);
+  }
+  assert.match(String(v), /instance-1/);
+  assert.match(String(v), /2 redacted/);
+});
+
+test('every header shape reaches the core, repeats kept', () => {
+  const dup = (headers) => verifier.verify({ method: 'POST', headers, body }, { now: NOW });
+  const headersObj = new Headers();
+  headersObj.append('X-AgentArea-Context', token);
+  headersObj.append('X-AgentArea-Context', token);
+  for (const headers of [
+    [['x-agentarea-context', token], ['X-AgentArea-Context', token]],
+    ['x-agentarea-context', token, 'X-AGENTAREA-CONTEXT', token],
+    { 'x-agentarea-context': [token, token] },
+    { 'x-agentarea-context': `${token}, ${token}` }, // as Node's req.headers joins them
+    headersObj,
+  ]) {
+    const r = dup(headers);
+    assert.equal(r.outcome, 'reject');
+    assert.equal(r.reason, 'token_duplicated', JSON.stringify(headers));
+  }
+  for (const headers of [
+    [['x-agentarea-context', token]],
+    ['X-AgentArea-Context', token],
+    { 'x-agentarea-context': token, 'content-length': 12 },
+    { 'x-agentarea-context': [token] },
+    new Headers({ 'x-agentarea-context': token }),
+    [['x-agentarea-context', new TextEncoder().encode(token)]],
+  ]) {
+    const r = verifier.verify({ method: 'POST', headers, body: Buffer.from(body) }, { now: NOW });
+    assert.equal(r.outcome, 'accept', JSON.stringify(r));
+    assert.equal(r.context.task_id, 't');
+  }
+});
+
+test('header strings are bytes: a raw UTF-8 Mcp-Name as Node hands it over matches', () => {
+  const name = 'заказ';
+  const b = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, _meta: meta } });
+  const asNodeGivesIt = Buffer.from(name, 'utf8').toString('latin1');
+  const ok = verifier.verify({ method: 'POST', headers: [['x-agentarea-context', token], ['mcp-name', asNodeGivesIt]], body: b }, { now: NOW });
+  assert.equal(ok.outcome, 'accept', JSON.stringify(ok));
+  const encoded = `=?base64?${Buffer.from(name).toString('base64')}?=`;
+  const ok2 = verifier.verify({ method: 'POST', headers: { 'x-agentarea-context': token, 'mcp-name': encoded }, body: b }, { now: NOW });
+  assert.equal(ok2.outcome, 'accept');
+  const bad = verifier.verify({ method: 'POST', headers: { 'x-agentarea-context': token, 'mcp-name': 'other' }, body: b }, { now: NOW });
+  assert.equal(bad.reason, 'header_mismatch');
+});
+
+test('now: defaults to the clock, must be a non-negative integer', () => {
+  // The token is from 2026-01-01: with the real clock it is long expired (or not yet valid).
+  const r = verifier.verify({ method: 'POST', headers: { 'x-agentarea-context': token }, body });
+  assert.equal(r.outcome, 'reject');
+  for (const now of [-1, 1.5, NaN, Infinity, '1767225600']) {
+    assert.throws(() => verifier.verify({ method: 'POST', body }, { now }), (e) => e.code === 'invalid_argument');
+  }
+  assert.throws(() => verifier.verify({ method: 'POST', body: 42 }, { now: NOW }), (e) => e.code === 'invalid_argument');
+});
+
+test('checkHeaders decides on the credential before the body; includeReason false drops data only', () => {
+  const v = createVerifier({
+    instanceId: INSTANCE,
+    secrets: [SECRET],
+    credential: { header: 'authorization', values: ['Bearer a', 'Bearer b'] },
+    includeReason: false,
+  });
+  assert.deepEqual(v.checkHeaders({ method: 'GET', headers: {} }), { outcome: 'pass' });
+  assert.deepEqual(v.checkHeaders({ method: 'POST', headers: { authorization: 'Bearer b' } }), { outcome: 'read_body' });
+  const r = v.checkHeaders({ method: 'POST', headers: [['authorization', 'Bearer a'], ['authorization', 'Bearer a']] });
+  assert.equal(r.reason, 'credential_invalid');
+  assert.equal(r.status, 401);
+  assert.equal(r.body, '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"invalid credential"}}');
+  assert.equal(v.maxBodyBytes, 1048576);
+  v.free();
+});
+
+test('the middleware refuses a body already parsed into an object', async () => {
+  const mw = toolctx(verifier);
+  const req = { method: 'POST', rawHeaders: ['x-agentarea-context', token], body: { jsonrpc: '2.0' } };
+  const err = await new Promise((resolve) => mw(req, {}, resolve));
+  assert.ok(err instanceof ToolctxError);
+  assert.equal(err.code, 'body_already_parsed');
+  // Raw bytes from express.raw() are fine.
+  const raw = { method: 'POST', rawHeaders: ['x-agentarea-context', token], body: Buffer.from(body) };
+  const mwAt = toolctx(verifier, { now: () => NOW });
+  const none = await new Promise((resolve) => mwAt(raw, {}, resolve));
+  assert.equal(none, undefined);
+  assert.deepEqual(raw.body, JSON.parse(body));
+  assert.equal(contextFrom(raw).task_id, 't');
+  assert.equal(raw.auth.clientId, 'toolctx');
+});
+
+test('contextFrom is undefined without a context', () => {
+  assert.equal(contextFrom(undefined), undefined);
+  assert.equal(contextFrom({}), undefined);
+  assert.equal(contextFrom({ authInfo: { token: 'x', clientId: 'y', scopes: [] } }), undefined);
+  assert.equal(contextFrom({ authInfo: { extra: { toolctx: 'forged' } } }), undefined);
+});
