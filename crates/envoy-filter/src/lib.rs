@@ -258,7 +258,8 @@ fn printable(bytes: &[u8], max: usize) -> String {
 }
 
 impl Filter {
-    /// A body reached this VM: the setting is there, stop watching.
+    /// A held request's body reached the filter: the setting is there, stop
+    /// watching. (Bodies of requests that were not held prove nothing.)
     fn body_seen(&self) {
         let mut w = self.watch.borrow_mut();
         if !w.body_seen {
@@ -429,9 +430,8 @@ impl HttpContext for Filter {
     }
 
     fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
-        self.body_seen();
         match &self.state {
-            State::Body { .. } => {}
+            State::Body { .. } => self.body_seen(),
             State::Headers => return self.fail("body before headers"),
             State::Done => return Action::Continue,
         }
@@ -446,10 +446,10 @@ impl HttpContext for Filter {
     }
 
     fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
-        self.body_seen();
         if !matches!(self.state, State::Body { .. }) {
             return Action::Continue;
         }
+        self.body_seen();
         // The body ended with trailers: it is all buffered now.
         let size = match hostcalls::get_buffer(BufferType::HttpRequestBody, 0, usize::MAX) {
             Ok(b) => b.map_or(0, |b| b.len()),
