@@ -391,16 +391,20 @@ impl HttpContext for Filter {
         let Some(settings) = self.settings.clone() else {
             return self.fail("not configured");
         };
-        // Mapped headers are written only by this filter, never by a caller.
-        for (_, name) in &settings.headers {
-            if hostcalls::remove_map_value(MapType::HttpRequestHeaders, name).is_err() {
-                return self.fail("cannot remove a mapped header");
-            }
-        }
-        let headers = match hostcalls::get_map_bytes(MapType::HttpRequestHeaders) {
+        let mut headers = match hostcalls::get_map_bytes(MapType::HttpRequestHeaders) {
             Ok(h) => h,
             Err(_) => return self.fail("cannot read the request headers"),
         };
+        // Mapped headers are written only by this filter, never by a caller:
+        // any the caller sent are removed (one host call per name present).
+        for (_, name) in &settings.headers {
+            if find(&headers, name).is_some() {
+                if hostcalls::remove_map_value(MapType::HttpRequestHeaders, name).is_err() {
+                    return self.fail("cannot remove a mapped header");
+                }
+                headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+            }
+        }
         let method = find(&headers, ":method")
             .and_then(|m| std::str::from_utf8(m).ok())
             .unwrap_or_default()
