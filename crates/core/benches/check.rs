@@ -2,7 +2,12 @@
 //! with a ~800-character token, side by side with the `jsonwebtoken`
 //! crate's HS256 `decode` of the same token (token only, same iss/aud/exp
 //! validation, no `_meta` binding). Compare the two figures of one run.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
@@ -71,11 +76,17 @@ fn bench(c: &mut Criterion) {
     eprintln!("token {} chars, body {} bytes", token.len(), body.len());
     let headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
-        ("accept".to_string(), "application/json, text/event-stream".to_string()),
+        (
+            "accept".to_string(),
+            "application/json, text/event-stream".to_string(),
+        ),
         ("x-agentarea-context".to_string(), token.clone()),
     ];
     let verifier = Verifier::new(Config::new(INSTANCE, vec![SECRET.to_vec()])).unwrap();
-    assert!(matches!(verifier.check("POST", &headers, &body, NOW), Verdict::Accept(_)));
+    assert!(matches!(
+        verifier.check("POST", &headers, &body, NOW),
+        Verdict::Accept(_)
+    ));
 
     let key = jsonwebtoken::DecodingKey::from_secret(SECRET).unwrap();
     let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
@@ -101,7 +112,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(verifier.check("POST", black_box(&headers), black_box(&body), NOW)))
     });
     group.bench_function("jsonwebtoken decode (token only)", |b| {
-        b.iter(|| black_box(jsonwebtoken::decode::<PeerClaims>(black_box(&peer_token), &key, &validation)))
+        b.iter(|| {
+            black_box(jsonwebtoken::decode::<PeerClaims>(
+                black_box(&peer_token),
+                &key,
+                &validation,
+            ))
+        })
     });
     group.finish();
 }

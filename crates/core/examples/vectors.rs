@@ -7,7 +7,13 @@
 //! Prints one line per failed case and ends with `N passed, N failed`; exits
 //! non-zero when a case failed or a file could not be read. The files are
 //! read with serde_json, not with the reader under test.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic, dead_code)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    dead_code
+)]
 
 use base64::Engine as _;
 use serde_json::{Map, Value as J};
@@ -32,7 +38,11 @@ impl Tally {
 
 /// Case config merged over the file's, one level deep.
 fn merged(file: &J, case: &J) -> J {
-    let mut out: Map<String, J> = file.get("config").and_then(J::as_object).cloned().unwrap_or_default();
+    let mut out: Map<String, J> = file
+        .get("config")
+        .and_then(J::as_object)
+        .cloned()
+        .unwrap_or_default();
     if let Some(over) = case.get("config").and_then(J::as_object) {
         for (k, v) in over {
             out.insert(k.clone(), v.clone());
@@ -45,7 +55,10 @@ fn merged(file: &J, case: &J) -> J {
 /// comparison (numbers by value: `1 == 1.0`).
 fn json_eq(a: &J, b_text: &str) -> bool {
     let a_text = a.to_string();
-    match (json::parse(a_text.as_bytes()), json::parse(b_text.as_bytes())) {
+    match (
+        json::parse(a_text.as_bytes()),
+        json::parse(b_text.as_bytes()),
+    ) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
     }
@@ -75,7 +88,10 @@ pub fn judge(expect: &J, verdict: &Verdict) -> Result<(), String> {
             let got: J = serde_json::from_str(&ctx.to_json()).map_err(|e| e.to_string())?;
             if let Some(fields) = expect.get("context").and_then(J::as_object) {
                 for (k, v) in fields {
-                    let g = got.get(k).map(J::to_string).unwrap_or_else(|| "null".into());
+                    let g = got
+                        .get(k)
+                        .map(J::to_string)
+                        .unwrap_or_else(|| "null".into());
                     let present = got.get(k).is_some() || v.is_null();
                     if !present || !json_eq(v, &g) {
                         return bad(&format!("context.{k} = {v}"));
@@ -87,7 +103,8 @@ pub fn judge(expect: &J, verdict: &Verdict) -> Result<(), String> {
         ("reject", Verdict::Reject(r)) => {
             let want_status = expect.get("status").and_then(J::as_u64);
             let want_code = expect.get("code").and_then(J::as_i64);
-            if want_status != Some(u64::from(r.status())) || want_code != Some(i64::from(r.code())) {
+            if want_status != Some(u64::from(r.status())) || want_code != Some(i64::from(r.code()))
+            {
                 return bad(&format!("reject {} {}", expect["status"], expect["code"]));
             }
             if let Some(reason) = expect.get("reason").and_then(J::as_str) {
@@ -101,7 +118,8 @@ pub fn judge(expect: &J, verdict: &Verdict) -> Result<(), String> {
                 }
             }
             // The rendered body must say the same as the verdict.
-            let body: J = serde_json::from_str(&r.body(true)).map_err(|e| format!("refusal body not JSON: {e}"))?;
+            let body: J = serde_json::from_str(&r.body(true))
+                .map_err(|e| format!("refusal body not JSON: {e}"))?;
             let consistent = body["jsonrpc"] == "2.0"
                 && body["error"]["code"].as_i64() == Some(i64::from(r.code()))
                 && body["error"]["message"].as_str() == Some(r.message())
@@ -126,10 +144,22 @@ pub struct Request {
 /// Decodes a case's request.
 pub fn request(case: &J) -> Result<Request, String> {
     let req = case.get("request").ok_or("no request")?;
-    let method = req.get("method").and_then(J::as_str).unwrap_or("POST").to_string();
+    let method = req
+        .get("method")
+        .and_then(J::as_str)
+        .unwrap_or("POST")
+        .to_string();
     let mut headers = Vec::new();
-    for pair in req.get("headers").and_then(J::as_array).map(Vec::as_slice).unwrap_or(&[]) {
-        match (pair.get(0).and_then(J::as_str), pair.get(1).and_then(J::as_str)) {
+    for pair in req
+        .get("headers")
+        .and_then(J::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+    {
+        match (
+            pair.get(0).and_then(J::as_str),
+            pair.get(1).and_then(J::as_str),
+        ) {
             (Some(n), Some(v)) => headers.push((n.to_string(), v.to_string())),
             _ => return Err(format!("bad header pair {pair}")),
         }
@@ -137,11 +167,17 @@ pub fn request(case: &J) -> Result<Request, String> {
     let body = if let Some(b) = req.get("body").and_then(J::as_str) {
         b.as_bytes().to_vec()
     } else if let Some(b) = req.get("body_b64").and_then(J::as_str) {
-        base64::engine::general_purpose::STANDARD.decode(b).map_err(|e| format!("body_b64: {e}"))?
+        base64::engine::general_purpose::STANDARD
+            .decode(b)
+            .map_err(|e| format!("body_b64: {e}"))?
     } else {
         Vec::new()
     };
-    Ok(Request { method, headers, body })
+    Ok(Request {
+        method,
+        headers,
+        body,
+    })
 }
 
 /// Runs every case of one file into `tally`.
@@ -158,11 +194,22 @@ pub fn run_file(path: &str, tally: &mut Tally) {
         return tally.broken.push(format!("{path}: no cases"));
     };
     for (i, case) in cases.iter().enumerate() {
-        let name = case.get("name").and_then(J::as_str).map(String::from).unwrap_or_else(|| format!("#{i}"));
-        let now = case.get("now").or_else(|| file.get("now")).and_then(J::as_u64).unwrap_or(0);
+        let name = case
+            .get("name")
+            .and_then(J::as_str)
+            .map(String::from)
+            .unwrap_or_else(|| format!("#{i}"));
+        let now = case
+            .get("now")
+            .or_else(|| file.get("now"))
+            .and_then(J::as_u64)
+            .unwrap_or(0);
         let result = (|| {
-            let config = Config::from_json(merged(&file, case).to_string().as_bytes(), UnknownSettings::Ignore)
-                .map_err(|e| format!("config: {e}"))?;
+            let config = Config::from_json(
+                merged(&file, case).to_string().as_bytes(),
+                UnknownSettings::Ignore,
+            )
+            .map_err(|e| format!("config: {e}"))?;
             let verifier = Verifier::new(config).map_err(|e| format!("config: {e}"))?;
             let r = request(case)?;
             let verdict = verifier.check(&r.method, &r.headers, &r.body, now);
@@ -191,6 +238,10 @@ fn main() {
     for line in tally.failures.iter().chain(&tally.broken) {
         println!("{line}");
     }
-    println!("{} passed, {} failed", tally.passed, tally.failed + tally.broken.len());
+    println!(
+        "{} passed, {} failed",
+        tally.passed,
+        tally.failed + tally.broken.len()
+    );
     std::process::exit(if tally.ok() { 0 } else { 1 });
 }

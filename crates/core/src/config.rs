@@ -92,7 +92,10 @@ pub enum ConfigError {
     InstanceIdEmpty,
     NoSecrets,
     /// Secret number `index` (0-based) is not 32..=512 bytes.
-    SecretLength { index: usize, len: usize },
+    SecretLength {
+        index: usize,
+        len: usize,
+    },
     CredentialHeader,
     CredentialNoValues,
     /// A numeric limit is outside its sane range; names it.
@@ -179,7 +182,10 @@ impl Config {
         }
         for (index, s) in self.secrets.iter().enumerate() {
             if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&s.len()) {
-                return Err(ConfigError::SecretLength { index, len: s.len() });
+                return Err(ConfigError::SecretLength {
+                    index,
+                    len: s.len(),
+                });
             }
         }
         if let Some(c) = &self.credential {
@@ -236,8 +242,14 @@ impl Config {
                     config.credential = match value {
                         Value::Null => None,
                         Value::Object(_) => Some(Credential {
-                            header: string(value.get("header").unwrap_or(&Value::Null), "credential.header")?,
-                            values: strings(value.get("values").unwrap_or(&Value::Null), "credential.values")?,
+                            header: string(
+                                value.get("header").unwrap_or(&Value::Null),
+                                "credential.header",
+                            )?,
+                            values: strings(
+                                value.get("values").unwrap_or(&Value::Null),
+                                "credential.values",
+                            )?,
                         }),
                         _ => return Err(ConfigError::Type("credential")),
                     }
@@ -308,18 +320,31 @@ mod tests {
         assert_eq!(c.protocol_majors, alloc::vec![1, 2]);
         assert!(c.validate().is_ok());
         let dbg = alloc::format!("{c:?}");
-        assert!(!dbg.contains("0123456789abcdef") && !dbg.contains("Bearer x"), "{dbg}");
+        assert!(
+            !dbg.contains("0123456789abcdef") && !dbg.contains("Bearer x"),
+            "{dbg}"
+        );
     }
 
     #[test]
     fn refuses_bad_settings() {
         let short = Config::new("i", alloc::vec![b"short".to_vec()]);
-        assert_eq!(short.validate(), Err(ConfigError::SecretLength { index: 0, len: 5 }));
         assert_eq!(
-            Config::from_json(br#"{"instance_id":"i","secrets":[],"x":1}"#, UnknownSettings::Refuse),
+            short.validate(),
+            Err(ConfigError::SecretLength { index: 0, len: 5 })
+        );
+        assert_eq!(
+            Config::from_json(
+                br#"{"instance_id":"i","secrets":[],"x":1}"#,
+                UnknownSettings::Refuse
+            ),
             Err(ConfigError::UnknownSetting("x".into()))
         );
-        assert!(Config::from_json(br#"{"instance_id":"i","secrets":[],"x":1}"#, UnknownSettings::Ignore).is_ok());
+        assert!(Config::from_json(
+            br#"{"instance_id":"i","secrets":[],"x":1}"#,
+            UnknownSettings::Ignore
+        )
+        .is_ok());
         assert_eq!(
             Config::from_json(br#"{"secrets":[]}"#, UnknownSettings::Refuse),
             Err(ConfigError::Missing("instance_id"))

@@ -12,6 +12,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
+use crate::scan;
+
 /// Deepest nesting accepted: the top-level value is depth 1.
 pub const MAX_DEPTH: usize = 64;
 
@@ -111,6 +113,24 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// An owned copy, leaving `self` as it is.
+    pub fn to_owned_value(&self) -> Value<'static> {
+        let own = |s: &Cow<'_, str>| Cow::Owned(String::from(&**s));
+        match self {
+            Value::Null => Value::Null,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Number(n) => Value::Number(own(n)),
+            Value::String(s) => Value::String(own(s)),
+            Value::Array(items) => Value::Array(items.iter().map(Value::to_owned_value).collect()),
+            Value::Object(members) => Value::Object(
+                members
+                    .iter()
+                    .map(|(k, v)| (own(k), v.to_owned_value()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// Serializes compactly, members in their stored order.
     pub fn write(&self, out: &mut String) {
         match self {
@@ -160,7 +180,9 @@ impl PartialEq for Value<'_> {
             (Value::Bool(a), Value::Bool(b)) => a == b,
             (Value::Number(a), Value::Number(b)) => number_eq(a, b),
             (Value::String(a), Value::String(b)) => a == b,
-            (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y),
+            (Value::Array(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+            }
             // Members are unique (the reader refuses duplicates), so equal
             // sizes plus every member found equal means equal objects.
             (Value::Object(a), Value::Object(b)) => {
@@ -193,7 +215,9 @@ fn normalize(text: &str) -> (bool, Vec<u8>, i64) {
         _ => (false, exp_text),
     };
     for b in exp_digits.bytes() {
-        exp = exp.saturating_mul(10).saturating_add(i64::from(b.wrapping_sub(b'0')));
+        exp = exp
+            .saturating_mul(10)
+            .saturating_add(i64::from(b.wrapping_sub(b'0')));
     }
     if exp_negative {
         exp = -exp;
@@ -257,9 +281,30 @@ pub fn write_str(s: &str, out: &mut String) {
 
 /// Reads one JSON document; trailing whitespace only.
 pub fn parse(src: &[u8]) -> Result<Value<'_>, JsonError> {
-    let mut p = Parser { src, pos: 0 };
+    parse_as(src, Keep::All)
+}
+
+/// Reads a JSON-RPC request with the same strictness as [`parse`], but
+/// keeps only what the checks read: top-level `method`, `id` and `params`
+/// (of which `name` and `_meta`), and `method` of batch elements. The rest
+/// is validated and dropped, which spares building `arguments`.
+pub(crate) fn parse_request(src: &[u8]) -> Result<Value<'_>, JsonError> {
+    parse_as(src, Keep::Request)
+}
+
+fn parse_as(src: &[u8], keep: Keep) -> Result<Value<'_>, JsonError> {
+    // Valid UTF-8 throughout (the usual case) is checked once; otherwise
+    // each string is checked where it stands, so the first problem in the
+    // document is the one reported.
+    let text = core::str::from_utf8(src).ok();
+    let mut p = Parser {
+        src,
+        text,
+        pos: 0,
+        names: Vec::with_capacity(32),
+    };
     p.ws();
-    let value = p.value(1)?;
+    let value = p.value(1, keep)?;
     p.ws();
     if p.pos != src.len() {
         return Err(JsonError::Syntax);
@@ -267,9 +312,44 @@ pub fn parse(src: &[u8]) -> Result<Value<'_>, JsonError> {
     Ok(value)
 }
 
+/// Which parts of a value to build; the rest is only validated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    All,
+    Nothing,
+    Request,
+    BatchElement,
+    Params,
+}
+
+impl Keep {
+    fn member(self, name: &str) -> Keep {
+        match (self, name) {
+            (Keep::All, _) => Keep::All,
+            (Keep::Request, "method" | "id") | (Keep::BatchElement, "method") => Keep::All,
+            (Keep::Request, "params") => Keep::Params,
+            (Keep::Params, "name" | "_meta") => Keep::All,
+            _ => Keep::Nothing,
+        }
+    }
+
+    fn element(self) -> Keep {
+        match self {
+            Keep::All => Keep::All,
+            Keep::Request => Keep::BatchElement,
+            _ => Keep::Nothing,
+        }
+    }
+}
+
 struct Parser<'a> {
     src: &'a [u8],
+    /// `src` as text when it is valid UTF-8 as a whole.
+    text: Option<&'a str>,
     pos: usize,
+    /// Member names of the objects being read, innermost last: one buffer
+    /// for the duplicate checks of every level.
+    names: Vec<Cow<'a, str>>,
 }
 
 /// Objects with more members than this check duplicates through a set.
@@ -299,10 +379,10 @@ impl<'a> Parser<'a> {
         self.src.get(from..to).unwrap_or(&[])
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
+    fn value(&mut self, depth: usize, keep: Keep) -> Result<Value<'a>, JsonError> {
         match self.peek() {
-            Some(b'{') => self.object(depth),
-            Some(b'[') => self.array(depth),
+            Some(b'{') => self.object(depth, keep),
+            Some(b'[') => self.array(depth, keep),
             Some(b'"') => Ok(Value::String(self.string()?)),
             Some(b't') => self.literal(b"true", Value::Bool(true)),
             Some(b'f') => self.literal(b"false", Value::Bool(false)),
@@ -355,22 +435,31 @@ impl<'a> Parser<'a> {
                 return Err(JsonError::Syntax);
             }
         }
-        let text = core::str::from_utf8(self.slice(start, self.pos)).map_err(|_| JsonError::Syntax)?;
+        let text =
+            core::str::from_utf8(self.slice(start, self.pos)).map_err(|_| JsonError::Syntax)?;
         Ok(Value::Number(Cow::Borrowed(text)))
     }
 
+    /// The string bytes from `from` to here; runs end at ASCII bytes, so
+    /// they never split a UTF-8 sequence.
     fn run(&self, from: usize) -> Result<&'a str, JsonError> {
-        core::str::from_utf8(self.slice(from, self.pos)).map_err(|_| JsonError::Syntax)
+        match self.text {
+            Some(text) => text.get(from..self.pos).ok_or(JsonError::Syntax),
+            None => core::str::from_utf8(self.slice(from, self.pos)).map_err(|_| JsonError::Syntax),
+        }
     }
 
     /// Advances over string bytes that need no attention.
     fn plain(&mut self) {
-        while let Some(b) = self.peek() {
-            if b == b'"' || b == b'\\' || b < 0x20 {
-                break;
-            }
-            self.pos += 1;
-        }
+        let rest = self.src.get(self.pos..).unwrap_or(&[]);
+        // Eight bytes at a time while none is `"`, `\\` or a control byte.
+        let skipped = scan::skip_words(rest, scan::needs_attention);
+        let tail = rest.get(skipped..).unwrap_or(&[]);
+        let n = tail
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(tail.len());
+        self.pos += skipped + n;
     }
 
     fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
@@ -454,7 +543,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
+    fn array(&mut self, depth: usize, keep: Keep) -> Result<Value<'a>, JsonError> {
         if depth > MAX_DEPTH {
             return Err(JsonError::TooDeep);
         }
@@ -467,7 +556,10 @@ impl<'a> Parser<'a> {
         }
         loop {
             self.ws();
-            items.push(self.value(depth + 1)?);
+            let item = self.value(depth + 1, keep.element())?;
+            if keep != Keep::Nothing {
+                items.push(item);
+            }
             self.ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
@@ -480,14 +572,20 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
+    fn object(&mut self, depth: usize, keep: Keep) -> Result<Value<'a>, JsonError> {
         if depth > MAX_DEPTH {
             return Err(JsonError::TooDeep);
         }
         self.pos += 1;
-        let mut members: Vec<(Cow<'a, str>, Value<'a>)> = Vec::new();
+        // Sized for a typical JSON-RPC request or token payload: growing a
+        // vector costs more than the spare slots.
+        let mut members: Vec<(Cow<'a, str>, Value<'a>)> = match keep {
+            Keep::Nothing => Vec::new(),
+            _ => Vec::with_capacity(16),
+        };
+        let base = self.names.len();
         // Large objects would make a linear duplicate scan quadratic.
-        let mut names: Option<BTreeSet<Cow<'a, str>>> = None;
+        let mut set: Option<BTreeSet<Cow<'a, str>>> = None;
         self.ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -499,28 +597,38 @@ impl<'a> Parser<'a> {
                 return Err(JsonError::Syntax);
             }
             let name = self.string()?;
-            let duplicate = match names.as_mut() {
+            let duplicate = match set.as_mut() {
                 Some(set) => !set.insert(name.clone()),
-                None => members.iter().any(|(k, _)| *k == name),
+                None => self.names.get(base..).unwrap_or(&[]).contains(&name),
             };
             if duplicate {
                 return Err(JsonError::Duplicate);
             }
-            if names.is_none() && members.len() >= LINEAR_DUPLICATE_SCAN {
-                let mut set: BTreeSet<Cow<'a, str>> = members.iter().map(|(k, _)| k.clone()).collect();
-                set.insert(name.clone());
-                names = Some(set);
+            self.names.push(name.clone());
+            if set.is_none() && self.names.len() - base > LINEAR_DUPLICATE_SCAN {
+                set = Some(
+                    self.names
+                        .get(base..)
+                        .unwrap_or(&[])
+                        .iter()
+                        .cloned()
+                        .collect(),
+                );
             }
             self.ws();
             self.eat(b':')?;
             self.ws();
-            let value = self.value(depth + 1)?;
-            members.push((name, value));
+            let child = keep.member(&name);
+            let value = self.value(depth + 1, child)?;
+            if child != Keep::Nothing {
+                members.push((name, value));
+            }
             self.ws();
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
+                    self.names.truncate(base);
                     return Ok(Value::Object(members));
                 }
                 _ => return Err(JsonError::Syntax),
@@ -542,12 +650,37 @@ mod tests {
 
     #[test]
     fn grammar() {
-        for ok in ["0", "-0", "1.5e-3", "\"a\\u00e9\\ud83d\\ude00\"", "[]", "{}", " {\"a\":[1,{}]} ", "true"] {
+        for ok in [
+            "0",
+            "-0",
+            "1.5e-3",
+            "\"a\\u00e9\\ud83d\\ude00\"",
+            "[]",
+            "{}",
+            " {\"a\":[1,{}]} ",
+            "true",
+        ] {
             assert!(parse(ok.as_bytes()).is_ok(), "{ok}");
         }
         for bad in [
-            "", "01", "1.", ".5", "+1", "1e", "NaN", "[1,]", "{\"a\":1,}", "\u{feff}{}", "\"\\ud800\"", "\"\\udc00\"",
-            "\"\\ud800\\u0041\"", "\"a\nb\"", "{} x", "tru", "\"\\x\"", "'a'",
+            "",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "1e",
+            "NaN",
+            "[1,]",
+            "{\"a\":1,}",
+            "\u{feff}{}",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"a\nb\"",
+            "{} x",
+            "tru",
+            "\"\\x\"",
+            "'a'",
         ] {
             assert_eq!(err(bad), JsonError::Syntax, "{bad:?}");
         }

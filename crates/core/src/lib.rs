@@ -1,12 +1,24 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
 #![forbid(unsafe_code)]
+// Shipped code may not panic; unit tests may.
+#![cfg_attr(
+    test,
+    allow(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic
+    )
+)]
 
 extern crate alloc;
 
+mod b64;
 mod config;
 pub mod json;
 mod reason;
+mod scan;
 mod token;
 mod verify;
 

@@ -46,7 +46,12 @@ struct Row {
 }
 
 const fn row(code: &'static str, status: u16, rpc: i32, message: &'static str) -> Row {
-    Row { code, status, rpc, message }
+    Row {
+        code,
+        status,
+        rpc,
+        message,
+    }
 }
 
 impl Reason {
@@ -91,31 +96,106 @@ impl Reason {
             CredentialInvalid => row("credential_invalid", 401, -32001, "invalid credential"),
             BodyTooLarge => row("body_too_large", 413, -32600, "request body too large"),
             ParseError => row("parse_error", 400, -32700, "parse error"),
-            DuplicateMember => row("duplicate_member", 400, -32600, "duplicate member in JSON object"),
+            DuplicateMember => row(
+                "duplicate_member",
+                400,
+                -32600,
+                "duplicate member in JSON object",
+            ),
             TooDeep => row("too_deep", 400, -32600, "JSON nested too deeply"),
-            BatchWithToolsCall => row("batch_with_tools_call", 400, -32600, "tools/call is not allowed in a batch"),
+            BatchWithToolsCall => row(
+                "batch_with_tools_call",
+                400,
+                -32600,
+                "tools/call is not allowed in a batch",
+            ),
             InvalidParams => row("invalid_params", 400, -32602, "invalid params"),
-            HeaderMismatch => row("header_mismatch", 400, -32020, "MCP header does not match the request body"),
+            HeaderMismatch => row(
+                "header_mismatch",
+                400,
+                -32020,
+                "MCP header does not match the request body",
+            ),
             TokenMissing => row("token_missing", 401, -32001, "context token missing"),
-            TokenDuplicated => row("token_duplicated", 401, -32001, "context token sent more than once"),
+            TokenDuplicated => row(
+                "token_duplicated",
+                401,
+                -32001,
+                "context token sent more than once",
+            ),
             TokenTooLarge => row("token_too_large", 401, -32001, "context token too large"),
             TokenMalformed => row("token_malformed", 401, -32001, "context token malformed"),
-            AlgNotAllowed => row("alg_not_allowed", 401, -32001, "context token algorithm not allowed"),
-            CritNotSupported => row("crit_not_supported", 401, -32001, "context token header not supported"),
-            SignatureInvalid => row("signature_invalid", 401, -32001, "context token signature invalid"),
-            IssuerInvalid => row("issuer_invalid", 401, -32001, "context token issuer invalid"),
-            AudienceInvalid => row("audience_invalid", 401, -32001, "context token audience invalid"),
+            AlgNotAllowed => row(
+                "alg_not_allowed",
+                401,
+                -32001,
+                "context token algorithm not allowed",
+            ),
+            CritNotSupported => row(
+                "crit_not_supported",
+                401,
+                -32001,
+                "context token header not supported",
+            ),
+            SignatureInvalid => row(
+                "signature_invalid",
+                401,
+                -32001,
+                "context token signature invalid",
+            ),
+            IssuerInvalid => row(
+                "issuer_invalid",
+                401,
+                -32001,
+                "context token issuer invalid",
+            ),
+            AudienceInvalid => row(
+                "audience_invalid",
+                401,
+                -32001,
+                "context token audience invalid",
+            ),
             ClaimInvalid => row("claim_invalid", 401, -32001, "context token claim invalid"),
             TokenExpired => row("token_expired", 401, -32001, "context token expired"),
-            TokenIssuedInFuture => row("token_issued_in_future", 401, -32001, "context token issued in the future"),
+            TokenIssuedInFuture => row(
+                "token_issued_in_future",
+                401,
+                -32001,
+                "context token issued in the future",
+            ),
             TokenTooOld => row("token_too_old", 401, -32001, "context token too old"),
-            TokenNotYetValid => row("token_not_yet_valid", 401, -32001, "context token not yet valid"),
+            TokenNotYetValid => row(
+                "token_not_yet_valid",
+                401,
+                -32001,
+                "context token not yet valid",
+            ),
             ContextMalformed => row("context_malformed", 400, -32602, "malformed context value"),
-            ToolMismatch => row("tool_mismatch", 403, -32003, "context token is for another tool"),
-            ProtocolUnsupported => row("protocol_unsupported", 403, -32003, "unsupported context protocol"),
-            MetaMismatch => row("meta_mismatch", 403, -32003, "context does not match the token"),
+            ToolMismatch => row(
+                "tool_mismatch",
+                403,
+                -32003,
+                "context token is for another tool",
+            ),
+            ProtocolUnsupported => row(
+                "protocol_unsupported",
+                403,
+                -32003,
+                "unsupported context protocol",
+            ),
+            MetaMismatch => row(
+                "meta_mismatch",
+                403,
+                -32003,
+                "context does not match the token",
+            ),
             MetaMissing => row("meta_missing", 403, -32003, "context missing from _meta"),
-            ClaimMissing => row("claim_missing", 403, -32003, "context key not vouched for by the token"),
+            ClaimMissing => row(
+                "claim_missing",
+                403,
+                -32003,
+                "context key not vouched for by the token",
+            ),
             TokenReplayed => row("token_replayed", 401, -32001, "context token already used"),
         }
     }

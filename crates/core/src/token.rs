@@ -3,35 +3,14 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use base64::alphabet;
-use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::config::{ConfigError, MAX_SECRET_BYTES, MIN_SECRET_BYTES};
 use crate::json::{write_str, Value};
+use crate::{b64, scan};
 
 pub(crate) type HmacSha256 = Hmac<Sha256>;
-
-/// Unpadded base64url that refuses padding and non-zero trailing bits, so a
-/// token has exactly one spelling.
-pub(crate) const B64URL: GeneralPurpose = GeneralPurpose::new(
-    &alphabet::URL_SAFE,
-    GeneralPurposeConfig::new()
-        .with_encode_padding(false)
-        .with_decode_padding_mode(DecodePaddingMode::RequireNone)
-        .with_decode_allow_trailing_bits(false),
-);
-
-/// Standard base64 with padding, for the `=?base64?…?=` header form.
-pub(crate) const B64STD: GeneralPurpose = GeneralPurpose::new(
-    &alphabet::STANDARD,
-    GeneralPurposeConfig::new()
-        .with_encode_padding(true)
-        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical)
-        .with_decode_allow_trailing_bits(false),
-);
 
 /// Lifetime of a minted token: `exp = iat + 300`.
 pub const TOKEN_TTL_S: u64 = 300;
@@ -146,18 +125,23 @@ impl TokenClaims {
     /// Mints the HS256 compact JWS for `X-AgentArea-Context`.
     pub fn mint(&self, secret: &[u8]) -> Result<String, ConfigError> {
         if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&secret.len()) {
-            return Err(ConfigError::SecretLength { index: 0, len: secret.len() });
+            return Err(ConfigError::SecretLength {
+                index: 0,
+                len: secret.len(),
+            });
         }
-        let mut token = B64URL.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
+        let mut token = String::with_capacity(1024);
+        b64::URL.encode_unpadded(br#"{"alg":"HS256","typ":"JWT"}"#, &mut token);
         token.push('.');
-        B64URL.encode_string(self.payload_json(), &mut token);
-        let mut mac = HmacSha256::new_from_slice(secret).map_err(|_| ConfigError::SecretLength {
-            index: 0,
-            len: secret.len(),
-        })?;
+        b64::URL.encode_unpadded(self.payload_json().as_bytes(), &mut token);
+        let mut mac =
+            HmacSha256::new_from_slice(secret).map_err(|_| ConfigError::SecretLength {
+                index: 0,
+                len: secret.len(),
+            })?;
         mac.update(token.as_bytes());
         token.push('.');
-        B64URL.encode_string(mac.finalize().into_bytes(), &mut token);
+        b64::URL.encode_unpadded(&mac.finalize().into_bytes(), &mut token);
         Ok(token)
     }
 }
@@ -178,17 +162,18 @@ pub(crate) struct Segments<'t> {
 
 /// Exactly three segments, each canonical unpadded base64url.
 pub(crate) fn split(token: &[u8]) -> Option<Segments<'_>> {
-    let mut parts = token.splitn(4, |b| *b == b'.');
-    let (h, p, s) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
+    let dot = |from: usize| scan::find(token.get(from..)?, b'.').map(|i| from + i);
+    let first = dot(0)?;
+    let second = dot(first + 1)?;
+    if dot(second + 1).is_some() {
         return None;
     }
-    let signed = token.get(..h.len() + 1 + p.len())?;
+    let segment = |from: usize, to: usize| b64::URL.decode_unpadded(token.get(from..to)?);
     Some(Segments {
-        signed,
-        header: B64URL.decode(h).ok()?,
-        payload: B64URL.decode(p).ok()?,
-        signature: B64URL.decode(s).ok()?,
+        signed: token.get(..second)?,
+        header: segment(0, first)?,
+        payload: segment(first + 1, second)?,
+        signature: segment(second + 1, token.len())?,
     })
 }
 

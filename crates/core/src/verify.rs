@@ -5,13 +5,13 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use base64::Engine as _;
 use hmac::Mac;
 
+use crate::b64;
 use crate::config::{Config, ConfigError};
 use crate::json::{self, write_str, JsonError, Value};
 use crate::reason::Reason;
-use crate::token::{self, push_u64, HmacSha256, B64STD, ISSUER, META_PREFIX};
+use crate::token::{self, push_u64, HmacSha256, ISSUER, META_PREFIX};
 
 /// Header carrying the context token.
 pub const TOKEN_HEADER: &str = "x-agentarea-context";
@@ -176,7 +176,9 @@ pub struct Verifier {
 
 impl core::fmt::Debug for Verifier {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Verifier").field("config", &self.config).finish()
+        f.debug_struct("Verifier")
+            .field("config", &self.config)
+            .finish()
     }
 }
 
@@ -231,8 +233,13 @@ fn protocol_major(p: &str) -> Option<&str> {
 fn context_value_ok(name: &str, value: &Value<'_>) -> bool {
     match (name, value) {
         ("protocol", Value::String(s)) => protocol_major(s).is_some(),
-        ("end_user_id", Value::String(s)) => (1..=MAX_END_USER_ID_CHARS).contains(&s.chars().count()),
-        ("task_id" | "tool_call_id" | "workspace_id" | "idempotency_key" | "agent_id", Value::String(_)) => true,
+        ("end_user_id", Value::String(s)) => {
+            (1..=MAX_END_USER_ID_CHARS).contains(&s.chars().count())
+        }
+        (
+            "task_id" | "tool_call_id" | "workspace_id" | "idempotency_key" | "agent_id",
+            Value::String(_),
+        ) => true,
         ("metadata", Value::Object(_)) => true,
         _ => !CONTEXT_CLAIMS.contains(&name),
     }
@@ -256,7 +263,10 @@ impl Verifier {
             .iter()
             .enumerate()
             .map(|(index, s)| {
-                HmacSha256::new_from_slice(s).map_err(|_| ConfigError::SecretLength { index, len: s.len() })
+                HmacSha256::new_from_slice(s).map_err(|_| ConfigError::SecretLength {
+                    index,
+                    len: s.len(),
+                })
             })
             .collect::<Result<_, _>>()?;
         Ok(Verifier { config, macs })
@@ -273,7 +283,11 @@ impl Verifier {
     }
 
     /// Steps 0 and 1, for front ends that decide before reading the body.
-    pub fn check_headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(&self, method: &str, headers: &[(N, V)]) -> HeadersVerdict {
+    pub fn check_headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+    ) -> HeadersVerdict {
         if method != "POST" {
             return HeadersVerdict::Pass;
         }
@@ -299,7 +313,13 @@ impl Verifier {
     }
 
     /// The whole decision on one request. `now` is Unix seconds.
-    pub fn check<N: AsRef<[u8]>, V: AsRef<[u8]>>(&self, method: &str, headers: &[(N, V)], body: &[u8], now: u64) -> Verdict {
+    pub fn check<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+        now: u64,
+    ) -> Verdict {
         match self.check_headers(method, headers) {
             HeadersVerdict::Pass => return Verdict::Pass,
             HeadersVerdict::Reject(r) => return Verdict::Reject(r),
@@ -311,15 +331,21 @@ impl Verifier {
             return early(Reason::BodyTooLarge);
         }
         // Step 3.
-        let doc = match json::parse(body) {
+        let doc = match json::parse_request(body) {
             Ok(doc) => doc,
             Err(e) => return early(json_refusal(e)),
         };
         // Steps 4 and 5.
         let request = match &doc {
             Value::Array(items) => {
-                let has_call = items.iter().any(|i| get_str(i, "method") == Some(TOOLS_CALL));
-                return if has_call { early(Reason::BatchWithToolsCall) } else { Verdict::Pass };
+                let has_call = items
+                    .iter()
+                    .any(|i| get_str(i, "method") == Some(TOOLS_CALL));
+                return if has_call {
+                    early(Reason::BatchWithToolsCall)
+                } else {
+                    Verdict::Pass
+                };
             }
             Value::Object(_) if get_str(&doc, "method") == Some(TOOLS_CALL) => &doc,
             _ => return Verdict::Pass,
@@ -349,7 +375,10 @@ impl Verifier {
         now: u64,
     ) -> Result<Option<Context>, Reason> {
         // Step 6.
-        let params = request.get("params").filter(|p| p.is_object()).ok_or(Reason::InvalidParams)?;
+        let params = request
+            .get("params")
+            .filter(|p| p.is_object())
+            .ok_or(Reason::InvalidParams)?;
         let name = get_str(params, "name").ok_or(Reason::InvalidParams)?;
         let meta: &[(Cow<'_, str>, Value<'_>)] = match params.get("_meta") {
             None => &[],
@@ -374,7 +403,9 @@ impl Verifier {
         let token = match header(headers, TOKEN_HEADER) {
             Lookup::Once(t) => t,
             Lookup::Many => return Err(Reason::TokenDuplicated),
-            Lookup::Missing if !self.config.require_context && !has_context_keys() => return Ok(None),
+            Lookup::Missing if !self.config.require_context && !has_context_keys() => {
+                return Ok(None)
+            }
             Lookup::Missing => return Err(Reason::TokenMissing),
         };
 
@@ -394,7 +425,9 @@ impl Verifier {
         if jose.get("crit").is_some() || jose.get("b64").is_some() {
             return Err(Reason::CritNotSupported);
         }
-        let secret_index = self.signer(segments.signed, &segments.signature).ok_or(Reason::SignatureInvalid)?;
+        let secret_index = self
+            .signer(segments.signed, &segments.signature)
+            .ok_or(Reason::SignatureInvalid)?;
 
         // Step 10.
         let (iat, exp) = self.check_times(&claims, now)?;
@@ -463,7 +496,7 @@ impl Verifier {
             protocol: String::from(protocol),
             agent_id: owned(&claims, "agent_id"),
             end_user_id: owned(&claims, "end_user_id"),
-            metadata: claims.get("metadata").cloned().map(Value::into_owned),
+            metadata: claims.get("metadata").map(Value::to_owned_value),
             tool,
             jti: owned(&claims, "jti"),
             iat,
@@ -495,7 +528,8 @@ impl Verifier {
         let audience_ok = match claims.get("aud") {
             Some(Value::String(a)) => a == id,
             Some(Value::Array(items)) => {
-                items.iter().all(|i| matches!(i, Value::String(_))) && items.iter().any(|i| i.as_str() == Some(id))
+                items.iter().all(|i| matches!(i, Value::String(_)))
+                    && items.iter().any(|i| i.as_str() == Some(id))
             }
             _ => false,
         };
@@ -534,7 +568,10 @@ impl Verifier {
         let trimmed = major.trim_start_matches('0');
         let mut value: u64 = 0;
         for b in trimmed.bytes() {
-            match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0')))) {
+            match value
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(b.wrapping_sub(b'0'))))
+            {
                 Some(v) => value = v,
                 None => return false,
             }
@@ -557,7 +594,9 @@ fn mcp_name_matches(header: &[u8], name: &str) -> bool {
         .strip_prefix(b"=?base64?")
         .and_then(|rest| rest.strip_suffix(b"?="));
     match encoded {
-        Some(b64) => B64STD.decode(b64).is_ok_and(|bytes| bytes == name.as_bytes()),
+        Some(encoded) => b64::STD
+            .decode_padded(encoded)
+            .is_some_and(|bytes| bytes == name.as_bytes()),
         None => header == name.as_bytes(),
     }
 }

@@ -1,5 +1,10 @@
 //! Properties of the whole check that vectors cannot state case by case.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use toolctx_core::json::{self, Value};
 use toolctx_core::{Config, ContextClaims, HeadersVerdict, Reason, TokenClaims, Verdict, Verifier};
@@ -22,7 +27,11 @@ fn claims() -> TokenClaims {
             workspace_id: "1b2e-workspace".into(),
             agent_id: Some("9d4a-agent".into()),
             end_user_id: Some("user-42".into()),
-            metadata: Some(json::parse(br#"{"chatId":"c-9","n":[1,2]}"#).unwrap().into_owned()),
+            metadata: Some(
+                json::parse(br#"{"chatId":"c-9","n":[1,2]}"#)
+                    .unwrap()
+                    .into_owned(),
+            ),
         },
     }
 }
@@ -52,15 +61,23 @@ fn minted_token_and_meta_verify() {
     let c = claims();
     let token = c.mint(SECRET).unwrap();
     let v = verifier().check("POST", &headers(&token), &body(&c), NOW);
-    let Verdict::Accept(ctx) = v else { panic!("{v:?}") };
+    let Verdict::Accept(ctx) = v else {
+        panic!("{v:?}")
+    };
     assert_eq!(ctx.task_id, "6f1c9a52-task");
     assert_eq!(ctx.idempotency_key, "6f1c9a52-task:call_abc");
     assert_eq!(ctx.exp, NOW - 10 + 300);
-    assert_eq!(ctx.secret_index, 1, "signed with the second configured secret");
+    assert_eq!(
+        ctx.secret_index, 1,
+        "signed with the second configured secret"
+    );
     assert_eq!(ctx.tool.as_deref(), Some("get_order"));
     let text = ctx.to_json();
     let round: Value = json::parse(text.as_bytes()).unwrap();
-    assert_eq!(round.get("end_user_id").and_then(Value::as_str), Some("user-42"));
+    assert_eq!(
+        round.get("end_user_id").and_then(Value::as_str),
+        Some("user-42")
+    );
 }
 
 #[test]
@@ -72,11 +89,24 @@ fn headers_only_check_refuses_before_the_body() {
     });
     let v = Verifier::new(config).unwrap();
     let h = |val: &str| vec![("authorization".to_string(), val.to_string())];
-    assert_eq!(v.check_headers("POST", &h("Bearer two")), HeadersVerdict::ReadBody);
-    assert_eq!(v.check_headers("GET", &Vec::<(String, String)>::new()), HeadersVerdict::Pass);
-    let HeadersVerdict::Reject(r) = v.check_headers("POST", &h("Bearer twO")) else { panic!() };
-    assert_eq!((r.reason(), r.status(), r.id_json()), (Reason::CredentialInvalid, 401, "null"));
-    let HeadersVerdict::Reject(r) = v.check_headers("POST", &Vec::<(String, String)>::new()) else { panic!() };
+    assert_eq!(
+        v.check_headers("POST", &h("Bearer two")),
+        HeadersVerdict::ReadBody
+    );
+    assert_eq!(
+        v.check_headers("GET", &Vec::<(String, String)>::new()),
+        HeadersVerdict::Pass
+    );
+    let HeadersVerdict::Reject(r) = v.check_headers("POST", &h("Bearer twO")) else {
+        panic!()
+    };
+    assert_eq!(
+        (r.reason(), r.status(), r.id_json()),
+        (Reason::CredentialInvalid, 401, "null")
+    );
+    let HeadersVerdict::Reject(r) = v.check_headers("POST", &Vec::<(String, String)>::new()) else {
+        panic!()
+    };
     assert_eq!(r.reason(), Reason::CredentialMissing);
 }
 
@@ -91,13 +121,17 @@ fn rfc7515_a1_mac_verifies_over_raw_segments() {
     let token = "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     let v = Verifier::new(Config::new(INSTANCE, vec![key.clone()])).unwrap();
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#;
-    let Verdict::Reject(r) = v.check("POST", &headers(token), body, 1_300_819_000) else { panic!() };
+    let Verdict::Reject(r) = v.check("POST", &headers(token), body, 1_300_819_000) else {
+        panic!()
+    };
     assert_eq!(r.reason(), Reason::IssuerInvalid);
     // One flipped key byte and the same token fails at the signature.
     let mut wrong = key;
     wrong[0] ^= 1;
     let v = Verifier::new(Config::new(INSTANCE, vec![wrong])).unwrap();
-    let Verdict::Reject(r) = v.check("POST", &headers(token), body, 1_300_819_000) else { panic!() };
+    let Verdict::Reject(r) = v.check("POST", &headers(token), body, 1_300_819_000) else {
+        panic!()
+    };
     assert_eq!(r.reason(), Reason::SignatureInvalid);
 }
 
@@ -114,7 +148,9 @@ fn mutations_never_forge_a_context() {
     let c = claims();
     let token = c.mint(SECRET).unwrap();
     let body = body(&c);
-    let Verdict::Accept(good) = v.check("POST", &headers(&token), &body, NOW) else { panic!() };
+    let Verdict::Accept(good) = v.check("POST", &headers(&token), &body, NOW) else {
+        panic!()
+    };
     let mut tried = 0;
     for i in 0..token.len() {
         for m in mutations(token.as_bytes()[i]) {
@@ -125,7 +161,10 @@ fn mutations_never_forge_a_context() {
             t[i] = m;
             let h = vec![("x-agentarea-context".to_string(), t)];
             let verdict = v.check("POST", &h, &body, NOW);
-            assert!(matches!(verdict, Verdict::Reject(_)), "token byte {i} -> {m}: {verdict:?}");
+            assert!(
+                matches!(verdict, Verdict::Reject(_)),
+                "token byte {i} -> {m}: {verdict:?}"
+            );
             tried += 1;
         }
     }
@@ -153,20 +192,32 @@ fn mutations_never_turn_a_refusal_into_an_accept() {
     c.iat = NOW - 400; // expired: exp + skew <= now
     let token = c.mint(SECRET).unwrap();
     let body = body(&c);
-    assert!(matches!(v.check("POST", &headers(&token), &body, NOW), Verdict::Reject(_)));
+    assert!(matches!(
+        v.check("POST", &headers(&token), &body, NOW),
+        Verdict::Reject(_)
+    ));
     for i in 0..token.len() {
         for m in mutations(token.as_bytes()[i]) {
             let mut t = token.as_bytes().to_vec();
             t[i] = m;
             let h = vec![("x-agentarea-context".to_string(), t)];
-            assert!(!matches!(v.check("POST", &h, &body, NOW), Verdict::Accept(_)), "token byte {i}");
+            assert!(
+                !matches!(v.check("POST", &h, &body, NOW), Verdict::Accept(_)),
+                "token byte {i}"
+            );
         }
     }
     for i in 0..body.len() {
         for m in mutations(body[i]) {
             let mut b = body.clone();
             b[i] = m;
-            assert!(!matches!(v.check("POST", &headers(&token), &b, NOW), Verdict::Accept(_)), "body byte {i}");
+            assert!(
+                !matches!(
+                    v.check("POST", &headers(&token), &b, NOW),
+                    Verdict::Accept(_)
+                ),
+                "body byte {i}"
+            );
         }
     }
 }
@@ -207,15 +258,21 @@ fn arbitrary_input_does_not_panic() {
 fn deep_and_wide_documents_are_cheap_to_refuse() {
     let v = verifier();
     let deep = "[".repeat(200_000);
-    let Verdict::Reject(r) = v.check("POST", &headers("x"), deep.as_bytes(), NOW) else { panic!() };
+    let Verdict::Reject(r) = v.check("POST", &headers("x"), deep.as_bytes(), NOW) else {
+        panic!()
+    };
     assert_eq!(r.reason(), Reason::TooDeep);
     // 50k members: the duplicate check must not be quadratic.
-    let mut wide = String::from(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"#);
+    let mut wide = String::from(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"#,
+    );
     for i in 0..50_000 {
         wide.push_str(&format!("\"k{i}\":0,"));
     }
     wide.push_str("\"k1\":1}}}");
-    let Verdict::Reject(r) = v.check("POST", &headers("x"), wide.as_bytes(), NOW) else { panic!() };
+    let Verdict::Reject(r) = v.check("POST", &headers("x"), wide.as_bytes(), NOW) else {
+        panic!()
+    };
     assert_eq!(r.reason(), Reason::DuplicateMember);
 }
 
@@ -223,7 +280,9 @@ fn deep_and_wide_documents_are_cheap_to_refuse() {
 fn refusal_body_renders_id_and_optional_reason() {
     let v = verifier();
     let body = br#"{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"x"}}"#;
-    let Verdict::Reject(r) = v.check("POST", &Vec::<(String, String)>::new(), body, NOW) else { panic!() };
+    let Verdict::Reject(r) = v.check("POST", &Vec::<(String, String)>::new(), body, NOW) else {
+        panic!()
+    };
     assert_eq!(
         r.body(true),
         r#"{"jsonrpc":"2.0","id":"a\"b","error":{"code":-32001,"message":"context token missing","data":{"reason":"token_missing"}}}"#
@@ -238,7 +297,10 @@ fn refusal_body_renders_id_and_optional_reason() {
 fn secrets_never_show_in_debug_or_errors() {
     let v = verifier();
     let shown = format!("{v:?}");
-    assert!(!shown.contains("test-secret") && !shown.contains("previous-secret"), "{shown}");
+    assert!(
+        !shown.contains("test-secret") && !shown.contains("previous-secret"),
+        "{shown}"
+    );
     let err = Verifier::new(Config::new(INSTANCE, vec![b"short-secret".to_vec()])).unwrap_err();
     assert!(!err.to_string().contains("short-secret"));
 }

@@ -1,5 +1,10 @@
 //! Every committed conformance vector file through the core.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 #[path = "../examples/vectors.rs"]
 #[allow(dead_code)]
@@ -24,6 +29,11 @@ fn committed_vectors_pass() {
     for line in tally.failures.iter().chain(&tally.broken) {
         eprintln!("{line}");
     }
-    assert!(tally.ok(), "{} passed, {} failed", tally.passed, tally.failed);
+    assert!(
+        tally.ok(),
+        "{} passed, {} failed",
+        tally.passed,
+        tally.failed
+    );
     assert!(tally.passed >= 150, "only {} cases", tally.passed);
 }
