@@ -7,7 +7,6 @@
 )]
 
 #[path = "../examples/vectors.rs"]
-#[allow(dead_code)]
 mod runner;
 
 #[test]
