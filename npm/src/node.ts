@@ -99,6 +99,11 @@ export function toolctx(
       }
       return;
     }
+    if (req.readableEnded) {
+      // Something read the stream without leaving the bytes in req.body.
+      next(new ToolctxError('body_already_parsed', 'the request body was already read: mount the toolctx middleware first'));
+      return;
+    }
     readLimited(req, verifier.maxBodyBytes, decide, next);
   };
 }

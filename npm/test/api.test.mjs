@@ -140,6 +140,10 @@ test('the middleware refuses a body already parsed into an object', async () => 
   const err = await new Promise((resolve) => mw(req, {}, resolve));
   assert.ok(err instanceof ToolctxError);
   assert.equal(err.code, 'body_already_parsed');
+  // A stream something else already read to its end.
+  const drained = { method: 'POST', rawHeaders: ['x-agentarea-context', token], readableEnded: true };
+  const err2 = await new Promise((resolve) => mw(drained, {}, resolve));
+  assert.equal(err2.code, 'body_already_parsed');
   // Raw bytes from express.raw() are fine.
   const raw = { method: 'POST', rawHeaders: ['x-agentarea-context', token], body: Buffer.from(body) };
   const mwAt = toolctx(verifier, { now: () => NOW });
