@@ -306,7 +306,13 @@ describe('fetch wrapper', () => {
     const server = mcpServer();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
-    return transport.handleRequest(request, { authInfo: authInfoFrom(request) });
+    try {
+      // JSON response mode: the Response is complete when it is returned.
+      return await transport.handleRequest(request, { authInfo: authInfoFrom(request) });
+    } finally {
+      await transport.close();
+      await server.close();
+    }
   });
   const fetchImpl = (url, init) => handler(new Request(url, init));
   const url = 'http://127.0.0.1:9/mcp'; // never dialled: the client's fetch calls the handler directly
