@@ -34,6 +34,7 @@ MAPPED = {"task_id": "x-toolctx-task-id", "tool_call_id": "x-toolctx-tool-call-i
           "end_user_id": "x-toolctx-end-user-id"}
 
 results = []
+MESSAGES = {}  # refusal reason -> error.message, as first answered
 
 
 def check(name, ok, detail=""):
@@ -259,6 +260,7 @@ def main():
             err = rpc_error(reply)
             ctype = dict(rh).get("content-type", "")
             refused[reason] = refused.get(reason, 0) + 1
+            MESSAGES[reason] = json.loads(reply)["error"]["message"] if err else None
             check("refused %s: %d JSON-RPC %d, upstream saw nothing" % (reason, status_want, code),
                   status == status_want and err == (rpc_id, code, reason) and ctype == "application/json"
                   and upstream.count() == before, (status, reply[:200], upstream.count() - before))
@@ -339,6 +341,20 @@ def main():
               and "allow_on_headers_stop_iteration: true" in flagless.tail(), (status, reply[:200]))
     finally:
         flagless.stop()
+    # include_reason false: the same status, code and message, no error.data.
+    text = envoy_config(bad_admin, bad_listen, up_port, wasm).replace(
+        '"include_reason": true', '"include_reason": false')
+    quiet = harness.Envoy(text, env=env)
+    try:
+        quiet.start(bad_admin)
+        c = claims()
+        status, _, reply = send(bad_listen, mcp_headers(mint(c, UNKNOWN)), call_body(c))
+        doc = json.loads(reply)
+        check("include_reason false leaves error.data out",
+              status == 401 and doc["error"]["code"] == -32001 and doc["id"] == 7 and "data" not in doc["error"]
+              and doc["error"]["message"] == MESSAGES.get("signature_invalid"), reply[:200])
+    finally:
+        quiet.stop()
     upstream_proc = upstream.proc
     harness.stop(upstream_proc)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
