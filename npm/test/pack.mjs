@@ -77,6 +77,8 @@ test('the exports conditions pick the right entry', () => {
     node([...conditions.map((c) => `--conditions=${c}`), '--input-type=module', '-e', 'console.log(import.meta.resolve("toolctx"))']).trim();
   assert.match(resolve([]), /\/dist\/index\.js$/);
   for (const c of ['workerd', 'worker', 'browser']) assert.match(resolve([c]), /\/dist\/worker\.js$/, c);
+  const explicit = node(['--input-type=module', '-e', 'console.log(import.meta.resolve("toolctx/worker"))']).trim();
+  assert.match(explicit, /\/dist\/worker\.js$/);
 });
 
 const SMOKE = `
