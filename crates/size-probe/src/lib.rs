@@ -56,8 +56,11 @@ static VERIFIER: Shared = Shared(RefCell::new(None));
 
 /// Verifies `body` with `token` at `now`: 0 pass, 1 accept, 2 reject,
 /// 3 configuration error. The configuration is the JSON form.
+///
+/// # Safety
+/// Each pointer and length must describe readable memory.
 #[no_mangle]
-pub extern "C" fn toolctx_check(
+pub unsafe extern "C" fn toolctx_check(
     config: *const u8,
     config_len: usize,
     token: *const u8,
@@ -66,7 +69,7 @@ pub extern "C" fn toolctx_check(
     body_len: usize,
     now: u64,
 ) -> u32 {
-    // SAFETY: the caller passes valid ranges of its own memory.
+    // SAFETY: the caller vouches for the ranges (see above).
     let (config, token, body) = unsafe {
         (
             core::slice::from_raw_parts(config, config_len),
@@ -76,7 +79,9 @@ pub extern "C" fn toolctx_check(
     };
     let mut slot = VERIFIER.0.borrow_mut();
     if slot.is_none() {
-        match Config::from_json(config, toolctx_core::UnknownSettings::Refuse).and_then(Verifier::new) {
+        match Config::from_json(config, toolctx_core::UnknownSettings::Refuse)
+            .and_then(Verifier::new)
+        {
             Ok(v) => *slot = Some(v),
             Err(_) => return 3,
         }
