@@ -8,7 +8,11 @@
 // (createVerifier, verify with the case's `now`). Prints one line per failed
 // case, `file: case: expected ..., got ...`, then `N passed, N failed`; exits
 // non-zero when a case failed or a file could not be read.
-import { readFileSync } from 'node:fs';
+//
+// Other runtimes' runners import `runVectors` and hand it their own verdict
+// function (tests/edge/vectors runs each case inside workerd).
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 import { createVerifier } from '../dist/index.js';
 
@@ -127,7 +131,22 @@ function request(c) {
   return { method, headers, body };
 }
 
-function runFile(path, tally) {
+/** The verdict of the package in this Node process. */
+function nodeVerdict(opts, req, now) {
+  let verifier;
+  try {
+    verifier = createVerifier(opts);
+  } catch (e) {
+    throw new Error(`config: ${e.message}`);
+  }
+  try {
+    return verifier.verify(req, { now });
+  } finally {
+    verifier.free();
+  }
+}
+
+async function runFile(path, tally, verdict) {
   let file;
   try {
     file = JSON.parse(readFileSync(path, 'utf8'));
@@ -139,22 +158,12 @@ function runFile(path, tally) {
     tally.broken.push(`${path}: no cases`);
     return;
   }
-  file.cases.forEach((c, i) => {
+  for (const [i, c] of file.cases.entries()) {
     const name = typeof c?.name === 'string' ? c.name : `#${i}`;
     let failure;
     try {
       const now = Number.isInteger(c.now) ? c.now : Number.isInteger(file.now) ? file.now : 0;
-      let verifier;
-      try {
-        verifier = createVerifier(options(merged(file, c)));
-      } catch (e) {
-        throw new Error(`config: ${e.message}`);
-      }
-      try {
-        failure = judge(c.expect, verifier.verify(request(c), { now }));
-      } finally {
-        verifier.free();
-      }
+      failure = judge(c.expect, await verdict(options(merged(file, c)), request(c), now));
     } catch (e) {
       failure = e.message;
     }
@@ -163,16 +172,29 @@ function runFile(path, tally) {
       tally.failed++;
       tally.failures.push(`${path}: ${name}: ${failure}`);
     }
-  });
+  }
 }
 
-const paths = process.argv.slice(2);
-if (paths.length === 0) {
-  console.error('usage: node npm/test/vectors.mjs FILE...');
-  process.exit(2);
+/**
+ * Runs every case of every file through `verdict(options, request, now)`
+ * (createVerifier options, the request as `verify` takes it, Unix seconds;
+ * it returns `verify`'s result or a promise of it, and throws `config: ...`
+ * for a configuration the package refused). Prints the failures and the
+ * `N passed, N failed` line and sets the exit status.
+ */
+export async function runVectors(paths, verdict) {
+  const tally = { passed: 0, failed: 0, failures: [], broken: [] };
+  for (const p of paths) await runFile(p, tally, verdict);
+  for (const line of [...tally.failures, ...tally.broken]) console.log(line);
+  console.log(`${tally.passed} passed, ${tally.failed + tally.broken.length} failed`);
+  process.exitCode = tally.failed === 0 && tally.broken.length === 0 ? 0 : 1;
 }
-const tally = { passed: 0, failed: 0, failures: [], broken: [] };
-for (const p of paths) runFile(p, tally);
-for (const line of [...tally.failures, ...tally.broken]) console.log(line);
-console.log(`${tally.passed} passed, ${tally.failed + tally.broken.length} failed`);
-process.exitCode = tally.failed === 0 && tally.broken.length === 0 ? 0 : 1;
+
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const paths = process.argv.slice(2);
+  if (paths.length === 0) {
+    console.error('usage: node npm/test/vectors.mjs FILE...');
+    process.exit(2);
+  }
+  await runVectors(paths, nodeVerdict);
+}
