@@ -16,7 +16,9 @@ extern crate alloc;
 
 mod b64;
 mod config;
+pub mod jcs;
 pub mod json;
+pub mod names;
 mod reason;
 mod scan;
 mod token;
