@@ -106,7 +106,14 @@ def jwt_filter(cache):
     }
 
 
-def wrk(port, token, body, duration, script_dir):
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wrk(port, token, body, duration, script_dir, envoy_pid=None):
     lua = os.path.join(script_dir, "post.lua")
     with open(lua, "w") as f:
         f.write('wrk.method = "POST"\n')
@@ -114,9 +121,12 @@ def wrk(port, token, body, duration, script_dir):
         f.write('wrk.headers["content-type"] = "application/json"\n')
         f.write('wrk.headers["accept"] = "application/json, text/event-stream"\n')
         f.write('wrk.headers["x-agentarea-context"] = "%s"\n' % token)
+    cpu0 = cpu_seconds(envoy_pid) if envoy_pid else 0.0
     out = subprocess.run(["wrk", "-t", "1", "-c", str(CONNECTIONS), "-d", duration, "--latency", "-s", lua,
                           "http://127.0.0.1:%d/mcp" % port], capture_output=True, text=True, check=True).stdout
+    cpu = cpu_seconds(envoy_pid) - cpu0 if envoy_pid else 0.0
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    total = int(re.search(r"(\d+) requests in", out).group(1))
 
     def pct(p):
         m = re.search(r"^\s+%s%%\s+([\d.]+)(us|ms|s)\s*$" % p, out, re.M)
@@ -126,6 +136,7 @@ def wrk(port, token, body, duration, script_dir):
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     errors = re.search(r"Socket errors:.*", out)
     return {"rps": rps, "p50": pct(50), "p99": pct(99), "non2xx": int(bad.group(1)) if bad else 0,
+            "cpu_us": cpu * 1e6 / total if total else 0.0,
             "socket_errors": errors.group(0) if errors else ""}
 
 
@@ -161,20 +172,29 @@ def main():
     for i in range(ROUNDS):
         order = scenarios if i % 2 == 0 else scenarios[::-1]
         for name, port in order:
-            rounds[name].append(wrk(port, token, body, DURATION, work))
+            # The front Envoy's CPU per request is steadier on a busy machine
+            # than requests/s (for "upstream direct" it is idle: 0).
+            rounds[name].append(wrk(port, token, body, DURATION, work, front.proc.pid))
     results = {}
-    print("%-30s %12s %10s %10s   %s" % ("scenario", "requests/s", "p50 ms", "p99 ms", "requests/s per round"))
+    print("%-30s %12s %10s %10s %14s   %s" % ("scenario", "requests/s", "p50 ms", "p99 ms", "envoy CPU us/rq",
+                                              "requests/s per round"))
     for name, _ in scenarios:
         r = max(rounds[name], key=lambda x: x["rps"])
         results[name] = r
         bad = [x for x in rounds[name] if x["non2xx"] or x["socket_errors"]]
         note = "" if not bad else "  (errors: %s)" % ["%d non-2xx %s" % (x["non2xx"], x["socket_errors"]) for x in bad]
-        print("%-30s %12.0f %10.3f %10.3f   %s%s" % (name, r["rps"], r["p50"], r["p99"],
-                                                   " ".join("%.0f" % x["rps"] for x in rounds[name]), note))
+        cpu = min(x["cpu_us"] for x in rounds[name])
+        print("%-30s %12.0f %10.3f %10.3f %14.1f   %s%s" % (name, r["rps"], r["p50"], r["p99"], cpu,
+                                                          " ".join("%.0f" % x["rps"] for x in rounds[name]), note))
     counters = front.counters()
     t, j, p = results["envoy + toolctx"], results["envoy + jwt_authn (no cache)"], results["envoy plain"]
     print("toolctx / jwt_authn (no cache) requests/s: %.2f" % (t["rps"] / j["rps"]))
     print("toolctx p99 over plain Envoy: %+.3f ms" % (t["p99"] - p["p99"]))
+    cpu = {name: min(x["cpu_us"] for x in rounds[name]) for name in rounds}
+    print("front Envoy CPU per request over plain: toolctx %+.1f us, jwt_authn (no cache) %+.1f us, "
+          "jwt_authn (cache) %+.1f us" % (cpu["envoy + toolctx"] - cpu["envoy plain"],
+                                          cpu["envoy + jwt_authn (no cache)"] - cpu["envoy plain"],
+                                          cpu["envoy + jwt_authn (cache)"] - cpu["envoy plain"]))
     print("toolctx counters: accepted %s, refused %s" % (
         counters.get("wasmcustom.toolctx.accepted"),
         sum(v for k, v in counters.items() if ".refused." in k)))

@@ -127,7 +127,7 @@ class Envoy:
 
     def counters(self):
         out = {}
-        for line in self.get("/stats?filter=toolctx").splitlines():
+        for line in self.get("/stats?filter=%5Ewasmcustom%5C.toolctx%5C.").splitlines():
             name, _, value = line.partition(": ")
             if value.strip().isdigit():
                 out[name.strip()] = int(value)
