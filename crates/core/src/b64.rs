@@ -26,6 +26,7 @@ pub(crate) struct Alphabet {
 
 const URL_CHARS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 const STD_CHARS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const BCRYPT_CHARS: &[u8; 64] = b"./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 pub(crate) static URL: Alphabet = Alphabet {
     encode: URL_CHARS,
@@ -36,6 +37,12 @@ pub(crate) static STD: Alphabet = Alphabet {
     decode: table(STD_CHARS),
 };
 
+/// bcrypt's own alphabet (salts and hashes in `$2b$` strings).
+pub(crate) static BCRYPT: Alphabet = Alphabet {
+    encode: BCRYPT_CHARS,
+    decode: table(BCRYPT_CHARS),
+};
+
 impl Alphabet {
     fn value(&self, c: u8) -> u32 {
         u32::from(self.decode.get(usize::from(c)).copied().unwrap_or(INVALID))
@@ -43,6 +50,17 @@ impl Alphabet {
 
     /// Canonical unpadded decoding.
     pub(crate) fn decode_unpadded(&self, input: &[u8]) -> Option<Vec<u8>> {
+        self.decode(input, true)
+    }
+
+    /// Unpadded decoding that ignores the unused bits of the last symbol
+    /// (bcrypt salts written by some libraries set them).
+    pub(crate) fn decode_unpadded_lenient(&self, input: &[u8]) -> Option<Vec<u8>> {
+        self.decode(input, false)
+    }
+
+    fn decode(&self, input: &[u8], canonical: bool) -> Option<Vec<u8>> {
+        let strict = u32::from(canonical);
         let tail = match input.len() % 4 {
             0 => 0,
             2 => 1,
@@ -66,12 +84,12 @@ impl Alphabet {
             ([], _) => {}
             (&[a, b], Some([x])) => {
                 let (a, b) = (self.value(a), self.value(b));
-                seen |= a | b | (b & 0x0f) << 6;
+                seen |= a | b | ((b & 0x0f) * strict) << 6;
                 *x = ((a << 2) | (b >> 4)) as u8;
             }
             (&[a, b, c], Some([x, y])) => {
                 let (a, b, c) = (self.value(a), self.value(b), self.value(c));
-                seen |= a | b | c | (c & 0x03) << 6;
+                seen |= a | b | c | ((c & 0x03) * strict) << 6;
                 let n = (a << 18) | (b << 12) | (c << 6);
                 (*x, *y) = ((n >> 16) as u8, (n >> 8) as u8);
             }

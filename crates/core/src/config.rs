@@ -101,6 +101,8 @@ pub enum ConfigError {
     /// A numeric limit is outside its sane range; names it.
     Limit(&'static str),
     NoProtocolMajors,
+    /// A setting is outside what it may be; names it.
+    Invalid(&'static str),
 }
 
 impl ConfigError {
@@ -118,6 +120,7 @@ impl ConfigError {
             ConfigError::CredentialNoValues => "credential_no_values",
             ConfigError::Limit(_) => "limit_out_of_range",
             ConfigError::NoProtocolMajors => "no_protocol_majors",
+            ConfigError::Invalid(_) => "config_invalid",
         }
     }
 }
@@ -139,6 +142,7 @@ impl core::fmt::Display for ConfigError {
             ConfigError::CredentialNoValues => f.write_str("credential needs at least one non-empty accepted value"),
             ConfigError::Limit(name) => write!(f, "setting `{name}` is out of range"),
             ConfigError::NoProtocolMajors => f.write_str("`protocol_majors` must not be empty"),
+            ConfigError::Invalid(name) => write!(f, "setting `{name}` is invalid"),
         }
     }
 }
@@ -189,12 +193,7 @@ impl Config {
             }
         }
         if let Some(c) = &self.credential {
-            if c.header.is_empty() || !c.header.bytes().all(is_token_char) {
-                return Err(ConfigError::CredentialHeader);
-            }
-            if c.values.is_empty() || c.values.iter().any(String::is_empty) {
-                return Err(ConfigError::CredentialNoValues);
-            }
+            c.validate()?;
         }
         if self.clock_skew_s > MAX_CLOCK_SKEW_S {
             return Err(ConfigError::Limit("clock_skew_s"));
@@ -238,22 +237,7 @@ impl Config {
                             .collect(),
                     )
                 }
-                "credential" => {
-                    config.credential = match value {
-                        Value::Null => None,
-                        Value::Object(_) => Some(Credential {
-                            header: string(
-                                value.get("header").unwrap_or(&Value::Null),
-                                "credential.header",
-                            )?,
-                            values: strings(
-                                value.get("values").unwrap_or(&Value::Null),
-                                "credential.values",
-                            )?,
-                        }),
-                        _ => return Err(ConfigError::Type("credential")),
-                    }
-                }
+                "credential" => config.credential = credential(value)?,
                 "require_context" => {
                     config.require_context = match value {
                         Value::Bool(b) => *b,
@@ -286,22 +270,52 @@ impl Config {
     }
 }
 
-fn string(v: &Value<'_>, name: &'static str) -> Result<String, ConfigError> {
+impl Credential {
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        if self.header.is_empty() || !self.header.bytes().all(is_token_char) {
+            return Err(ConfigError::CredentialHeader);
+        }
+        if self.values.is_empty() || self.values.iter().any(String::is_empty) {
+            return Err(ConfigError::CredentialNoValues);
+        }
+        Ok(())
+    }
+}
+
+/// The `credential` setting: `null` or `{"header": "...", "values": [...]}`.
+pub(crate) fn credential(value: &Value<'_>) -> Result<Option<Credential>, ConfigError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Object(_) => Ok(Some(Credential {
+            header: string(
+                value.get("header").unwrap_or(&Value::Null),
+                "credential.header",
+            )?,
+            values: strings(
+                value.get("values").unwrap_or(&Value::Null),
+                "credential.values",
+            )?,
+        })),
+        _ => Err(ConfigError::Type("credential")),
+    }
+}
+
+pub(crate) fn string(v: &Value<'_>, name: &'static str) -> Result<String, ConfigError> {
     v.as_str().map(String::from).ok_or(ConfigError::Type(name))
 }
 
-fn strings(v: &Value<'_>, name: &'static str) -> Result<Vec<String>, ConfigError> {
+pub(crate) fn strings(v: &Value<'_>, name: &'static str) -> Result<Vec<String>, ConfigError> {
     let Value::Array(items) = v else {
         return Err(ConfigError::Type(name));
     };
     items.iter().map(|i| string(i, name)).collect()
 }
 
-fn integer(v: &Value<'_>, name: &'static str) -> Result<u64, ConfigError> {
+pub(crate) fn integer(v: &Value<'_>, name: &'static str) -> Result<u64, ConfigError> {
     v.as_numeric_date().ok_or(ConfigError::Type(name))
 }
 
-fn size(v: &Value<'_>, name: &'static str) -> Result<usize, ConfigError> {
+pub(crate) fn size(v: &Value<'_>, name: &'static str) -> Result<usize, ConfigError> {
     usize::try_from(integer(v, name)?).map_err(|_| ConfigError::Limit(name))
 }
 

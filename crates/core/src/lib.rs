@@ -14,6 +14,7 @@
 
 extern crate alloc;
 
+pub mod aivax;
 mod b64;
 mod config;
 pub mod jcs;

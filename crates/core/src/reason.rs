@@ -36,6 +36,8 @@ pub enum Reason {
     MetaMissing,
     ClaimMissing,
     TokenReplayed,
+    NonceMissing,
+    NonceInvalid,
 }
 
 struct Row {
@@ -56,7 +58,7 @@ const fn row(code: &'static str, status: u16, rpc: i32, message: &'static str) -
 
 impl Reason {
     /// Every reason, in the order of the checks.
-    pub const ALL: [Reason; 30] = [
+    pub const ALL: [Reason; 32] = [
         Reason::CredentialMissing,
         Reason::CredentialInvalid,
         Reason::BodyTooLarge,
@@ -87,6 +89,8 @@ impl Reason {
         Reason::MetaMissing,
         Reason::ClaimMissing,
         Reason::TokenReplayed,
+        Reason::NonceMissing,
+        Reason::NonceInvalid,
     ];
 
     const fn row(self) -> Row {
@@ -197,6 +201,9 @@ impl Reason {
                 "context key not vouched for by the token",
             ),
             TokenReplayed => row("token_replayed", 401, -32001, "context token already used"),
+            // AIVAX profile (CONTRACT §7).
+            NonceMissing => row("nonce_missing", 401, -32001, "AIVAX nonce missing"),
+            NonceInvalid => row("nonce_invalid", 401, -32001, "AIVAX nonce invalid"),
         }
     }
 

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use hmac::Mac;
 
 use crate::b64;
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Credential};
 use crate::json::{self, write_str, JsonError, Value};
 use crate::reason::Reason;
 use crate::token::{self, push_u64, HmacSha256, ISSUER, META_PREFIX};
@@ -202,7 +202,7 @@ fn header<'h, N: AsRef<[u8]>, V: AsRef<[u8]>>(headers: &'h [(N, V)], name: &str)
 }
 
 /// Constant-time equality; the running time depends only on `expected`'s length.
-fn ct_eq(expected: &[u8], given: &[u8]) -> bool {
+pub(crate) fn ct_eq(expected: &[u8], given: &[u8]) -> bool {
     let mut diff = u8::from(expected.len() != given.len());
     for (i, e) in expected.iter().enumerate() {
         diff |= e ^ given.get(i).copied().unwrap_or(0);
@@ -288,28 +288,14 @@ impl Verifier {
         method: &str,
         headers: &[(N, V)],
     ) -> HeadersVerdict {
-        if method != "POST" {
-            return HeadersVerdict::Pass;
+        self.envelope().headers(method, headers)
+    }
+
+    fn envelope(&self) -> Envelope<'_> {
+        Envelope {
+            credential: self.config.credential.as_ref(),
+            max_body_bytes: self.config.max_body_bytes,
         }
-        let Some(cred) = &self.config.credential else {
-            return HeadersVerdict::ReadBody;
-        };
-        let reason = match header(headers, &cred.header) {
-            Lookup::Missing => Reason::CredentialMissing,
-            Lookup::Many => Reason::CredentialInvalid,
-            Lookup::Once(given) => {
-                // Every accepted value is compared, matched or not.
-                let ok = cred
-                    .values
-                    .iter()
-                    .fold(false, |ok, v| ct_eq(v.as_bytes(), given) | ok);
-                if ok {
-                    return HeadersVerdict::ReadBody;
-                }
-                Reason::CredentialInvalid
-            }
-        };
-        HeadersVerdict::Reject(Refusal::new(reason, None))
     }
 
     /// The whole decision on one request. `now` is Unix seconds.
@@ -320,84 +306,25 @@ impl Verifier {
         body: &[u8],
         now: u64,
     ) -> Verdict {
-        match self.check_headers(method, headers) {
-            HeadersVerdict::Pass => return Verdict::Pass,
-            HeadersVerdict::Reject(r) => return Verdict::Reject(r),
-            HeadersVerdict::ReadBody => {}
-        }
-        let early = |reason| Verdict::Reject(Refusal::new(reason, None));
-        // Step 2.
-        if body.len() > self.config.max_body_bytes {
-            return early(Reason::BodyTooLarge);
-        }
-        // Step 3.
-        let doc = match json::parse_request(body) {
-            Ok(doc) => doc,
-            Err(e) => return early(json_refusal(e)),
-        };
-        // Steps 4 and 5.
-        let request = match &doc {
-            Value::Array(items) => {
-                let has_call = items
-                    .iter()
-                    .any(|i| get_str(i, "method") == Some(TOOLS_CALL));
-                return if has_call {
-                    early(Reason::BatchWithToolsCall)
-                } else {
-                    Verdict::Pass
-                };
-            }
-            Value::Object(_) if get_str(&doc, "method") == Some(TOOLS_CALL) => &doc,
-            _ => return Verdict::Pass,
-        };
-        let id = match request.get("id") {
-            Some(Value::String(s)) => {
-                let mut text = String::with_capacity(s.len() + 2);
-                write_str(s, &mut text);
-                Some(text)
-            }
-            Some(Value::Number(n)) => Some(String::from(&**n)),
-            _ => None,
-        };
-        match self.check_call(request, headers, now) {
-            Ok(Some(context)) => Verdict::Accept(Box::new(context)),
-            Ok(None) => Verdict::Pass,
-            Err(reason) => Verdict::Reject(Refusal::new(reason, id)),
+        match self.envelope().run(method, headers, body, |call| {
+            self.check_call(call, headers, now)
+        }) {
+            Outcome::Pass => Verdict::Pass,
+            Outcome::Accept(context) => Verdict::Accept(Box::new(context)),
+            Outcome::Reject(r) => Verdict::Reject(r),
         }
     }
 
-    /// Steps 6 to 14 on a single `tools/call` request object; `Ok(None)`
-    /// is a call without context that the configuration lets pass.
+    /// Steps 8 to 14, after the envelope; `Ok(None)` is a call without
+    /// context that the configuration lets pass.
     fn check_call<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
-        request: &Value<'_>,
+        call: Call<'_, '_>,
         headers: &[(N, V)],
         now: u64,
     ) -> Result<Option<Context>, Reason> {
-        // Step 6.
-        let params = request
-            .get("params")
-            .filter(|p| p.is_object())
-            .ok_or(Reason::InvalidParams)?;
-        let name = get_str(params, "name").ok_or(Reason::InvalidParams)?;
-        let meta: &[(Cow<'_, str>, Value<'_>)] = match params.get("_meta") {
-            None => &[],
-            Some(Value::Object(members)) => members,
-            Some(_) => return Err(Reason::InvalidParams),
-        };
+        let Call { name, meta } = call;
         let has_context_keys = || meta.iter().any(|(k, _)| k.starts_with(META_PREFIX));
-
-        // Step 7.
-        match header(headers, MCP_METHOD_HEADER) {
-            Lookup::Missing => {}
-            Lookup::Once(v) if v == TOOLS_CALL.as_bytes() => {}
-            _ => return Err(Reason::HeaderMismatch),
-        }
-        match header(headers, MCP_NAME_HEADER) {
-            Lookup::Missing => {}
-            Lookup::Once(v) if mcp_name_matches(v, name) => {}
-            _ => return Err(Reason::HeaderMismatch),
-        }
 
         // Step 8.
         let token = match header(headers, TOKEN_HEADER) {
@@ -578,6 +505,153 @@ impl Verifier {
         }
         !major.is_empty() && self.config.protocol_majors.contains(&value)
     }
+}
+
+/// Steps 0 and 1: `Pass` for anything but `POST`, then the static credential.
+fn check_credential<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+    credential: Option<&Credential>,
+    method: &str,
+    headers: &[(N, V)],
+) -> HeadersVerdict {
+    if method != "POST" {
+        return HeadersVerdict::Pass;
+    }
+    let Some(cred) = credential else {
+        return HeadersVerdict::ReadBody;
+    };
+    let reason = match header(headers, &cred.header) {
+        Lookup::Missing => Reason::CredentialMissing,
+        Lookup::Many => Reason::CredentialInvalid,
+        Lookup::Once(given) => {
+            // Every accepted value is compared, matched or not.
+            let ok = cred
+                .values
+                .iter()
+                .fold(false, |ok, v| ct_eq(v.as_bytes(), given) | ok);
+            if ok {
+                return HeadersVerdict::ReadBody;
+            }
+            Reason::CredentialInvalid
+        }
+    };
+    HeadersVerdict::Reject(Refusal::new(reason, None))
+}
+
+/// A single `tools/call` that passed steps 0 to 7.
+pub(crate) struct Call<'v, 'b> {
+    /// `params.name`.
+    pub name: &'v str,
+    /// The members of `params._meta` (empty when absent), in document order.
+    pub meta: &'v [(Cow<'b, str>, Value<'b>)],
+}
+
+/// A decision of any profile.
+pub(crate) enum Outcome<T> {
+    Pass,
+    Accept(T),
+    Reject(Refusal),
+}
+
+/// Steps 0 to 7, the part of the contract every profile shares.
+pub(crate) struct Envelope<'c> {
+    pub credential: Option<&'c Credential>,
+    pub max_body_bytes: usize,
+}
+
+impl Envelope<'_> {
+    /// Steps 0 and 1.
+    pub fn headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+    ) -> HeadersVerdict {
+        check_credential(self.credential, method, headers)
+    }
+
+    /// Runs steps 0 to 7, then `rest` on the call; a refusal from `rest`
+    /// carries the request's id.
+    pub fn run<N: AsRef<[u8]>, V: AsRef<[u8]>, T>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+        rest: impl FnOnce(Call<'_, '_>) -> Result<Option<T>, Reason>,
+    ) -> Outcome<T> {
+        match self.headers(method, headers) {
+            HeadersVerdict::Pass => return Outcome::Pass,
+            HeadersVerdict::Reject(r) => return Outcome::Reject(r),
+            HeadersVerdict::ReadBody => {}
+        }
+        let early = |reason| Outcome::Reject(Refusal::new(reason, None));
+        // Step 2.
+        if body.len() > self.max_body_bytes {
+            return early(Reason::BodyTooLarge);
+        }
+        // Step 3.
+        let doc = match json::parse_request(body) {
+            Ok(doc) => doc,
+            Err(e) => return early(json_refusal(e)),
+        };
+        // Steps 4 and 5.
+        let request = match &doc {
+            Value::Array(items) => {
+                let has_call = items
+                    .iter()
+                    .any(|i| get_str(i, "method") == Some(TOOLS_CALL));
+                return if has_call {
+                    early(Reason::BatchWithToolsCall)
+                } else {
+                    Outcome::Pass
+                };
+            }
+            Value::Object(_) if get_str(&doc, "method") == Some(TOOLS_CALL) => &doc,
+            _ => return Outcome::Pass,
+        };
+        let id = match request.get("id") {
+            Some(Value::String(s)) => {
+                let mut text = String::with_capacity(s.len() + 2);
+                write_str(s, &mut text);
+                Some(text)
+            }
+            Some(Value::Number(n)) => Some(String::from(&**n)),
+            _ => None,
+        };
+        match call_shape(request, headers).and_then(rest) {
+            Ok(Some(accepted)) => Outcome::Accept(accepted),
+            Ok(None) => Outcome::Pass,
+            Err(reason) => Outcome::Reject(Refusal::new(reason, id)),
+        }
+    }
+}
+
+/// Steps 6 and 7 on a `tools/call` request object.
+fn call_shape<'v, 'b, N: AsRef<[u8]>, V: AsRef<[u8]>>(
+    request: &'v Value<'b>,
+    headers: &[(N, V)],
+) -> Result<Call<'v, 'b>, Reason> {
+    // Step 6.
+    let params = request
+        .get("params")
+        .filter(|p| p.is_object())
+        .ok_or(Reason::InvalidParams)?;
+    let name = get_str(params, "name").ok_or(Reason::InvalidParams)?;
+    let meta: &[(Cow<'b, str>, Value<'b>)] = match params.get("_meta") {
+        None => &[],
+        Some(Value::Object(members)) => members,
+        Some(_) => return Err(Reason::InvalidParams),
+    };
+    // Step 7.
+    match header(headers, MCP_METHOD_HEADER) {
+        Lookup::Missing => {}
+        Lookup::Once(v) if v == TOOLS_CALL.as_bytes() => {}
+        _ => return Err(Reason::HeaderMismatch),
+    }
+    match header(headers, MCP_NAME_HEADER) {
+        Lookup::Missing => {}
+        Lookup::Once(v) if mcp_name_matches(v, name) => {}
+        _ => return Err(Reason::HeaderMismatch),
+    }
+    Ok(Call { name, meta })
 }
 
 /// A token's header or payload: a JSON object, read by the body's reader.

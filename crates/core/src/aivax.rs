@@ -1,0 +1,480 @@
+//! The AIVAX profile (CONTRACT §7): `_aiv_*` members of `params._meta`.
+//!
+//! `_aiv_nonce` is a bcrypt hash of the account's hook key. It is verified
+//! by hashing the configured plain-text hook key with the nonce's own salt
+//! and cost and comparing in constant time, never by comparing strings. The
+//! cost is read from the nonce, which the caller chooses, so a cost above
+//! the configured cap (12 by default) is refused before any hashing.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use alloc::boxed::Box;
+
+use crate::b64;
+use crate::config::{
+    self, ConfigError, Credential, UnknownSettings, DEFAULT_MAX_BODY_BYTES, MAX_BODY_LIMIT,
+};
+use crate::json::{self, Value};
+use crate::reason::Reason;
+use crate::verify::{Envelope, HeadersVerdict, Outcome, Refusal};
+
+/// Highest bcrypt cost accepted unless configured otherwise.
+pub const DEFAULT_MAX_BCRYPT_COST: u32 = 12;
+const MIN_BCRYPT_COST: u32 = 4;
+const MAX_BCRYPT_COST: u32 = 31;
+const NONCE: &str = "_aiv_nonce";
+const RESERVED_PREFIX: &str = "_aiv";
+
+/// Settings of the AIVAX profile.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AivaxConfig {
+    /// The account hook key in plain text (1..=72 bytes, no NUL).
+    pub hook_key: Vec<u8>,
+    /// Refuse a call whose `_aiv_nonce` is missing or `null`.
+    pub require_nonce: bool,
+    /// Highest bcrypt cost worked on (4..=31).
+    pub max_bcrypt_cost: u32,
+}
+
+impl core::fmt::Debug for AivaxConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AivaxConfig")
+            .field("hook_key", &"[redacted]")
+            .field("require_nonce", &self.require_nonce)
+            .field("max_bcrypt_cost", &self.max_bcrypt_cost)
+            .finish()
+    }
+}
+
+impl AivaxConfig {
+    pub fn new(hook_key: Vec<u8>) -> AivaxConfig {
+        AivaxConfig {
+            hook_key,
+            require_nonce: true,
+            max_bcrypt_cost: DEFAULT_MAX_BCRYPT_COST,
+        }
+    }
+
+    /// Whether the settings are usable.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        // bcrypt reads at most 72 bytes and stops at NUL: a longer key or
+        // one with NUL would be silently shortened.
+        if self.hook_key.is_empty() || self.hook_key.len() > 72 || self.hook_key.contains(&0) {
+            return Err(ConfigError::Invalid("hook_key"));
+        }
+        if !(MIN_BCRYPT_COST..=MAX_BCRYPT_COST).contains(&self.max_bcrypt_cost) {
+            return Err(ConfigError::Limit("max_bcrypt_cost"));
+        }
+        Ok(())
+    }
+}
+
+/// `_aiv_moment`: an ISO 8601 timestamp with its UTC offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moment {
+    /// As sent.
+    pub text: String,
+    /// The instant, in Unix seconds (fraction dropped).
+    pub unix_seconds: i64,
+    /// The sender's offset from UTC, in minutes.
+    pub offset_minutes: i32,
+}
+
+/// What an AIVAX call carries, parsed and typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AivaxContext {
+    /// Whether `_aiv_nonce` was present and verified against the hook key.
+    pub nonce_verified: bool,
+    pub external_user_id: Option<String>,
+    /// Kept as sent: consumers tolerate future values.
+    pub call_source: Option<String>,
+    pub conversation_token: Option<String>,
+    pub moment: Option<Moment>,
+    /// The application's flat string metadata (every other string member
+    /// of `_meta`), in document order.
+    pub metadata: Vec<(String, String)>,
+}
+
+impl AivaxContext {
+    /// The context as a JSON object.
+    pub fn to_json(&self) -> String {
+        use crate::json::write_str;
+        let mut out = String::from("{\"nonce_verified\":");
+        out.push_str(if self.nonce_verified { "true" } else { "false" });
+        for (name, value) in [
+            ("external_user_id", &self.external_user_id),
+            ("call_source", &self.call_source),
+            ("conversation_token", &self.conversation_token),
+        ] {
+            if let Some(v) = value {
+                out.push_str(",\"");
+                out.push_str(name);
+                out.push_str("\":");
+                write_str(v, &mut out);
+            }
+        }
+        if let Some(m) = &self.moment {
+            out.push_str(",\"moment\":");
+            write_str(&m.text, &mut out);
+            out.push_str(",\"moment_unix\":");
+            out.push_str(itoa(m.unix_seconds).as_str());
+            out.push_str(",\"moment_offset_minutes\":");
+            out.push_str(itoa(i64::from(m.offset_minutes)).as_str());
+        }
+        out.push_str(",\"metadata\":{");
+        for (i, (k, v)) in self.metadata.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_str(k, &mut out);
+            out.push(':');
+            write_str(v, &mut out);
+        }
+        out.push_str("}}");
+        out
+    }
+}
+
+fn itoa(v: i64) -> String {
+    use core::fmt::Write as _;
+    let mut s = String::new();
+    let _ = write!(s, "{v}");
+    s
+}
+
+/// The verdict of the AIVAX profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AivaxVerdict {
+    /// Not a `tools/call`: forward untouched.
+    Pass,
+    Accept(Box<AivaxContext>),
+    Reject(Refusal),
+}
+
+/// Verifies `tools/call` requests from AIVAX: CONTRACT §2 steps 0 to 7
+/// (method, credential, body size, strict JSON, batch, shape, MCP headers),
+/// then the `_aiv_*` members instead of the AgentArea token.
+#[derive(Debug, Clone)]
+pub struct AivaxVerifier {
+    aivax: AivaxConfig,
+    credential: Option<Credential>,
+    max_body_bytes: usize,
+}
+
+impl AivaxVerifier {
+    pub fn new(
+        aivax: AivaxConfig,
+        credential: Option<Credential>,
+        max_body_bytes: usize,
+    ) -> Result<AivaxVerifier, ConfigError> {
+        aivax.validate()?;
+        if let Some(c) = &credential {
+            c.validate()?;
+        }
+        if !(1..=MAX_BODY_LIMIT).contains(&max_body_bytes) {
+            return Err(ConfigError::Limit("max_body_bytes"));
+        }
+        Ok(AivaxVerifier {
+            aivax,
+            credential,
+            max_body_bytes,
+        })
+    }
+
+    /// Reads `{"hook_key": "...", "require_nonce": true, "max_bcrypt_cost":
+    /// 12, "credential": {...}, "max_body_bytes": 1048576}` (only
+    /// `hook_key` is required) and validates it.
+    pub fn from_json(text: &[u8], unknown: UnknownSettings) -> Result<AivaxVerifier, ConfigError> {
+        let doc = json::parse(text).map_err(|_| ConfigError::Json)?;
+        let Value::Object(members) = &doc else {
+            return Err(ConfigError::Json);
+        };
+        let mut hook_key = None;
+        let mut aivax = AivaxConfig::new(Vec::new());
+        let mut credential = None;
+        let mut max_body_bytes = DEFAULT_MAX_BODY_BYTES;
+        for (name, value) in members {
+            match &**name {
+                "hook_key" => hook_key = Some(config::string(value, "hook_key")?.into_bytes()),
+                "require_nonce" => {
+                    aivax.require_nonce = match value {
+                        Value::Bool(b) => *b,
+                        _ => return Err(ConfigError::Type("require_nonce")),
+                    }
+                }
+                "max_bcrypt_cost" => {
+                    aivax.max_bcrypt_cost =
+                        u32::try_from(config::integer(value, "max_bcrypt_cost")?)
+                            .map_err(|_| ConfigError::Limit("max_bcrypt_cost"))?
+                }
+                "credential" => credential = config::credential(value)?,
+                "max_body_bytes" => max_body_bytes = config::size(value, "max_body_bytes")?,
+                other if unknown == UnknownSettings::Refuse => {
+                    return Err(ConfigError::UnknownSetting(other.into()))
+                }
+                _ => {}
+            }
+        }
+        aivax.hook_key = hook_key.ok_or(ConfigError::Missing("hook_key"))?;
+        AivaxVerifier::new(aivax, credential, max_body_bytes)
+    }
+
+    /// Steps 0 and 1, before the body is read.
+    pub fn check_headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+    ) -> HeadersVerdict {
+        self.envelope().headers(method, headers)
+    }
+
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+
+    /// The whole decision on one request.
+    pub fn check<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+    ) -> AivaxVerdict {
+        match self.envelope().run(method, headers, body, |call| {
+            check(&self.aivax, call.meta).map(Some)
+        }) {
+            Outcome::Pass => AivaxVerdict::Pass,
+            Outcome::Accept(c) => AivaxVerdict::Accept(Box::new(c)),
+            Outcome::Reject(r) => AivaxVerdict::Reject(r),
+        }
+    }
+
+    fn envelope(&self) -> Envelope<'_> {
+        Envelope {
+            credential: self.credential.as_ref(),
+            max_body_bytes: self.max_body_bytes,
+        }
+    }
+}
+
+/// Checks the `_aiv_*` members of `_meta` (an object, or absent).
+pub(crate) fn check(
+    config: &AivaxConfig,
+    meta: &[(alloc::borrow::Cow<'_, str>, Value<'_>)],
+) -> Result<AivaxContext, Reason> {
+    let get = |name: &str| meta.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    let nonce_verified = match get(NONCE) {
+        None | Some(Value::Null) if config.require_nonce => return Err(Reason::NonceMissing),
+        None | Some(Value::Null) => false,
+        Some(Value::String(nonce)) => {
+            if !nonce_matches(config, nonce.as_bytes()) {
+                return Err(Reason::NonceInvalid);
+            }
+            true
+        }
+        Some(_) => return Err(Reason::NonceInvalid),
+    };
+    let optional = |name: &str| match get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(String::from(&**s))),
+        Some(_) => Err(Reason::ContextMalformed),
+    };
+    let moment = match optional("_aiv_moment")? {
+        None => None,
+        Some(text) => Some(parse_moment(&text).ok_or(Reason::ContextMalformed)?),
+    };
+    let metadata = meta
+        .iter()
+        .filter(|(k, _)| !k.starts_with(RESERVED_PREFIX))
+        .filter_map(|(k, v)| v.as_str().map(|s| (String::from(&**k), String::from(s))))
+        .collect();
+    Ok(AivaxContext {
+        nonce_verified,
+        external_user_id: optional("_aiv_external_user_id")?,
+        call_source: optional("_aiv_call_source")?,
+        conversation_token: optional("_aiv_conversation_token")?,
+        moment,
+        metadata,
+    })
+}
+
+/// `$2a$`/`$2b$`/`$2y$`, two cost digits, `$`, 22 salt and 31 hash symbols.
+fn nonce_matches(config: &AivaxConfig, nonce: &[u8]) -> bool {
+    let (Some(prefix), Some(cost), Some(b'$'), Some(salt), Some(hash)) = (
+        nonce.get(..4),
+        nonce.get(4..6),
+        nonce.get(6),
+        nonce.get(7..29),
+        nonce.get(29..),
+    ) else {
+        return false;
+    };
+    if !matches!(prefix, b"$2a$" | b"$2b$" | b"$2y$") || hash.len() != 31 {
+        return false;
+    }
+    let cost = match cost {
+        &[a @ b'0'..=b'9', b @ b'0'..=b'9'] => u32::from(a - b'0') * 10 + u32::from(b - b'0'),
+        _ => return false,
+    };
+    // The caller picks the cost: refuse expensive ones before any work.
+    if !(MIN_BCRYPT_COST..=config.max_bcrypt_cost).contains(&cost) {
+        return false;
+    }
+    let Some(salt) = b64::BCRYPT
+        .decode_unpadded_lenient(salt)
+        .and_then(|s| <[u8; 16]>::try_from(s).ok())
+    else {
+        return false;
+    };
+    // bcrypt hashes the key with its NUL terminator, at most 72 bytes.
+    let mut key = Vec::with_capacity(config.hook_key.len() + 1);
+    key.extend_from_slice(&config.hook_key);
+    key.push(0);
+    key.truncate(72);
+    let digest = bcrypt::bcrypt(cost, salt, &key);
+    let mut expected = String::with_capacity(31);
+    b64::BCRYPT.encode_unpadded(digest.get(..23).unwrap_or(&[]), &mut expected);
+    crate::verify::ct_eq(expected.as_bytes(), hash)
+}
+
+fn digits(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    s.iter().try_fold(0u32, |v, d| {
+        v.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+    })
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`.
+pub fn parse_moment(text: &str) -> Option<Moment> {
+    let b = text.as_bytes();
+    let field = |from: usize, to: usize| digits(b.get(from..to)?);
+    let sep = |at: usize, c: u8| b.get(at) == Some(&c);
+    if !(sep(4, b'-')
+        && sep(7, b'-')
+        && (sep(10, b'T') || sep(10, b't'))
+        && sep(13, b':')
+        && sep(16, b':'))
+    {
+        return None;
+    }
+    let (year, month, day) = (field(0, 4)?, field(5, 7)?, field(8, 10)?);
+    let (hour, minute, second) = (field(11, 13)?, field(14, 16)?, field(17, 19)?);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let max_day = month_days.get(usize::try_from(month).ok()?.checked_sub(1)?)?;
+    if day == 0 || day > *max_day || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut at = 19;
+    if sep(at, b'.') {
+        at += 1;
+        let start = at;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+        if at == start {
+            return None;
+        }
+    }
+    let offset_minutes: i32 = match b.get(at..)? {
+        b"Z" | b"z" => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let (h, m) = (digits(&[*h1, *h2])?, digits(&[*m1, *m2])?);
+            if h > 23 || m > 59 {
+                return None;
+            }
+            let minutes = i32::try_from(h * 60 + m).ok()?;
+            if *sign == b'-' {
+                -minutes
+            } else {
+                minutes
+            }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(i64::from(year), i64::from(month), i64::from(day));
+    let local = days * 86_400 + i64::from(hour) * 3600 + i64::from(minute) * 60 + i64::from(second);
+    Some(Moment {
+        text: String::from(text),
+        unix_seconds: local - i64::from(offset_minutes) * 60,
+        offset_minutes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments() {
+        let m = parse_moment("2025-09-09T16:58:05.0000000+00:00").unwrap();
+        assert_eq!((m.unix_seconds, m.offset_minutes), (1_757_437_085, 0));
+        let m = parse_moment("2025-09-09T19:58:05+03:00").unwrap();
+        assert_eq!((m.unix_seconds, m.offset_minutes), (1_757_437_085, 180));
+        assert_eq!(
+            parse_moment("1970-01-01T00:00:00Z").unwrap().unix_seconds,
+            0
+        );
+        assert_eq!(
+            parse_moment("2024-02-29T00:00:00-01:30")
+                .unwrap()
+                .unix_seconds,
+            1_709_170_200
+        );
+        for bad in [
+            "2025-09-09T16:58:05",
+            "2025-02-29T00:00:00Z",
+            "2025-13-01T00:00:00Z",
+            "2025-09-09 16:58:05Z",
+            "2025-09-09T16:58:05.+00:00",
+            "2025-09-09T16:58:05+0000",
+            "2025-09-09T24:00:00Z",
+            "２025-09-09T16:58:05Z",
+        ] {
+            assert_eq!(parse_moment(bad), None, "{bad}");
+        }
+    }
+
+    /// A hash made by Python's `bcrypt` (see tests/vectors/generate.py).
+    #[test]
+    fn nonce_checks_cost_before_work() {
+        let config = AivaxConfig::new(b"correctbatteryhorsestapler".to_vec());
+        let good = b"$2b$04$EGdrhbKUv8Oc9vGiXX0HQOxSg445d458Muh7DAHskb6QbtCvdxcie";
+        assert!(nonce_matches(&config, good));
+        assert!(!nonce_matches(&AivaxConfig::new(b"wrong".to_vec()), good));
+        let mut costly = *good;
+        costly[4..6].copy_from_slice(b"31");
+        assert!(
+            !nonce_matches(&config, &costly),
+            "cost 31 is over the cap: refused without hashing"
+        );
+        assert!(!nonce_matches(&config, &good[..59]));
+    }
+}
