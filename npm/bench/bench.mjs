@@ -18,13 +18,13 @@ import { jwtVerify } from 'jose';
 import jsonwebtoken from 'jsonwebtoken';
 
 import { createVerifier } from '../dist/index.js';
+import { CONTEXT_CLAIMS, bind } from './bind.mjs';
 
 const SECRET = 'bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
 const INSTANCE = '0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f';
 const NOW = Math.floor(Date.now() / 1000);
 const SKEW = 30;
 const MAX_AGE = 600;
-const CONTEXT_CLAIMS = ['protocol', 'task_id', 'tool_call_id', 'workspace_id', 'idempotency_key', 'agent_id', 'end_user_id', 'metadata'];
 
 // The token and the request.
 const context = {
@@ -77,32 +77,6 @@ const rawHeaders = [
 // What the JavaScript versions read: Node's req.headers.
 const headers = {};
 for (let i = 0; i < rawHeaders.length; i += 2) headers[rawHeaders[i].toLowerCase()] = rawHeaders[i + 1];
-
-// The binding check a user would write, once the token's claims are trusted.
-function jsonEqual(a, b) {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  return ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
-}
-function bind(payload, request) {
-  if (request.method !== 'tools/call' || typeof request.params?.name !== 'string') throw new Error('not a tools/call');
-  const m = request.params._meta ?? {};
-  for (const k of Object.keys(m)) {
-    if (k.startsWith('agentarea/')) {
-      const name = k.slice(10);
-      if (!(name in payload) || !jsonEqual(payload[name], m[k])) throw new Error(`meta_mismatch ${name}`);
-    }
-  }
-  for (const name of CONTEXT_CLAIMS) {
-    if (name in payload && !(`agentarea/${name}` in m)) throw new Error(`meta_missing ${name}`);
-  }
-  if (payload.tool !== undefined && payload.tool !== request.params.name) throw new Error('tool_mismatch');
-  if (payload.idempotency_key !== `${payload.task_id}:${payload.tool_call_id}`) throw new Error('context_malformed');
-  return payload;
-}
 
 // The candidates. Each verifies the same request and returns the context.
 const toolctx = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
