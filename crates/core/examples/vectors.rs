@@ -17,7 +17,8 @@
 
 use base64::Engine as _;
 use serde_json::{Map, Value as J};
-use toolctx_core::{json, Config, UnknownSettings, Verdict, Verifier};
+use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier};
+use toolctx_core::{jcs, json, names, Config, UnknownSettings, Verdict, Verifier};
 
 /// The outcome of a set of vector files.
 #[derive(Default)]
@@ -180,6 +181,56 @@ pub fn request(case: &J) -> Result<Request, String> {
     })
 }
 
+/// The AIVAX profile's verdict against `expect` (same shape as [`judge`]).
+fn judge_aivax(expect: &J, verdict: &AivaxVerdict) -> Result<(), String> {
+    let as_verdict = match verdict {
+        AivaxVerdict::Pass => Verdict::Pass,
+        AivaxVerdict::Reject(r) => Verdict::Reject(r.clone()),
+        AivaxVerdict::Accept(ctx) => {
+            let got: J = serde_json::from_str(&ctx.to_json()).map_err(|e| e.to_string())?;
+            if expect.get("outcome").and_then(J::as_str) != Some("accept") {
+                return Err(format!("expected {}, got accept {got}", expect["outcome"]));
+            }
+            for (k, v) in expect
+                .get("context")
+                .and_then(J::as_object)
+                .into_iter()
+                .flatten()
+            {
+                let g = got.get(k).cloned().unwrap_or(J::Null);
+                if !json_eq(v, &g.to_string()) {
+                    return Err(format!("expected context.{k} = {v}, got {g}"));
+                }
+            }
+            return Ok(());
+        }
+    };
+    judge(expect, &as_verdict)
+}
+
+/// One case of a small per-feature table (`tests/vectors/conventions`).
+fn table_case(case: &J) -> Option<Result<(), String>> {
+    let s = |k: &str| case.get(k).and_then(J::as_str);
+    let expected = s("expected")?;
+    let got = if let (Some(instance), Some(tool)) = (s("instance"), s("tool")) {
+        Ok(names::qualified_tool_name(instance, tool))
+    } else if let (Some(session), Some(turn), Some(tool)) = (s("session_id"), s("turn"), s("tool"))
+    {
+        let parsed = json::parse(s("arguments").unwrap_or("{}").as_bytes());
+        match parsed {
+            Ok(v) => jcs::tuix_idempotency_key(session, turn, tool, &v).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    } else {
+        return None;
+    };
+    Some(match got {
+        Ok(g) if g == expected => Ok(()),
+        Ok(g) => Err(format!("expected {expected}, got {g}")),
+        Err(e) => Err(format!("expected {expected}, got error {e}")),
+    })
+}
+
 /// Runs every case of one file into `tally`.
 pub fn run_file(path: &str, tally: &mut Tally) {
     let text = match std::fs::read_to_string(path) {
@@ -204,7 +255,23 @@ pub fn run_file(path: &str, tally: &mut Tally) {
             .or_else(|| file.get("now"))
             .and_then(J::as_u64)
             .unwrap_or(0);
+        let aivax = file.get("profile").and_then(J::as_str) == Some("aivax");
         let result = (|| {
+            if let Some(r) = table_case(case) {
+                return r;
+            }
+            if aivax {
+                let verifier = AivaxVerifier::from_json(
+                    merged(&file, case).to_string().as_bytes(),
+                    UnknownSettings::Ignore,
+                )
+                .map_err(|e| format!("config: {e}"))?;
+                let r = request(case)?;
+                return judge_aivax(
+                    case.get("expect").unwrap_or(&J::Null),
+                    &verifier.check(&r.method, &r.headers, &r.body),
+                );
+            }
             let config = Config::from_json(
                 merged(&file, case).to_string().as_bytes(),
                 UnknownSettings::Ignore,

@@ -12,14 +12,19 @@ mod runner;
 #[test]
 fn committed_vectors_pass() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors");
-    let mut files: Vec<String> = std::fs::read_dir(dir)
-        .expect("tests/vectors exists")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let list = |dir: &str| -> Vec<String> {
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .expect("vector folder exists")
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        files
+    };
+    let mut files = list(dir);
+    files.extend(list(&format!("{dir}/conventions")));
     assert!(!files.is_empty(), "no vector files in {dir}");
     let mut tally = runner::Tally::default();
     for f in &files {
