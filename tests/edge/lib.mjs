@@ -21,6 +21,7 @@ export const EXAMPLE_DIR = join(ROOT, 'examples', 'cloudflare-worker');
 /** The conditions workerd-aware bundlers (wrangler, esbuild presets) use. */
 // npm's workerd package (CommonJS) exports the binary's path as `default`.
 const WORKERD = workerdPackage.default;
+export const WORKERD_VERSION = workerdPackage.version;
 
 export const CONDITIONS = ['workerd', 'worker', 'browser'];
 
@@ -46,9 +47,14 @@ export async function bundle(entry, outDir, { minify = false } = {}) {
   const wasmAsModule = {
     name: 'wasm-module',
     setup(build) {
-      build.onResolve({ filter: /\.wasm$/ }, (args) => {
-        const file = join(args.resolveDir, args.path);
+      build.onResolve({ filter: /\.wasm$/ }, async (args) => {
+        if (args.pluginData === 'wasm-module') return undefined;
+        // esbuild's own resolution (relative, absolute or a package's path), then keep it external.
+        const found = await build.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: 'wasm-module' });
+        if (found.errors.length > 0) return { errors: found.errors };
+        const file = found.path;
         const name = basename(file);
+        if (wasmFiles.has(name) && wasmFiles.get(name) !== file) return { errors: [{ text: `two .wasm files named ${name}` }] };
         wasmFiles.set(name, file);
         return { path: `./${name}`, external: true };
       });

@@ -1,0 +1,129 @@
+// The edge benchmark (not a test): inside workerd, toolctx's full verify
+// against jose's jwtVerify plus the same `_meta` check in JavaScript, on the
+// same ~1 KB tools/call body and ~800-character token; then the bytes a user
+// ships for each (worker bundle + wasm, minified, raw and gzip).
+//
+// Inside workerd the clock does not move while JavaScript runs, so the
+// driver times from outside: each request verifies N times, N sized so a
+// request takes about SLICE_MS, minus the round trip of an empty request.
+// Candidates take turns, round after round, and the median round counts.
+// Run with bench/edge/run.sh.
+import { join } from 'node:path';
+
+import { EXAMPLE_DIR, ROOT, WORKERD_VERSION, bundle, mint, readJsonc, scratchDir, startWorkerd } from '../../tests/edge/lib.mjs';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
+const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 200);
+const HERE = join(ROOT, 'bench', 'edge');
+
+const SECRET = 'bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
+const INSTANCE = '0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f';
+const now = Math.floor(Date.now() / 1000);
+const context = {
+  protocol: '1',
+  task_id: '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b',
+  tool_call_id: 'call_abc123def456',
+  workspace_id: '1b2e3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+  agent_id: '9d4a1b2c-3d4e-4f5a-9b7c-8d9e0f1a2b3c',
+  end_user_id: 'user-42@example.com',
+  metadata: { chatId: 'c-9f8e7d6c', channel: 'web', locale: 'en-GB', plan: 'team' },
+};
+context.idempotency_key = `${context.task_id}:${context.tool_call_id}`;
+const token = mint(
+  { iss: 'agentarea', aud: INSTANCE, iat: now, exp: now + 300, jti: 'd884cf0d-a58b-42f5-8207-175189c6a9ba', tool: 'get_order', ...context },
+  SECRET,
+);
+const meta = { progressToken: 17 };
+for (const [k, v] of Object.entries(context)) meta[`agentarea/${k}`] = v;
+const body = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 17,
+  method: 'tools/call',
+  params: { name: 'get_order', arguments: { orderId: 'A-17', include: ['lines', 'shipping', 'payments'], note: 'x'.repeat(340) }, _meta: meta },
+});
+// What a Worker's request.headers holds for such a call.
+const headers = [
+  ['content-type', 'application/json'],
+  ['accept', 'application/json, text/event-stream'],
+  ['content-length', String(Buffer.byteLength(body))],
+  ['mcp-protocol-version', '2025-06-18'],
+  ['user-agent', 'agentarea-platform/1.0'],
+  ['x-agentarea-context', token],
+];
+const bindings = { INSTANCE, SECRET, BODY: body, HEADERS: JSON.stringify(headers) };
+
+const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const scratch = scratchDir('bench');
+let workerd;
+try {
+  const compatibilityDate = readJsonc(join(EXAMPLE_DIR, 'wrangler.jsonc')).compatibility_date;
+  const built = {
+    toolctx: await bundle(join(HERE, 'toolctx-worker.js'), join(scratch.dir, 'toolctx'), { minify: true }),
+    jose: await bundle(join(HERE, 'jose-worker.js'), join(scratch.dir, 'jose'), { minify: true }),
+    example: await bundle(join(EXAMPLE_DIR, 'src', 'index.js'), join(scratch.dir, 'example'), { minify: true }),
+  };
+  workerd = await startWorkerd(scratch.dir, [
+    { name: 'toolctx', modules: built.toolctx.modules, bindings, compatibilityDate },
+    { name: 'jose', modules: built.jose.modules, bindings, compatibilityDate },
+  ]);
+  const candidates = [
+    ['toolctx verify (wasm, full contract)', `${workerd.urls.toolctx}/?`],
+    ['jose jwtVerify, CryptoKey + _meta check', `${workerd.urls.jose}/?key=cryptokey&`],
+    ['jose jwtVerify, Uint8Array + _meta check', `${workerd.urls.jose}/?key=bytes&`],
+  ];
+
+  /** Wall time of one request verifying n times, in ms. */
+  async function timed(base, n) {
+    const start = performance.now();
+    const res = await fetch(`${base}n=${n}`);
+    const out = await res.json();
+    const ms = performance.now() - start;
+    if (!res.ok || out.task_id !== (n > 0 ? context.task_id : undefined)) throw new Error(`${base}: ${JSON.stringify(out)}`);
+    return ms;
+  }
+
+  // Every candidate verifies the request before it is timed; warm up; size N.
+  const sizes = [];
+  for (const [, base] of candidates) {
+    for (let i = 0; i < 5; i++) await timed(base, 200);
+    const ms = await timed(base, 1000);
+    sizes.push(Math.max(50, Math.round((1000 * SLICE_MS) / ms)));
+  }
+  const samples = candidates.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < candidates.length; i++) {
+      const base = candidates[i][1];
+      const empty = median([await timed(base, 0), await timed(base, 0), await timed(base, 0)]);
+      const ms = await timed(base, sizes[i]);
+      samples[i].push((sizes[i] * 1000) / Math.max(ms - empty, 1e-3));
+    }
+  }
+  const ops = samples.map(median);
+
+  console.log(`workerd ${WORKERD_VERSION}, compatibility date ${compatibilityDate}, Node ${process.version} driver`);
+  console.log(`token ${token.length} chars, body ${Buffer.byteLength(body)} bytes; ${ROUNDS} rounds of ~${SLICE_MS} ms per candidate, median round`);
+  console.log('');
+  console.log('candidate (inside workerd)                      ops/s     us/op   toolctx is');
+  candidates.forEach(([name], i) => {
+    const ratio = i === 0 ? '' : `${(ops[0] / ops[i]).toFixed(2)}x`;
+    console.log(`${name.padEnd(44)} ${Math.round(ops[i]).toString().padStart(8)} ${(1e6 / ops[i]).toFixed(1).padStart(9)}   ${ratio}`);
+  });
+  const best = Math.max(ops[1], ops[2]);
+  console.log(`toolctx vs the faster jose variant: ${(ops[0] / best).toFixed(2)}x (goal: at least 5x)`);
+
+  console.log('');
+  console.log('what a user ships (esbuild --minify, conditions workerd/worker/browser; gzip -9 per file)');
+  const row = (name, b) => {
+    const files = b.modules.map((m) => (m.wasm ? 'wasm' : 'js')).join(' + ');
+    console.log(`${name.padEnd(44)} ${String(b.size.raw).padStart(7)} B raw (${kib(b.size.raw).padStart(9)})  ${String(b.size.gzip).padStart(6)} B gzip (${kib(b.size.gzip).padStart(8)})  ${files}`);
+  };
+  row('toolctx verify worker (worker.js + .wasm)', built.toolctx);
+  row('jose verify worker (+ _meta check)', built.jose);
+  row('examples/cloudflare-worker (proxy + verify)', built.example);
+  console.log(`toolctx total gzip ${kib(built.example.size.gzip)} for the example Worker (goal: under 150 KB)`);
+} finally {
+  await workerd?.stop();
+  scratch.cleanup();
+}
