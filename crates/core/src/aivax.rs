@@ -250,10 +250,7 @@ impl AivaxVerifier {
     }
 
     fn envelope(&self) -> Envelope<'_> {
-        Envelope {
-            credential: self.credential.as_ref(),
-            max_body_bytes: self.max_body_bytes,
-        }
+        Envelope::new(self.credential.as_ref(), self.max_body_bytes)
     }
 }
 

@@ -292,10 +292,7 @@ impl Verifier {
     }
 
     fn envelope(&self) -> Envelope<'_> {
-        Envelope {
-            credential: self.config.credential.as_ref(),
-            max_body_bytes: self.config.max_body_bytes,
-        }
+        Envelope::new(self.config.credential.as_ref(), self.config.max_body_bytes)
     }
 
     /// The whole decision on one request. `now` is Unix seconds.
@@ -554,11 +551,18 @@ pub(crate) enum Outcome<T> {
 
 /// Steps 0 to 7, the part of the contract every profile shares.
 pub(crate) struct Envelope<'c> {
-    pub credential: Option<&'c Credential>,
-    pub max_body_bytes: usize,
+    credential: Option<&'c Credential>,
+    max_body_bytes: usize,
 }
 
-impl Envelope<'_> {
+impl<'c> Envelope<'c> {
+    pub fn new(credential: Option<&'c Credential>, max_body_bytes: usize) -> Envelope<'c> {
+        Envelope {
+            credential,
+            max_body_bytes,
+        }
+    }
+
     /// Steps 0 and 1.
     pub fn headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,

@@ -7,43 +7,12 @@
 )]
 
 use toolctx_core::json::{self, Value};
-use toolctx_core::{Config, ContextClaims, HeadersVerdict, Reason, TokenClaims, Verdict, Verifier};
+use toolctx_core::{Config, HeadersVerdict, Reason, Verdict, Verifier};
 
-const INSTANCE: &str = "0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f";
-const SECRET: &[u8] = b"test-secret-0123456789-abcdefghijklmnop";
+mod common;
+use common::{body, claims, INSTANCE, NOW, SECRET};
+
 const OTHER: &[u8] = b"previous-secret-0123456789-abcdefghijklm";
-const NOW: u64 = 1_767_225_600;
-
-fn claims() -> TokenClaims {
-    TokenClaims {
-        instance_id: INSTANCE.into(),
-        tool: Some("get_order".into()),
-        jti: "2c5e7a4e-1f2b-4c3d-9e8f-0a1b2c3d4e5f".into(),
-        iat: NOW - 10,
-        context: ContextClaims {
-            protocol: "1".into(),
-            task_id: "6f1c9a52-task".into(),
-            tool_call_id: "call_abc".into(),
-            workspace_id: "1b2e-workspace".into(),
-            agent_id: Some("9d4a-agent".into()),
-            end_user_id: Some("user-42".into()),
-            metadata: Some(
-                json::parse(br#"{"chatId":"c-9","n":[1,2]}"#)
-                    .unwrap()
-                    .into_owned(),
-            ),
-        },
-    }
-}
-
-fn body(c: &TokenClaims) -> Vec<u8> {
-    let meta = c.context.meta_json();
-    let meta = meta.trim_start_matches('{');
-    format!(
-        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"get_order","arguments":{{"orderId":"A-17"}},"_meta":{{"progressToken":3,{meta}}}}}"#
-    )
-    .into_bytes()
-}
 
 fn verifier() -> Verifier {
     Verifier::new(Config::new(INSTANCE, vec![OTHER.to_vec(), SECRET.to_vec()])).unwrap()
@@ -64,19 +33,22 @@ fn minted_token_and_meta_verify() {
     let Verdict::Accept(ctx) = v else {
         panic!("{v:?}")
     };
-    assert_eq!(ctx.task_id, "6f1c9a52-task");
-    assert_eq!(ctx.idempotency_key, "6f1c9a52-task:call_abc");
-    assert_eq!(ctx.exp, NOW - 10 + 300);
+    assert_eq!(ctx.task_id, "6f1c9a52-7d3e-4b8a-9c2f-1e0d3b5a7c9e");
+    assert_eq!(
+        ctx.idempotency_key,
+        "6f1c9a52-7d3e-4b8a-9c2f-1e0d3b5a7c9e:call_Xk92bLq0vTzR4mNp"
+    );
+    assert_eq!(ctx.exp, NOW - 5 + 300);
     assert_eq!(
         ctx.secret_index, 1,
         "signed with the second configured secret"
     );
-    assert_eq!(ctx.tool.as_deref(), Some("get_order"));
+    assert_eq!(ctx.tool.as_deref(), Some(common::TOOL));
     let text = ctx.to_json();
     let round: Value = json::parse(text.as_bytes()).unwrap();
     assert_eq!(
         round.get("end_user_id").and_then(Value::as_str),
-        Some("user-42")
+        Some("user-42@example.com")
     );
 }
 
