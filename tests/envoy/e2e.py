@@ -11,6 +11,7 @@ Prints `ok - ...` or `FAIL - ...` per check and closes with `N passed, N failed`
 import base64
 import hashlib
 import hmac
+import http.client
 import json
 import os
 import re
@@ -147,7 +148,6 @@ def chunked(port, headers, pieces, pause=0.0, hold=None):
             s.sendall(b"%x\r\n%s\r\n" % (len(p), p))
             time.sleep(pause)
         s.sendall(b"0\r\n\r\n")
-        import http.client
         r = http.client.HTTPResponse(s, method="POST")
         r.begin()
         return r.status, r.getheaders(), r.read()
