@@ -7,6 +7,7 @@
 //   node --test tests/edge/e2e.test.mjs
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -91,13 +92,14 @@ let scratch;
 let workerd;
 let edge; // the example Worker's URL
 let misconfigured; // the same Worker with a secret too short to load
+let modules; // the bundle, as workerd modules
 
 before(async () => {
   await new Promise((resolve) => originServer.listen(0, '127.0.0.1', resolve));
   const originUrl = `http://127.0.0.1:${originServer.address().port}`;
   scratch = scratchDir('e2e');
   const wrangler = readJsonc(join(EXAMPLE_DIR, 'wrangler.jsonc'));
-  const { modules } = await bundle(join(EXAMPLE_DIR, wrangler.main), join(scratch.dir, 'worker'), { minify: wrangler.minify });
+  ({ modules } = await bundle(join(EXAMPLE_DIR, wrangler.main), join(scratch.dir, 'worker'), { minify: wrangler.minify }));
   const worker = {
     modules,
     compatibilityDate: wrangler.compatibility_date,
@@ -153,6 +155,15 @@ function post(url, { token, name, args, meta, id = 7, extraHeaders = {} }) {
 }
 
 describe('the example Worker in workerd in front of a real MCP server', () => {
+  test("the bundle: the package's worker entry, importing only its .wasm module, no Node built-ins", () => {
+    assert.deepEqual(modules.map((m) => [m.name, m.wasm ? 'wasm' : 'esModule']), [['worker.js', 'esModule'], ['toolctx_wasm_bg.wasm', 'wasm']]);
+    const js = readFileSync(modules[0].esModule, 'utf8');
+    const imports = [...js.matchAll(/\bimport\s*(?:[\w$*{},\s]+from\s*)?["']([^"']+)["']/g)].map((m) => m[1]);
+    assert.deepEqual(imports, ['./toolctx_wasm_bg.wasm']);
+    assert.match(js, /initSync|new WebAssembly\.Instance/);
+    assert.doesNotMatch(js, /["']node:/);
+  });
+
   test('initialize and tools/list pass through to the origin untouched', async () => {
     const before = origin.requests.length;
     const { client } = await connect();
