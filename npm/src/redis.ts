@@ -1,0 +1,67 @@
+/**
+ * An idempotency store in Redis, for servers with several replicas: the
+ * claim is one `SET key value NX PX lease` (atomic), the result a `SET key
+ * value PX ttl`, and a claim is released with a compare-and-delete script.
+ *
+ * toolctx depends on no Redis client: hand it any client that sends a raw
+ * command, e.g. node-redis v4+ (`client.sendCommand(args)`) or a function
+ * (`(args) => ioredis.call(...args)`).
+ */
+import type { DoneEntry, IdempotencyStore, RunningEntry, StoredEntry } from './idempotency.js';
+
+/** Sends one command as its arguments (`['SET', key, value, 'NX', 'PX', '1000']`) and resolves to its reply. */
+export type RedisSend = (args: string[]) => Promise<unknown>;
+
+/** node-redis v4+ clients have this method. */
+export interface RedisCommandClient {
+  sendCommand(args: string[]): Promise<unknown>;
+}
+
+export interface RedisStoreOptions {
+  /** Prefixed to every key. Default `"toolctx:idem:"`. */
+  prefix?: string;
+}
+
+// Deletes the claim only while it is still exactly ours.
+const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+export function redisStore(client: RedisCommandClient | RedisSend, options: RedisStoreOptions = {}): IdempotencyStore {
+  const send: RedisSend = typeof client === 'function' ? client : (args) => client.sendCommand(args);
+  const prefix = options.prefix ?? 'toolctx:idem:';
+  return {
+    async claim(key, entry, leaseMs) {
+      const k = prefix + key;
+      const value = encode(entry);
+      // The held value can expire between the SET and the GET: try again.
+      for (let round = 0; round < 3; round++) {
+        const set = await send(['SET', k, value, 'NX', 'PX', String(Math.max(1, Math.ceil(leaseMs)))]);
+        if (set !== null && set !== undefined) return null;
+        const held = await send(['GET', k]);
+        if (held !== null && held !== undefined) return decode(held);
+      }
+      throw new Error(`toolctx: could not claim or read ${k}`);
+    },
+    async complete(key, entry, ttlMs) {
+      await send(['SET', prefix + key, encode(entry), 'PX', String(Math.max(1, Math.ceil(ttlMs)))]);
+    },
+    async release(key, entry) {
+      await send(['EVAL', RELEASE, '1', prefix + key, encode(entry)]);
+    },
+  };
+}
+
+function encode(entry: RunningEntry | DoneEntry): string {
+  // Fixed member order, so that `release` compares the exact string `claim` wrote.
+  return entry.state === 'running'
+    ? JSON.stringify({ state: entry.state, hash: entry.hash, owner: entry.owner })
+    : JSON.stringify({ state: entry.state, hash: entry.hash, result: entry.result });
+}
+
+function decode(raw: unknown): StoredEntry {
+  const text = typeof raw === 'string' ? raw : new TextDecoder().decode(raw as Uint8Array);
+  const v = JSON.parse(text) as StoredEntry;
+  if ((v.state !== 'running' && v.state !== 'done') || typeof v.hash !== 'string') {
+    throw new Error('toolctx: the idempotency store holds something else under this key');
+  }
+  return v;
+}
