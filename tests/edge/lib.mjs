@@ -18,11 +18,11 @@ export const EDGE_DIR = dirname(fileURLToPath(import.meta.url));
 export const ROOT = join(EDGE_DIR, '..', '..');
 export const EXAMPLE_DIR = join(ROOT, 'examples', 'cloudflare-worker');
 
-/** The conditions workerd-aware bundlers (wrangler, esbuild presets) use. */
 // npm's workerd package (CommonJS) exports the binary's path as `default`.
 const WORKERD = workerdPackage.default;
 export const WORKERD_VERSION = workerdPackage.version;
 
+/** The export conditions wrangler's bundler uses for Workers. */
 export const CONDITIONS = ['workerd', 'worker', 'browser'];
 
 /** A fresh temporary directory, removed by `cleanup()`. */
@@ -84,7 +84,7 @@ export async function bundle(entry, outDir, { minify = false } = {}) {
   return { modules, size: sizeOf(modules.map((m) => m.esModule ?? m.wasm)) };
 }
 
-/** Raw and gzip (level 9, per file, as Cloudflare reports an upload) byte counts. */
+/** Raw and gzip (level 9, each file on its own) byte counts. */
 export function sizeOf(files) {
   let raw = 0;
   let gzip = 0;
@@ -96,7 +96,9 @@ export function sizeOf(files) {
   return { raw, gzip };
 }
 
-const capnpString = (s) => JSON.stringify(String(s));
+/** A capnp text literal: `\"`, `\\` and `\xNN` for control characters; the rest as is (UTF-8). */
+const capnpString = (s) =>
+  `"${String(s).replace(/["\\\x00-\x1f\x7f]/g, (c) => (c === '"' || c === '\\' ? `\\${c}` : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`))}"`;
 
 /**
  * A capnp config: one socket per worker on 127.0.0.1 (port 0: the kernel
