@@ -1,14 +1,11 @@
 // A real stateless Streamable HTTP MCP server (@modelcontextprotocol/sdk) on
 // 127.0.0.1 behind the toolctx middleware, driven by the SDK's real Client.
-// Tokens are minted here by hand with node:crypto, not with toolctx's own
-// minting code. Imports the BUILT package (npm/dist).
+// Tokens are minted by hand with node:crypto (support.mjs), not with
+// toolctx's own minting code. Imports the BUILT package (npm/dist).
 import assert from 'node:assert/strict';
-import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -16,36 +13,9 @@ import express from 'express';
 import { z } from 'zod';
 
 import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from '../dist/index.js';
+import { CREDENTIAL, INSTANCE, SECRET, callContext, connect, listen, mint, stop } from './support.mjs';
 
-const SECRET = 'integration-test-secret-0123456789-abcdef';
-const INSTANCE = '0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f';
-const CREDENTIAL = 'Bearer static-credential-1';
 const MAX_BODY = 64 * 1024;
-
-const b64url = (s) => Buffer.from(s).toString('base64url');
-
-/** HS256 compact JWS by hand. */
-function mint(claims, secret = SECRET) {
-  const signed = `${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}`;
-  return `${signed}.${createHmac('sha256', secret).update(signed).digest('base64url')}`;
-}
-
-/** A token and the matching `_meta` for one call. */
-function callContext({ tool = 'echo', iat = Math.floor(Date.now() / 1000), overrideMeta = {} } = {}) {
-  const ctx = {
-    protocol: '1',
-    task_id: randomUUID(),
-    tool_call_id: `call_${randomUUID().slice(0, 8)}`,
-    workspace_id: randomUUID(),
-    agent_id: randomUUID(),
-    end_user_id: 'user-42',
-  };
-  ctx.idempotency_key = `${ctx.task_id}:${ctx.tool_call_id}`;
-  const token = mint({ iss: 'agentarea', aud: INSTANCE, iat, exp: iat + 300, jti: randomUUID(), tool, ...ctx });
-  const meta = { progressToken: 'progress-1' };
-  for (const [k, v] of Object.entries(ctx)) meta[`agentarea/${k}`] = v;
-  return { ctx, token, meta: { ...meta, ...overrideMeta } };
-}
 
 /** What the tool handler saw: proof it ran, and with what. */
 const seen = [];
@@ -82,27 +52,6 @@ const verifier = createVerifier({
   credential: { header: 'authorization', values: [CREDENTIAL] },
   maxBodyBytes: MAX_BODY,
 });
-
-function listen(server) {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}/mcp`)));
-}
-
-function stop(server) {
-  return new Promise((resolve) => {
-    server.closeAllConnections?.();
-    server.close(() => resolve());
-  });
-}
-
-async function connect(url, headers, fetchImpl) {
-  const client = new Client({ name: 'toolctx-test-client', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers },
-    ...(fetchImpl ? { fetch: fetchImpl } : {}),
-  });
-  await client.connect(transport);
-  return client;
-}
 
 /** The status and JSON-RPC error a refused call came back with through the SDK's transport. */
 async function refusedCall(client, params) {
