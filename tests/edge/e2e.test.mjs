@@ -43,7 +43,7 @@ function callContext({ tool, iat = Math.floor(Date.now() / 1000), secret = SECRE
 // ---- the origin: a real MCP server that records what reached it ----------
 
 const origin = {
-  requests: [], // every HTTP request: { method, rpc }
+  requests: [], // every HTTP request: { method, rpc, probe }
   toolRuns: [], // every tool invocation: { tool, token, args }
   gate: null, // the `progress` tool waits on it after its first notification
 };
@@ -68,6 +68,8 @@ function mcpServer() {
   return server;
 }
 
+const reachedOrigin = (probe) => origin.requests.some((r) => r.probe === probe);
+
 const originServer = createServer(async (req, res) => {
   let rpc;
   if (req.method === 'POST') {
@@ -75,7 +77,7 @@ const originServer = createServer(async (req, res) => {
     for await (const c of req) chunks.push(c);
     rpc = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   }
-  origin.requests.push({ method: req.method, rpc: rpc?.method });
+  origin.requests.push({ method: req.method, rpc: rpc?.method, probe: req.headers['x-e2e-probe'] });
   const server = mcpServer();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
   res.on('close', () => {
@@ -143,9 +145,13 @@ async function connect() {
   return { client, tokenFor };
 }
 
-/** A raw tools/call POST to the edge. */
-function post(url, { token, name, args, meta, id = 7, extraHeaders = {} }) {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extraHeaders };
+/**
+ * A raw tools/call POST to the edge, marked with a fresh `x-e2e-probe`
+ * header so that `reachedOrigin(probe)` tells whether the origin saw it
+ * (SDK clients' own background requests never carry one).
+ */
+function post(url, { token, name, args, meta, id = 7, extraHeaders = {}, probe = randomUUID() }) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-e2e-probe': probe, ...extraHeaders };
   if (token) headers['x-agentarea-context'] = token;
   return fetch(url, {
     method: 'POST',
@@ -188,9 +194,11 @@ describe('the example Worker in workerd in front of a real MCP server', () => {
   test('a token signed with the next secret (rotation) is accepted', async () => {
     const { token, meta } = callContext({ tool: 'echo', secret: NEXT_SECRET });
     const runs = origin.toolRuns.length;
-    const res = await post(edge, { token, name: 'echo', args: { text: 'rotated' }, meta });
+    const probe = randomUUID();
+    const res = await post(edge, { token, name: 'echo', args: { text: 'rotated' }, meta, probe });
     assert.equal(res.status, 200);
     assert.match(await res.text(), /echo: rotated/);
+    assert.ok(reachedOrigin(probe));
     assert.equal(origin.toolRuns.length, runs + 1);
   });
 
@@ -207,12 +215,17 @@ describe('the example Worker in workerd in front of a real MCP server', () => {
       delete c.meta['agentarea/workspace_id'];
       return c;
     }, 403, -32003, 'meta_missing'],
+    ['an Mcp-Name header naming another tool', () => ({ ...callContext({ tool: 'echo' }), extraHeaders: { 'mcp-name': 'progress' } }), 400, -32020, 'header_mismatch'],
+    ['the token sent twice (one joined header line)', () => {
+      const c = callContext({ tool: 'echo' });
+      return { meta: c.meta, extraHeaders: { 'x-agentarea-context': `${c.token}, ${c.token}` } };
+    }, 401, -32001, 'token_duplicated'],
   ];
   for (const [what, make, status, code, reason] of refusals) {
     test(`refused before the origin: ${what} (${reason})`, async () => {
-      const { token, meta } = make();
-      const before = origin.requests.length;
-      const res = await post(edge, { token, name: 'echo', args: { text: 'must not run' }, meta, id: 41 });
+      const { token, meta, extraHeaders } = make();
+      const probe = randomUUID();
+      const res = await post(edge, { token, name: 'echo', args: { text: 'must not run' }, meta, id: 41, extraHeaders, probe });
       assert.equal(res.status, status);
       assert.equal(res.headers.get('content-type'), 'application/json');
       const body = await res.json();
@@ -220,7 +233,7 @@ describe('the example Worker in workerd in front of a real MCP server', () => {
       assert.equal(body.id, 41);
       assert.equal(body.error.code, code);
       assert.equal(body.error.data.reason, reason);
-      assert.equal(origin.requests.length, before, 'the origin saw the refused request');
+      assert.ok(!reachedOrigin(probe), 'the origin saw the refused request');
     });
   }
 
@@ -243,11 +256,11 @@ describe('the example Worker in workerd in front of a real MCP server', () => {
 
   test('a body over the limit is refused (413) without reaching the origin', async () => {
     const { token, meta } = callContext({ tool: 'echo' });
-    const before = origin.requests.length;
-    const res = await post(edge, { token, name: 'echo', args: { text: 'x'.repeat(1024 * 1024) }, meta });
+    const probe = randomUUID();
+    const res = await post(edge, { token, name: 'echo', args: { text: 'x'.repeat(1024 * 1024) }, meta, probe });
     assert.equal(res.status, 413);
     assert.equal((await res.json()).error.data.reason, 'body_too_large');
-    assert.equal(origin.requests.length, before);
+    assert.ok(!reachedOrigin(probe));
   });
 
   test('progress notifications stream through as SSE while the tool still runs', async () => {
@@ -308,27 +321,27 @@ describe('the example Worker in workerd in front of a real MCP server', () => {
   test('GET and DELETE pass through to the origin (its own answer comes back)', async () => {
     const direct = `http://127.0.0.1:${originServer.address().port}/mcp`;
     for (const method of ['GET', 'DELETE']) {
+      const probe = randomUUID();
       const answer = async (url) => {
-        const res = await fetch(url, { method, headers: { accept: 'text/event-stream' } });
+        const res = await fetch(url, { method, headers: { accept: 'text/event-stream', 'x-e2e-probe': probe } });
         await res.body?.cancel();
         return [res.status, res.headers.get('content-type')];
       };
-      const before = origin.requests.length;
       const viaEdge = await answer(edge);
-      assert.deepEqual(origin.requests.slice(before).map((r) => r.method), [method]);
+      assert.deepEqual(origin.requests.filter((r) => r.probe === probe).map((r) => r.method), [method]);
       assert.deepEqual(viaEdge, await answer(direct), `${method}: the origin's own answer`);
     }
   });
 
   test('a misconfigured Worker answers 500 without the secret and never proxies', async () => {
     const { token, meta } = callContext({ tool: 'echo' });
-    const before = origin.requests.length;
-    const res = await post(misconfigured, { token, name: 'echo', args: { text: 'x' }, meta });
+    const probe = randomUUID();
+    const res = await post(misconfigured, { token, name: 'echo', args: { text: 'x' }, meta, probe });
     assert.equal(res.status, 500);
     const text = await res.text();
     assert.doesNotMatch(text, /too short/);
     assert.equal(JSON.parse(text).error.code, -32603);
-    assert.equal(origin.requests.length, before);
+    assert.ok(!reachedOrigin(probe));
     assert.match(workerd.logs(), /toolctx configuration: secret_length/);
     assert.doesNotMatch(workerd.logs(), /too short/);
   });
