@@ -1,0 +1,157 @@
+// Idempotency across replicas: a real redis-server (Debian's) on a free port
+// of 127.0.0.1, and two server processes (helpers-server.mjs) sharing it.
+// A retry sent to the second process is answered from the first one's
+// result, and the tool runs once across both. Needs `redis-server` on PATH
+// (scripts/test-npm installs it).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { createClient } from 'redis';
+
+import { redisStore } from '../dist/helpers.js';
+import { CREDENTIAL, callContext, connect } from './support.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a child and resolves with it once its stdout printed `ready` (a line matching it). */
+async function startChild(command, args, ready, env = process.env) {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`${command} exited with ${code} before it was ready`);
+  });
+  const line = await Promise.race([
+    (async () => {
+      for await (const l of lines) if (ready.test(l)) return l;
+      throw new Error(`${command} closed its stdout before it was ready`);
+    })(),
+    exited,
+  ]);
+  exited.catch(() => undefined);
+  lines.on('line', () => undefined); // keep draining
+  return { child, line };
+}
+
+async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exit = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exit;
+}
+
+async function call(url, name, args, ctx) {
+  const c = callContext({ tool: name, ctx });
+  const client = await connect(url, { authorization: CREDENTIAL, 'x-agentarea-context': c.token });
+  try {
+    return { result: await client.callTool({ name, arguments: args, _meta: c.meta }), ctx: c.ctx };
+  } finally {
+    await client.close();
+  }
+}
+
+const runsOf = async (url) => (await (await fetch(new URL('/runs', url))).json()).runs;
+
+describe('Redis store shared by two server processes', () => {
+  let redis;
+  let redisUrl;
+  let client;
+  const replicas = [];
+
+  before(async () => {
+    const port = await freePort();
+    redisUrl = `redis://127.0.0.1:${port}`;
+    ({ child: redis } = await startChild(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'notice'],
+      /Ready to accept connections/,
+    ));
+    client = createClient({ url: redisUrl });
+    await client.connect();
+    for (let i = 0; i < 2; i++) {
+      const { child, line } = await startChild(process.execPath, [join(here, 'helpers-server.mjs')], /^http:\/\//, {
+        ...process.env,
+        REDIS_URL: redisUrl,
+      });
+      replicas.push({ child, url: line.trim() });
+    }
+  });
+
+  after(async () => {
+    for (const r of replicas) await stopChild(r.child);
+    await client?.quit();
+    if (redis) await stopChild(redis);
+  });
+
+  test('a retry at the second process is answered from the first one\'s result; the tool ran once across both', async () => {
+    const [a, b] = replicas;
+    const before = [await runsOf(a.url), await runsOf(b.url)];
+    const first = await call(a.url, 'charge', { orderId: 'R-1', amount: 42 });
+    assert.equal(first.result._meta?.['agentarea/replayed'], undefined);
+    const retry = await call(b.url, 'charge', { orderId: 'R-1', amount: 42 }, first.ctx);
+    assert.equal(retry.result._meta['agentarea/replayed'], true);
+    assert.deepEqual(retry.result.structuredContent, first.result.structuredContent);
+    assert.equal(retry.result.structuredContent.chargedBy, a.child.pid, 'the result is the first process\'s');
+    assert.deepEqual([await runsOf(a.url), await runsOf(b.url)], [before[0] + 1, before[1]]);
+    // What the store holds, read with a plain client.
+    const stored = JSON.parse(await client.get(`toolctx-test:${first.ctx.idempotency_key}`));
+    assert.equal(stored.state, 'done');
+    assert.match(stored.hash, /^[0-9a-f]{64}$/);
+    assert.ok((await client.pTTL(`toolctx-test:${first.ctx.idempotency_key}`)) > 0, 'the result has no TTL');
+  });
+
+  test('concurrent duplicates at both processes run the tool once', async () => {
+    const [a, b] = replicas;
+    const before = (await runsOf(a.url)) + (await runsOf(b.url));
+    const { ctx } = callContext({ tool: 'charge' });
+    const args = { orderId: 'R-2', amount: 7, delayMs: 300 };
+    const results = await Promise.all([a, b, a, b].map((r) => call(r.url, 'charge', args, ctx)));
+    assert.equal((await runsOf(a.url)) + (await runsOf(b.url)), before + 1, 'ran more than once across the replicas');
+    assert.equal(results.filter((r) => r.result._meta?.['agentarea/replayed'] === true).length, 3);
+    for (const r of results) assert.deepEqual(r.result.structuredContent, results[0].result.structuredContent);
+  });
+
+  test('conflicting arguments at the other process are refused', async () => {
+    const [a, b] = replicas;
+    const first = await call(a.url, 'charge', { orderId: 'R-3', amount: 1 });
+    const runs = (await runsOf(a.url)) + (await runsOf(b.url));
+    const other = await call(b.url, 'charge', { orderId: 'R-3', amount: 2 }, first.ctx);
+    assert.equal(other.result.isError, true);
+    assert.equal(other.result._meta['toolctx/idempotency'], 'conflict');
+    assert.equal((await runsOf(a.url)) + (await runsOf(b.url)), runs);
+  });
+
+  test('the store: one claim wins among concurrent ones, release deletes only its own claim', async () => {
+    const store = redisStore(client, { prefix: 'toolctx-store-test:' });
+    const claims = Array.from({ length: 8 }, (_, i) => ({ state: 'running', hash: 'h', owner: `o${i}` }));
+    const answers = await Promise.all(claims.map((c) => store.claim('k1', c, 60_000)));
+    const winners = answers.map((a, i) => (a === null ? i : -1)).filter((i) => i >= 0);
+    assert.equal(winners.length, 1);
+    const winner = claims[winners[0]];
+    for (const a of answers) if (a !== null) assert.deepEqual(a, winner);
+    await store.release('k1', claims[(winners[0] + 1) % claims.length]); // not the holder: no effect
+    assert.equal(JSON.parse(await client.get('toolctx-store-test:k1')).owner, winner.owner);
+    await store.release('k1', winner);
+    assert.equal(await client.get('toolctx-store-test:k1'), null);
+    // node-redis's own `sendCommand` and a bare function are both accepted.
+    const viaFunction = redisStore((args) => client.sendCommand(args), { prefix: 'toolctx-store-test:' });
+    assert.equal(await viaFunction.claim('k2', winner, 60_000), null);
+    assert.deepEqual(await viaFunction.claim('k2', claims[0], 60_000), winner);
+  });
+});

@@ -1,0 +1,296 @@
+// toolctx/helpers without a server: canonical JSON against the repository's
+// vectors, the in-memory store, the idempotency wrapper's edges, progress
+// with an injected clock, result limits, cancellation timeouts. Imports the
+// BUILT package (npm/dist).
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+
+import {
+  LIMITS,
+  cancellable,
+  canonicalHash,
+  canonicalJson,
+  checkResult,
+  createCancelRegistry,
+  errorResult,
+  idempotent,
+  image,
+  jsonResult,
+  memoryStore,
+  noticeCancelled,
+  progress,
+  textResult,
+  toolResult,
+  withLimits,
+} from '../dist/helpers.js';
+import { callContext, fakeClock } from './support.mjs';
+
+/** A tool handler's `extra` as the SDK builds it after the toolctx middleware. */
+function extraFor(ctx, more = {}) {
+  return { authInfo: { extra: { toolctx: { ...ctx, iat: 1, exp: 2, secret_index: 0 } } }, signal: new AbortController().signal, ...more };
+}
+
+describe('canonical JSON', () => {
+  test('RFC 8785 sample (the core\'s jcs test)', () => {
+    const input = JSON.parse(
+      '{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001], "string": "\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/", "literals": [null, true, false]}',
+    );
+    assert.equal(
+      canonicalJson(input),
+      '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+    );
+  });
+
+  test('the same form as the Rust core: the Tuix key vectors (tests/vectors/conventions/tuix_keys.json)', () => {
+    const { cases } = JSON.parse(readFileSync(new URL('../../tests/vectors/conventions/tuix_keys.json', import.meta.url), 'utf8'));
+    assert.ok(cases.length > 0);
+    for (const c of cases) {
+      const args = JSON.parse(c.arguments);
+      const kept = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null && v !== ''));
+      const text = canonicalJson({ arguments: kept, sessionId: c.session_id, tool: c.tool, turn: c.turn });
+      assert.equal(createHash('sha256').update(text).digest('hex'), c.expected, c.name);
+    }
+  });
+
+  test('member order never changes the hash; UTF-16 order of names; undefined members left out; non-finite numbers refused', async () => {
+    assert.equal(await canonicalHash({ b: 1, a: [1, { d: 2, c: 3 }] }), await canonicalHash({ a: [1, { c: 3, d: 2 }], b: 1 }));
+    assert.notEqual(await canonicalHash({ a: [1, 2] }), await canonicalHash({ a: [2, 1] }));
+    assert.equal(canonicalJson({ '\u{1F600}': 1, '\uFB01': 2 }), '{"\u{1F600}":1,"\uFB01":2}'); // surrogates sort before U+FB01
+    assert.equal(canonicalJson({ a: undefined, b: -0, c: 1.0 }), '{"b":0,"c":1}');
+    assert.throws(() => canonicalJson({ a: Infinity }), TypeError);
+    assert.throws(() => canonicalJson({ a: 1n }), TypeError);
+    assert.equal(await canonicalHash({}), createHash('sha256').update('{}').digest('hex'));
+  });
+});
+
+describe('memoryStore', () => {
+  const running = (owner) => ({ state: 'running', hash: 'h', owner });
+
+  test('claims once, expires by TTL, evicts the least recently used', async () => {
+    let now = 0;
+    const store = memoryStore({ maxEntries: 2, now: () => now });
+    assert.equal(await store.claim('a', running('1'), 100), null);
+    assert.deepEqual(await store.claim('a', running('2'), 100), running('1'));
+    now = 100; // the lease ran out
+    assert.equal(await store.claim('a', running('2'), 100), null);
+    await store.complete('a', { state: 'done', hash: 'h', result: 1 }, 1000);
+    assert.equal(await store.claim('b', running('3'), 1000), null);
+    assert.equal((await store.claim('a', running('4'), 1000)).state, 'done'); // touches a: b is now the oldest
+    assert.equal(await store.claim('c', running('5'), 1000), null); // evicts b
+    assert.equal(store.size, 2);
+    assert.equal(await store.claim('b', running('6'), 1000), null, 'b was not evicted');
+  });
+
+  test('release drops only the caller\'s own claim', async () => {
+    const store = memoryStore();
+    await store.claim('k', running('1'), 1000);
+    await store.release('k', running('2'));
+    assert.deepEqual(await store.claim('k', running('3'), 1000), running('1'));
+    await store.release('k', running('1'));
+    assert.equal(await store.claim('k', running('3'), 1000), null);
+  });
+});
+
+describe('idempotent', () => {
+  test('a call without verified context runs every time', async () => {
+    let runs = 0;
+    const tool = idempotent(async () => ({ content: [], run: ++runs }));
+    await tool({ a: 1 }, {});
+    await tool({ a: 1 }, {});
+    assert.equal(runs, 2);
+  });
+
+  test('a handler that throws releases its claim: the retry runs', async () => {
+    let runs = 0;
+    const tool = idempotent(async () => {
+      runs += 1;
+      if (runs === 1) throw new Error('flaky');
+      return { content: [{ type: 'text', text: 'ok' }] };
+    });
+    const { ctx } = callContext();
+    await assert.rejects(tool({}, extraFor(ctx)), /flaky/);
+    const second = await tool({}, extraFor(ctx));
+    assert.equal(second._meta, undefined);
+    const third = await tool({}, extraFor(ctx));
+    assert.equal(third._meta['agentarea/replayed'], true);
+    assert.equal(runs, 2);
+  });
+
+  test('an isError result is stored and replayed (the tool ran)', async () => {
+    let runs = 0;
+    const tool = idempotent(async () => (runs++, errorResult('card declined')));
+    const { ctx } = callContext();
+    await tool({}, extraFor(ctx));
+    const again = await tool({}, extraFor(ctx));
+    assert.equal(again.isError, true);
+    assert.equal(again._meta['agentarea/replayed'], true);
+    assert.equal(runs, 1);
+  });
+
+  test('a duplicate gives up after waitMs while the first call still runs, or at once when it is cancelled', async () => {
+    let release;
+    const gate = new Promise((r) => (release = r));
+    const store = memoryStore();
+    const handler = async () => (await gate, { content: [] });
+    const { ctx } = callContext();
+    const first = idempotent(handler, { store })({}, extraFor(ctx));
+    const impatient = await idempotent(handler, { store, waitMs: 30 })({}, extraFor(ctx));
+    assert.equal(impatient.isError, true);
+    assert.equal(impatient._meta['toolctx/idempotency'], 'in_progress');
+    const abort = new AbortController();
+    const patient = idempotent(handler, { store, waitMs: 600_000 })({}, extraFor(ctx, { signal: abort.signal }));
+    abort.abort();
+    assert.equal((await patient)._meta['toolctx/idempotency'], 'in_progress');
+    release();
+    assert.equal((await first)._meta, undefined);
+  });
+
+  test('refuse and onStoreError are the caller\'s to choose', async () => {
+    const failing = { claim: async () => null, complete: async () => Promise.reject(new Error('down')), release: async () => undefined };
+    const errors = [];
+    const tool = idempotent(async () => ({ content: [], ok: true }), { store: failing, onStoreError: (e) => errors.push(e.message) });
+    const { ctx } = callContext();
+    assert.equal((await tool({}, extraFor(ctx))).ok, true);
+    assert.deepEqual(errors, ['down']);
+    const conflicted = idempotent(async (args) => ({ content: [], args }), { refuse: (outcome, key) => ({ content: [], outcome, key }) });
+    await conflicted({ a: 1 }, extraFor(ctx));
+    assert.deepEqual(await conflicted({ a: 2 }, extraFor(ctx)), { content: [], outcome: 'conflict', key: ctx.idempotency_key });
+  });
+});
+
+describe('progress', () => {
+  function recorder({ withToken = true } = {}) {
+    const sent = [];
+    const extra = {
+      _meta: withToken ? { progressToken: 't' } : {},
+      signal: new AbortController().signal,
+      sendNotification: async (n) => void sent.push(n.params),
+    };
+    return { sent, extra };
+  }
+
+  test('first report at once, then the latest per interval, the final one at once, nothing after it', async () => {
+    const clock = fakeClock();
+    const { sent, extra } = recorder();
+    const report = progress(extra, { clock });
+    await report(1, 10);
+    await report(2, 10);
+    await report(3, 10, 'three');
+    assert.deepEqual(sent.map((p) => p.progress), [1]);
+    clock.advance(499);
+    assert.equal(sent.length, 1);
+    clock.advance(1);
+    assert.deepEqual(sent.at(-1), { progressToken: 't', progress: 3, total: 10, message: 'three' });
+    await report(3, 10); // not increasing: ignored
+    await report(2, 10);
+    await report(4, 10);
+    await report(10, 10); // final: at once, the pending 4 is dropped
+    assert.deepEqual(sent.map((p) => p.progress), [1, 3, 10]);
+    assert.equal(clock.pending, 0);
+    await report(11, 10);
+    clock.advance(10_000);
+    assert.equal(report.sent, 3);
+  });
+
+  test('flush sends a held report; abort drops it; no token means no sends', async () => {
+    const clock = fakeClock();
+    const abort = new AbortController();
+    const { sent, extra } = recorder();
+    const report = progress({ ...extra, signal: abort.signal }, { clock });
+    await report(1);
+    await report(2);
+    await report.flush();
+    assert.deepEqual(sent.map((p) => p.progress), [1, 2]);
+    clock.advance(100);
+    await report(3);
+    abort.abort();
+    clock.advance(10_000);
+    assert.deepEqual(sent.map((p) => p.progress), [1, 2]);
+    const none = recorder({ withToken: false });
+    const silent = progress(none.extra, { clock });
+    await silent(1, 1);
+    assert.equal(none.sent.length, 0);
+  });
+
+  test('a failing send never rejects', async () => {
+    const errors = [];
+    const report = progress(
+      { _meta: { progressToken: 1 }, sendNotification: () => Promise.reject(new Error('closed')) },
+      { onError: (e) => errors.push(e.message) },
+    );
+    await report(1, 1);
+    assert.deepEqual(errors, ['closed']);
+  });
+});
+
+describe('results', () => {
+  test('within every limit: no findings', () => {
+    assert.deepEqual(checkResult(textResult('x'.repeat(LIMITS.textChars))), []);
+    assert.deepEqual(checkResult({ content: [], structuredContent: { s: 'x'.repeat(LIMITS.structuredChars - 8) } }), []);
+  });
+
+  test('each limit is reported with its size', () => {
+    const codes = (r) => checkResult(r).map((f) => [f.code, f.size, f.index]);
+    // Characters are code points: 8001 emoji are 16002 UTF-16 units, still 8001 characters.
+    assert.deepEqual(codes({ content: [{ type: 'text', text: '\u{1F600}'.repeat(4000) }, { type: 'text', text: 'x'.repeat(4001) }] }), [
+      ['text_offloaded', 8001, undefined],
+    ]);
+    assert.deepEqual(codes({ content: [], structuredContent: { s: 'x'.repeat(LIMITS.structuredChars) } }), [
+      ['structured_dropped', LIMITS.structuredChars + 8, undefined],
+    ]);
+    const big = Buffer.alloc(LIMITS.imageBytes + 1).toString('base64');
+    assert.deepEqual(codes({ content: [{ type: 'image', data: big, mimeType: 'image/png' }] }), [['image_too_large', LIMITS.imageBytes + 1, 0]]);
+    assert.deepEqual(codes({ content: [{ type: 'image', data: 'AAAA', mimeType: 'image/svg+xml' }] }), [['image_type', 0, 0]]);
+    assert.deepEqual(codes({ content: [{ type: 'resource', resource: { uri: 'x:', mimeType: 'image/bmp', blob: 'AAAA' } }] }), [['image_type', 0, 0]]);
+    const nine = Array.from({ length: 9 }, () => image(new Uint8Array([1, 2, 3]), 'image/png'));
+    assert.deepEqual(codes({ content: nine }), [['too_many_images', 9, undefined]]);
+  });
+
+  test('builders call the hook, typed results keep their shape', async () => {
+    const findings = [];
+    const onLimit = (f) => findings.push(f.code);
+    assert.deepEqual(jsonResult({ a: 1 }, { onLimit }), { content: [{ type: 'text', text: '{"a":1}' }], structuredContent: { a: 1 } });
+    toolResult(['x'.repeat(9000), image(new Uint8Array([0]), 'image/gif')], { onLimit });
+    assert.deepEqual(findings, ['text_offloaded']);
+    assert.equal(image(new Uint8Array([1, 2, 3]), 'image/png').data, 'AQID');
+    const wrapped = withLimits(async () => ({ content: [], structuredContent: { s: 'x'.repeat(20_000) } }), { onLimit });
+    await wrapped({}, {});
+    assert.deepEqual(findings, ['text_offloaded', 'structured_dropped']);
+    assert.deepEqual(errorResult('no'), { content: [{ type: 'text', text: 'no' }], isError: true });
+  });
+});
+
+describe('cancellable', () => {
+  test('timeoutMs aborts the signal with a TimeoutError', async () => {
+    const tool = cancellable(
+      async (_args, extra) => new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve(extra.signal.reason.name))),
+      { timeoutMs: 5 },
+    );
+    assert.equal(await tool({}, { signal: new AbortController().signal }), 'TimeoutError');
+  });
+
+  test('a notification matches only the same request id and token; the registry empties when calls end', async () => {
+    const registry = createCancelRegistry();
+    let stop;
+    const tool = cancellable(
+      async (_args, extra) => new Promise((resolve) => {
+        stop = resolve;
+        extra.signal.addEventListener('abort', () => resolve(extra.signal.reason.message));
+      }),
+      { registry },
+    );
+    const headers = { 'x-agentarea-context': 'token-a' };
+    const running = tool({}, { requestId: 7, requestInfo: { headers } });
+    assert.equal(registry.size, 1);
+    const cancel = (requestId, reason) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason } });
+    assert.equal(noticeCancelled(cancel(7, 'x'), { 'x-agentarea-context': 'token-b' }, registry), false);
+    assert.equal(noticeCancelled(cancel('7', 'x'), headers, registry), false);
+    assert.equal(noticeCancelled({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers, registry), false);
+    assert.equal(noticeCancelled([cancel(7, 'timed out')], new Headers(headers), registry), true);
+    assert.equal(await running, 'timed out');
+    assert.equal(registry.size, 0);
+    void stop;
+  });
+});
