@@ -342,6 +342,8 @@ describe('the example Worker in workerd in front of a real MCP server', () => {
     assert.doesNotMatch(text, /too short/);
     assert.equal(JSON.parse(text).error.code, -32603);
     assert.ok(!reachedOrigin(probe));
+    // workerd's stderr may arrive after the response.
+    for (let i = 0; i < 100 && !/toolctx configuration:/.test(workerd.logs()); i++) await new Promise((r) => setTimeout(r, 50));
     assert.match(workerd.logs(), /toolctx configuration: secret_length/);
     assert.doesNotMatch(workerd.logs(), /too short/);
   });
