@@ -23,6 +23,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 import { contextFrom, createVerifier, toolctx } from 'toolctx';
+import { progress } from 'toolctx/helpers';
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -59,16 +60,12 @@ function newServer() {
       inputSchema: { pages: z.number().int().min(1).max(20).default(3) },
     },
     async ({ pages }, extra) => {
-      const progressToken = extra._meta?.progressToken;
+      // Sends at the platform's relay rate (one per 0.5 s) and always the last.
+      const report = progress(extra);
       for (let page = 1; page <= pages; page += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await new Promise((resolve) => setTimeout(resolve, 550));
         if (extra.signal.aborted) throw new Error('cancelled');
-        if (progressToken !== undefined) {
-          await extra.sendNotification({
-            method: 'notifications/progress',
-            params: { progressToken, progress: page, total: pages, message: `page ${page} of ${pages}` },
-          });
-        }
+        await report(page, pages, `page ${page} of ${pages}`);
       }
       return { content: [{ type: 'text', text: `exported ${pages} pages` }] };
     },

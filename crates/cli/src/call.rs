@@ -13,7 +13,7 @@ use crate::common::{
     parse_header, random_hex, unix_now, usage, ClaimArgs, CredentialArgs, Error, Outcome,
     SecretArgs, EXIT_NEGATIVE, EXIT_OK,
 };
-use crate::http::{clip, mcp_name_header, Client};
+use crate::http::{clip, mcp_name_header, Client, Reply};
 use crate::mint::call_body;
 use crate::output::{duration, Style};
 
@@ -155,7 +155,18 @@ pub fn run(args: &CallArgs) -> Outcome {
 
     let mut client = Client::new(&args.url, Duration::from_secs(args.timeout), headers)?;
     if !args.no_initialize {
-        client.initialize(&[])?;
+        if let Some(reply) = client.initialize(&[])? {
+            let context = json!(null);
+            return Ok(report(
+                args,
+                style,
+                "initialize",
+                &reply,
+                context,
+                Vec::new(),
+                Vec::new(),
+            ));
+        }
     }
     // Fresh, right before sending.
     let claims = args
@@ -216,6 +227,38 @@ pub fn run(args: &CallArgs) -> Outcome {
     });
     client.close();
     let reply = reply?;
+    let context = json!({
+        "task_id": claims.context.task_id,
+        "tool_call_id": claims.context.tool_call_id,
+        "workspace_id": claims.context.workspace_id,
+        "idempotency_key": claims.context.idempotency_key(),
+        "jti": claims.jti,
+        "iat": claims.iat,
+        "exp": claims.iat.saturating_add(TOKEN_TTL_S),
+        "progress_token": progress_token,
+    });
+    Ok(report(
+        args,
+        style,
+        "tools/call",
+        &reply,
+        context,
+        progress,
+        logs,
+    ))
+}
+
+/// Prints what came back (a result, a refusal, an error) and gives the exit
+/// code. `stage` says which request it answered.
+fn report(
+    args: &CallArgs,
+    style: Style,
+    stage: &str,
+    reply: &Reply,
+    context: J,
+    progress: Vec<J>,
+    logs: Vec<J>,
+) -> u8 {
     let response = reply.response().cloned();
     let result = response.as_ref().and_then(|r| r.get("result")).cloned();
     let error = response.as_ref().and_then(|r| r.get("error")).cloned();
@@ -229,61 +272,59 @@ pub fn run(args: &CallArgs) -> Outcome {
         .and_then(|r| r.get("isError"))
         .and_then(J::as_bool)
         == Some(true);
-    let ok = reply.status == 200 && result.is_some() && !is_error;
+    let ok = stage == "tools/call" && reply.status == 200 && result.is_some() && !is_error;
+    let code = if ok { EXIT_OK } else { EXIT_NEGATIVE };
 
     if args.json {
         let out = json!({
-            "url": client.url(),
+            "url": args.url,
             "tool": args.tool,
+            "stage": stage,
             "status": reply.status,
             "content_type": reply.content_type,
-            "context": {
-                "task_id": claims.context.task_id,
-                "tool_call_id": claims.context.tool_call_id,
-                "workspace_id": claims.context.workspace_id,
-                "idempotency_key": claims.context.idempotency_key(),
-                "jti": claims.jti,
-                "iat": claims.iat,
-                "exp": claims.iat.saturating_add(TOKEN_TTL_S),
-            },
-            "progress_token": progress_token,
+            "context": context,
             "progress": progress,
             "logs": logs,
-            "result": result,
+            "result": if stage == "tools/call" { result } else { None },
             "error": error,
             "refused": refused_reason.is_some(),
             "body": if response.is_none() { J::from(clip(&reply.text, 2000)) } else { J::Null },
         });
         println!("{out}");
-        return Ok(if ok { EXIT_OK } else { EXIT_NEGATIVE });
+        return code;
     }
+    let at = if stage == "tools/call" {
+        String::new()
+    } else {
+        format!(" (answering {stage})")
+    };
     match (&result, &error) {
-        (Some(r), _) => print_result(r, style),
-        (None, Some(e)) => {
-            let code = e.get("code").map(J::to_string).unwrap_or_default();
+        (Some(r), _) if stage == "tools/call" => print_result(r, style),
+        (_, Some(e)) => {
+            let rpc = e.get("code").map(J::to_string).unwrap_or_default();
             let message = e.get("message").and_then(J::as_str).unwrap_or("");
             match &refused_reason {
                 Some(reason) => println!(
-                    "{}    {} {code} {reason}: {message}",
+                    "{}    {} {rpc} {reason}: {message}{at}",
                     style.bad("refused"),
                     reply.status
                 ),
                 None => println!(
-                    "{}      {} {code}: {message}",
+                    "{}      {} {rpc}: {message}{at}",
                     style.bad("error"),
                     reply.status
                 ),
             }
             println!("body       {}", reply.body_text());
         }
-        (None, None) => {
+        _ => {
             println!(
-                "{}      HTTP {} {}",
+                "{}      HTTP {} {}{at}",
                 style.bad("error"),
                 reply.status,
                 clip(reply.body_text().trim(), 500)
             );
         }
     }
-    Ok(if ok { EXIT_OK } else { EXIT_NEGATIVE })
+    code
 }

@@ -818,7 +818,7 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
     let mut client = Client::new(&args.url, Duration::from_secs(args.timeout), headers)?;
     let cred: Vec<(String, String)> = credential.iter().cloned().collect();
     if !args.no_initialize {
-        client.initialize(&cred)?;
+        client.must_initialize(&cred)?;
     }
     let tools = client.tool_names(&cred)?;
     let has_probe = tools.iter().any(|t| t == PROBE_TOOL);

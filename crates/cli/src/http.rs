@@ -35,8 +35,12 @@ impl Reply {
             .find(|m| m.get("result").is_some() || m.get("error").is_some())
     }
 
-    /// The body as text, for messages: the JSON-RPC response, else the raw body.
+    /// The body as text: as received when it was not an event stream,
+    /// else the JSON-RPC response.
     pub fn body_text(&self) -> String {
+        if !self.text.is_empty() {
+            return self.text.trim_end().to_string();
+        }
         match self.response() {
             Some(r) => r.to_string(),
             None if self.messages.len() == 1 => {
@@ -186,23 +190,17 @@ impl Client {
     }
 
     /// `initialize` then `notifications/initialized`; keeps the session id
-    /// and protocol version the server chose. `Err` when the server does
-    /// not answer like an MCP server.
-    pub fn initialize(&mut self, extra: &[(String, String)]) -> Result<(), Error> {
+    /// and protocol version the server chose. `Ok(Some(reply))` when the
+    /// server answered without a result (a refusal, an error).
+    pub fn initialize(&mut self, extra: &[(String, String)]) -> Result<Option<Reply>, Error> {
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {},
             "clientInfo": {"name": "toolctx", "version": env!("CARGO_PKG_VERSION")},
         });
         let reply = self.rpc(extra, Some(J::from(0)), "initialize", params)?;
-        let result = reply.response().and_then(|r| r.get("result"));
-        let Some(result) = result else {
-            return Err(Error::Unreachable(format!(
-                "{}: initialize failed: HTTP {} {}",
-                self.url,
-                reply.status,
-                clip(&reply.body_text(), 300)
-            )));
+        let Some(result) = reply.response().and_then(|r| r.get("result")) else {
+            return Ok(Some(reply));
         };
         self.protocol = result
             .get("protocolVersion")
@@ -210,7 +208,20 @@ impl Client {
             .map(str::to_string);
         self.session = reply.session_id;
         self.rpc(extra, None, "notifications/initialized", json!({}))?;
-        Ok(())
+        Ok(None)
+    }
+
+    /// [`Client::initialize`], with an answer that is not a result as an error.
+    pub fn must_initialize(&mut self, extra: &[(String, String)]) -> Result<(), Error> {
+        match self.initialize(extra)? {
+            None => Ok(()),
+            Some(reply) => Err(Error::Unreachable(format!(
+                "{}: initialize failed: HTTP {} {}",
+                self.url,
+                reply.status,
+                clip(&reply.body_text(), 300)
+            ))),
+        }
     }
 
     /// The tool names from `tools/list`.
