@@ -3,7 +3,7 @@
 // through each `exports` condition. Run with `node --test npm/test/pack.mjs`.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -114,6 +114,21 @@ test('the worker entry instantiates with initSync from an imported WebAssembly.M
   );
   const out = JSON.parse(node(['--conditions=workerd', '--import', './register.mjs', '--input-type=module', '-e', SMOKE]));
   assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false });
+});
+
+test('toolctx/helpers resolves from the tarball, in Node and under the worker conditions, and needs no wasm (it loads under the worker conditions without a .wasm loader)', () => {
+  const probe = `
+import * as h from 'toolctx/helpers';
+const hash = await h.canonicalHash({ b: 1, a: 2 });
+console.log(JSON.stringify({ names: ['idempotent', 'memoryStore', 'redisStore', 'progress', 'checkResult', 'cancellable', 'noticeCancelled'].filter((n) => typeof h[n] !== 'function'), hash }));
+`;
+  const want = createHash('sha256').update('{"a":2,"b":1}').digest('hex');
+  for (const conditions of [[], ['--conditions=workerd']]) {
+    const out = JSON.parse(node([...conditions, '--input-type=module', '-e', probe]));
+    assert.deepEqual(out.names, []);
+    assert.equal(out.hash, want);
+  }
+  assert.ok(files.includes('dist/helpers.js') && files.includes('dist/helpers.d.ts'));
 });
 
 /** A free port on 127.0.0.1 (closed again before it is handed over). */
