@@ -226,7 +226,10 @@ fn call_prints_progress_then_the_result() {
     assert_eq!(doc["content_type"], "text/event-stream");
     assert_eq!(doc["progress"].as_array().unwrap().len(), 2, "{doc}");
     assert_eq!(doc["progress"][1]["progress"], 2);
-    assert_eq!(doc["progress"][0]["progressToken"], doc["context"]["progress_token"]);
+    assert_eq!(
+        doc["progress"][0]["progressToken"],
+        doc["context"]["progress_token"]
+    );
 }
 
 #[test]
