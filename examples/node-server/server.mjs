@@ -8,6 +8,8 @@
 //   --port N          listen on 127.0.0.1:N (default $PORT, else a free port)
 //   --no-verify       no toolctx at all: the unprotected copy that the demo
 //                     puts behind Envoy and its filter
+//   --json-response   answer with application/json instead of an SSE stream
+//                     (the SDK then drops progress notifications)
 //   --exit-with-stdin exit when standard input closes (test drivers)
 //
 // Environment: TOOLCTX_INSTANCE_ID and TOOLCTX_SECRET (required unless
@@ -33,6 +35,7 @@ const option = (name) => {
 };
 const port = Number(option('--port') ?? process.env.PORT ?? 0);
 const verify = !flag('--no-verify');
+const jsonResponse = flag('--json-response');
 
 // Process-wide, across the per-request servers: the probe's run count.
 let probeRuns = 0;
@@ -103,10 +106,10 @@ function newServer() {
 
 // Stateless Streamable HTTP: a new server and transport per request, closed
 // with the response (or `extra.signal` never fires). Responses to tools/call
-// are SSE streams, so progress arrives as it is sent.
+// are SSE streams, so progress arrives as it is sent, unless --json-response.
 async function serveMcp(req, res, body) {
   const server = newServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: jsonResponse });
   res.on('close', () => {
     transport.close();
     server.close();

@@ -45,6 +45,10 @@ struct Server {
 
 impl Server {
     fn start(verify: bool, secrets: &[&str]) -> Server {
+        Server::start_with(verify, secrets, &[])
+    }
+
+    fn start_with(verify: bool, secrets: &[&str], flags: &[&str]) -> Server {
         let dir = root().join("examples/node-server");
         assert!(
             dir.join("node_modules/@modelcontextprotocol/sdk").exists()
@@ -65,6 +69,7 @@ impl Server {
         if !verify {
             cmd.arg("--no-verify");
         }
+        cmd.args(flags);
         for (name, value) in ["TOOLCTX_SECRET", "TOOLCTX_SECRET_PREVIOUS"]
             .iter()
             .zip(secrets)
@@ -229,6 +234,43 @@ fn call_prints_progress_then_the_result() {
     assert_eq!(
         doc["progress"][0]["progressToken"],
         doc["context"]["progress_token"]
+    );
+}
+
+#[test]
+fn call_and_conformance_with_json_answers() {
+    let s = secret("json");
+    let server = Server::start_with(true, &[&s], &["--json-response"]);
+    let out = toolctx(
+        &[
+            "call",
+            &server.url,
+            "export_report",
+            r#"{"pages":1}"#,
+            "--secret-env",
+            SECRET_ENV,
+            "--json",
+        ],
+        &[(SECRET_ENV, &s)],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let doc: J = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["content_type"], "application/json", "{doc}");
+    assert_eq!(
+        doc["result"]["content"][0]["text"], "exported 1 pages",
+        "{doc}"
+    );
+    let out = toolctx(
+        &["conformance", &server.url, "--secret-env", SECRET_ENV],
+        &[(SECRET_ENV, &s)],
+        None,
+    );
+    let text = stdout(&out);
+    assert_eq!(
+        (out.status.code(), summary_line(&text).1),
+        (Some(0), 0),
+        "{text}"
     );
 }
 
