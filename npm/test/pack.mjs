@@ -3,8 +3,8 @@
 // through each `exports` condition. Run with `node --test npm/test/pack.mjs`.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { createHash, createHmac } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -12,8 +12,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { INSTANCE, SECRET, callContext, connect, mint } from './support.mjs';
 
 const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RAW_BUDGET = 120 * 1024;
@@ -143,44 +142,61 @@ function freePort() {
   });
 }
 
-test('the README example runs as written and verifies a call from the real SDK client', async () => {
+/** The first ```js block after `heading` in the README. */
+function readmeExample(heading) {
   const readme = readFileSync(join(npmDir, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## An MCP server in 15 lines'));
-  const code = section.slice(section.indexOf('```js\n') + 6, section.indexOf('\n```', section.indexOf('```js\n')));
+  const section = readme.slice(readme.indexOf(heading));
+  return section.slice(section.indexOf('```js\n') + 6, section.indexOf('\n```', section.indexOf('```js\n')));
+}
+
+/** The examples' other dependencies, from this package's dev dependencies. */
+function linkExampleDependencies() {
+  mkdirSync(join(project, 'node_modules/@modelcontextprotocol'), { recursive: true });
+  for (const dep of ['@modelcontextprotocol/sdk', 'zod']) {
+    if (!existsSync(join(project, 'node_modules', dep))) symlinkSync(join(npmDir, 'node_modules', dep), join(project, 'node_modules', dep));
+  }
+}
+
+/** Runs `file` from the test project with `env` and a free PORT; collects its stdout. */
+async function startExample(file, env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [file], {
+    cwd: project,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const output = [];
+  child.stdout.on('data', (chunk) => output.push(chunk));
+  return { child, url: `http://127.0.0.1:${port}/mcp`, stdout: () => Buffer.concat(output).toString('utf8') };
+}
+
+/** The SDK client, retried while the example server is still starting. */
+async function connectWhenUp({ child, url }, headers) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await connect(url, headers);
+    } catch (e) {
+      if (attempt >= 50 || child.exitCode !== null) throw e;
+      await new Promise((r) => setTimeout(r, 100)); // the server is still starting
+    }
+  }
+}
+
+test('the README example runs as written and verifies a call from the real SDK client', async () => {
+  const code = readmeExample('## An MCP server in 15 lines');
   assert.ok(code.split('\n').length <= 17, 'the example grew');
   writeFileSync(join(project, 'server.mjs'), code);
-  // The example's other dependencies, from this package's dev dependencies.
-  mkdirSync(join(project, 'node_modules/@modelcontextprotocol'), { recursive: true });
-  symlinkSync(join(npmDir, 'node_modules/@modelcontextprotocol/sdk'), join(project, 'node_modules/@modelcontextprotocol/sdk'));
-  symlinkSync(join(npmDir, 'node_modules/zod'), join(project, 'node_modules/zod'));
+  linkExampleDependencies();
 
   const secret = 'readme-example-secret-0123456789abcdef';
   const instance = 'readme-instance';
-  const port = await freePort();
-  const child = spawn(process.execPath, ['server.mjs'], {
-    cwd: project,
-    env: { ...process.env, TOOLCTX_INSTANCE_ID: instance, TOOLCTX_SECRET: secret, PORT: String(port) },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const example = await startExample('server.mjs', { TOOLCTX_INSTANCE_ID: instance, TOOLCTX_SECRET: secret });
   try {
-    const url = new URL(`http://127.0.0.1:${port}/mcp`);
     const now = Math.floor(Date.now() / 1000);
     const ctx = { protocol: '1', task_id: 'task-1', tool_call_id: 'call-1', workspace_id: 'ws-1', idempotency_key: 'task-1:call-1' };
-    const b64 = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const signed = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ iss: 'agentarea', aud: instance, iat: now, exp: now + 300, ...ctx })}`;
-    const token = `${signed}.${createHmac('sha256', secret).update(signed).digest('base64url')}`;
+    const token = mint({ iss: 'agentarea', aud: instance, iat: now, exp: now + 300, ...ctx }, secret);
     const meta = Object.fromEntries(Object.entries(ctx).map(([k, v]) => [`agentarea/${k}`, v]));
-    let client;
-    for (let attempt = 0; ; attempt++) {
-      client = new Client({ name: 'readme-test', version: '1.0.0' });
-      try {
-        await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { 'x-agentarea-context': token } } }));
-        break;
-      } catch (e) {
-        if (attempt >= 50 || child.exitCode !== null) throw e;
-        await new Promise((r) => setTimeout(r, 100)); // the server is still starting
-      }
-    }
+    const client = await connectWhenUp(example, { 'x-agentarea-context': token });
     try {
       const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: meta });
       assert.equal(result.content[0].text, 'order A-17 for task task-1');
@@ -193,6 +209,40 @@ test('the README example runs as written and verifies a call from the real SDK c
       await client.close();
     }
   } finally {
-    child.kill();
+    example.child.kill();
+  }
+});
+
+test('the README helpers example runs as written: a retry is replayed, progress ends at total', async () => {
+  writeFileSync(join(project, 'helpers-server.mjs'), readmeExample('## Server helpers'));
+  writeFileSync(
+    join(project, 'payments.mjs'),
+    'export async function chargeCard(orderId, amount) { console.log(`charged ${orderId} ${amount}`); return { id: `r-${orderId}` }; }\n',
+  );
+  linkExampleDependencies();
+  const example = await startExample('helpers-server.mjs', { TOOLCTX_INSTANCE_ID: INSTANCE, TOOLCTX_SECRET: SECRET });
+  try {
+    const call = async (ctx) => {
+      const c = callContext({ tool: 'charge', ctx });
+      const client = await connectWhenUp(example, { 'x-agentarea-context': c.token });
+      const progress = [];
+      try {
+        const result = await client.callTool({ name: 'charge', arguments: { orderId: 'A-17', amount: 5 }, _meta: c.meta }, undefined, {
+          onprogress: (p) => progress.push(p),
+        });
+        return { result, progress, ctx: c.ctx };
+      } finally {
+        await client.close();
+      }
+    };
+    const first = await call();
+    assert.deepEqual(first.result.structuredContent, { orderId: 'A-17', receipt: 'r-A-17' });
+    assert.deepEqual(first.progress.at(-1), { progress: 2, total: 2, message: 'charged' });
+    const retry = await call(first.ctx);
+    assert.equal(retry.result._meta['agentarea/replayed'], true);
+    assert.deepEqual(retry.result.structuredContent, first.result.structuredContent);
+    assert.equal(example.stdout().match(/charged A-17 5/g)?.length, 1, 'the card was charged more than once');
+  } finally {
+    example.child.kill();
   }
 });
