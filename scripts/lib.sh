@@ -49,6 +49,16 @@ ensure_envoy() {
   export ENVOY
 }
 
+# cargo-fuzz, for the nightly toolchain the machine image ships; returns 1
+# when there is no nightly (it cannot be fetched here).
+ensure_cargo_fuzz() {
+  rustup toolchain list | grep -q '^nightly' || return 1
+  command -v cargo-fuzz >/dev/null 2>&1 || {
+    step "installing cargo-fuzz (about 2 minutes, once)"
+    cargo install cargo-fuzz
+  }
+}
+
 # Debian packages, installed only when the command is missing.
 ensure_apt() { # ensure_apt COMMAND PACKAGE
   command -v "$1" >/dev/null 2>&1 && return 0
