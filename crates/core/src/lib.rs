@@ -30,5 +30,7 @@ pub use config::{
     DEFAULT_MAX_TOKEN_AGE_S, DEFAULT_MAX_TOKEN_BYTES, MAX_SECRET_BYTES, MIN_SECRET_BYTES,
 };
 pub use reason::Reason;
-pub use token::{decode_unverified, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S};
+pub use token::{
+    decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,
+};
 pub use verify::{Context, HeadersVerdict, Refusal, Verdict, Verifier, TOKEN_HEADER};
