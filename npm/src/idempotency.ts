@@ -72,6 +72,11 @@ export interface IdempotencyOptions {
    * returned. Default `console.warn`.
    */
   onStoreError?: (error: unknown) => void;
+  /**
+   * Hashes the arguments for the conflict check. Default `canonicalHash`
+   * (SHA-256 of the RFC 8785 form; `node:crypto` in Node, Web Crypto elsewhere).
+   */
+  hash?: (args: unknown) => string | Promise<string>;
   /** Unix milliseconds; for tests. */
   now?: () => number;
 }
@@ -105,6 +110,7 @@ export function idempotent<A, E extends ToolExtra, R>(
   const waitMs = options.waitMs ?? 60 * 1000;
   const namespace = options.namespace ?? '';
   const now = options.now ?? Date.now;
+  const hashOf = options.hash ?? canonicalHash;
   const refuse = options.refuse ?? refusal;
   const onStoreError = options.onStoreError ?? ((e: unknown) => console.warn('toolctx: the idempotency store failed to record a result', e));
 
@@ -112,7 +118,7 @@ export function idempotent<A, E extends ToolExtra, R>(
     const context = contextFrom(extra);
     if (context === undefined) return handler(args, extra);
     const key = namespace + context.idempotency_key;
-    const hash = await canonicalHash(args ?? {});
+    const hash = await hashOf(args ?? {});
     const mine: RunningEntry = { state: 'running', hash, owner: crypto.randomUUID() };
     const deadline = now() + waitMs;
     let pause = 10;

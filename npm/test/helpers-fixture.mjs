@@ -8,7 +8,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 
 import { createVerifier, toolctx } from '../dist/index.js';
-import { cancellable, idempotent, jsonResult, noticeCancelled, progress } from '../dist/helpers.js';
+import { cancellable, idempotent, jsonResult, noticeCancelled, progress } from '../dist/helpers-node.js';
 import { CREDENTIAL, INSTANCE, SECRET } from './support.mjs';
 
 /**

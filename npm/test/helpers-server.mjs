@@ -3,7 +3,7 @@
 // the first line of stdout; stops on SIGTERM.
 import { createClient } from 'redis';
 
-import { redisStore } from '../dist/helpers.js';
+import { redisStore } from '../dist/helpers-node.js';
 import { helpersServer } from './helpers-fixture.mjs';
 import { listen, stop } from './support.mjs';
 

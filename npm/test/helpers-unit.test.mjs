@@ -25,6 +25,7 @@ import {
   toolResult,
   withLimits,
 } from '../dist/helpers.js';
+import * as forNode from '../dist/helpers-node.js';
 import { callContext, fakeClock } from './support.mjs';
 
 /** A tool handler's `extra` as the SDK builds it after the toolctx middleware. */
@@ -62,6 +63,14 @@ describe('canonical JSON', () => {
     assert.throws(() => canonicalJson({ a: Infinity }), TypeError);
     assert.throws(() => canonicalJson({ a: 1n }), TypeError);
     assert.equal(await canonicalHash({}), createHash('sha256').update('{}').digest('hex'));
+  });
+
+  test('the Node entry (node:crypto) and the Web Crypto entry hash alike', async () => {
+    for (const v of [{}, { b: [1, 'é', null], a: { '\u{1F600}': true } }, 'x', 0.1]) {
+      assert.equal(await forNode.canonicalHash(v), await canonicalHash(v));
+    }
+    assert.notEqual(forNode.idempotent, idempotent);
+    assert.equal(forNode.memoryStore, memoryStore);
   });
 });
 
@@ -268,15 +277,19 @@ describe('cancellable', () => {
       async (_args, extra) => new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve(extra.signal.reason.name))),
       { timeoutMs: 5 },
     );
-    assert.equal(await tool({}, { signal: new AbortController().signal }), 'TimeoutError');
+    // AbortSignal.timeout's timer does not hold the event loop open; this one does, as a server would.
+    const alive = setInterval(() => undefined, 1000);
+    try {
+      assert.equal(await tool({}, { signal: new AbortController().signal }), 'TimeoutError');
+    } finally {
+      clearInterval(alive);
+    }
   });
 
   test('a notification matches only the same request id and token; the registry empties when calls end', async () => {
     const registry = createCancelRegistry();
-    let stop;
     const tool = cancellable(
       async (_args, extra) => new Promise((resolve) => {
-        stop = resolve;
         extra.signal.addEventListener('abort', () => resolve(extra.signal.reason.message));
       }),
       { registry },
@@ -291,6 +304,5 @@ describe('cancellable', () => {
     assert.equal(noticeCancelled([cancel(7, 'timed out')], new Headers(headers), registry), true);
     assert.equal(await running, 'timed out');
     assert.equal(registry.size, 0);
-    void stop;
   });
 });

@@ -115,19 +115,25 @@ test('the worker entry instantiates with initSync from an imported WebAssembly.M
   assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false });
 });
 
-test('toolctx/helpers resolves from the tarball, in Node and under the worker conditions, and needs no wasm (it loads under the worker conditions without a .wasm loader)', () => {
+test('toolctx/helpers resolves from the tarball (node:crypto in Node, Web Crypto under the worker conditions) and needs no wasm (it loads under them without a .wasm loader)', () => {
   const probe = `
 import * as h from 'toolctx/helpers';
 const hash = await h.canonicalHash({ b: 1, a: 2 });
 console.log(JSON.stringify({ names: ['idempotent', 'memoryStore', 'redisStore', 'progress', 'checkResult', 'cancellable', 'noticeCancelled'].filter((n) => typeof h[n] !== 'function'), hash }));
 `;
   const want = createHash('sha256').update('{"a":2,"b":1}').digest('hex');
-  for (const conditions of [[], ['--conditions=workerd']]) {
+  for (const [conditions, entry] of [
+    [[], /\/dist\/helpers-node\.js$/],
+    [['--conditions=workerd'], /\/dist\/helpers\.js$/],
+    [['--conditions=browser'], /\/dist\/helpers\.js$/],
+  ]) {
     const out = JSON.parse(node([...conditions, '--input-type=module', '-e', probe]));
     assert.deepEqual(out.names, []);
     assert.equal(out.hash, want);
+    const resolved = node([...conditions, '--input-type=module', '-e', 'console.log(import.meta.resolve("toolctx/helpers"))']).trim();
+    assert.match(resolved, entry);
   }
-  assert.ok(files.includes('dist/helpers.js') && files.includes('dist/helpers.d.ts'));
+  assert.ok(['dist/helpers.js', 'dist/helpers-node.js', 'dist/helpers.d.ts'].every((f) => files.includes(f)));
 });
 
 /** A free port on 127.0.0.1 (closed again before it is handed over). */
