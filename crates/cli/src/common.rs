@@ -63,15 +63,16 @@ pub fn unix_now() -> u64 {
 /// `n` random bytes as lower-case hex.
 pub fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];
-    // The OS generator does not fail on the platforms this runs on; if it
-    // ever did, ids would still be unique enough per process for a test tool.
     if getrandom::fill(&mut bytes).is_err() {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        for (i, b) in bytes.iter_mut().enumerate() {
-            *b = (t >> ((i % 16) * 8)) as u8 ^ (i as u8).wrapping_mul(151);
+        // Not expected on any platform this runs on; std seeds RandomState
+        // from the OS as well, so ids stay unpredictable.
+        use std::hash::{BuildHasher as _, Hasher as _};
+        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_usize(i);
+            for (b, r) in chunk.iter_mut().zip(h.finish().to_le_bytes()) {
+                *b = r;
+            }
         }
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()

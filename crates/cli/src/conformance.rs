@@ -847,17 +847,20 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
         max_body: args.max_body_bytes,
         max_token: args.max_token_bytes,
     };
-    let mut last = if has_probe {
+    // The count proves something only when the cases call the probe itself.
+    let counting = has_probe && tool == PROBE_TOOL;
+    let mut last = if counting {
         probe_count(&client, &env)
     } else {
         None
     };
-    let probe_note = match (has_probe, last) {
-        (true, Some(_)) => format!("{PROBE_TOOL} counts runs"),
-        (true, None) => {
+    let probe_note = match (has_probe, counting, last) {
+        (true, true, Some(_)) => format!("{PROBE_TOOL} counts runs"),
+        (true, true, None) => {
             format!("{PROBE_TOOL} listed but a valid call to it failed: runs not counted")
         }
-        (false, _) => format!("no {PROBE_TOOL}: runs not counted"),
+        (true, false, _) => format!("--tool {tool} is not {PROBE_TOOL}: runs not counted"),
+        (false, _, _) => format!("no {PROBE_TOOL}: runs not counted"),
     };
     if !args.json {
         println!(

@@ -272,6 +272,29 @@ fn call_and_conformance_with_json_answers() {
         (Some(0), 0),
         "{text}"
     );
+
+    // Valid calls to another tool: the probe's count then proves nothing.
+    let out = toolctx(
+        &[
+            "conformance",
+            &server.url,
+            "--secret-env",
+            SECRET_ENV,
+            "--tool",
+            "get_order",
+            "--args",
+            r#"{"orderId":"A-1"}"#,
+        ],
+        &[(SECRET_ENV, &s)],
+        None,
+    );
+    let text = stdout(&out);
+    assert_eq!(
+        (out.status.code(), summary_line(&text).1),
+        (Some(0), 0),
+        "{text}"
+    );
+    assert!(text.contains("runs not counted"), "{text}");
 }
 
 #[test]
