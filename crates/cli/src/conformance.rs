@@ -192,10 +192,14 @@ impl Env {
 
     /// A `tools/call` body with this `_meta` and arguments text.
     fn body(&self, id: &J, arguments: &str, meta: &Map<String, J>) -> String {
+        self.body_text(id, arguments, &J::Object(meta.clone()).to_string())
+    }
+
+    /// A `tools/call` body from the arguments and `_meta` as JSON text.
+    fn body_text(&self, id: &J, arguments: &str, meta: &str) -> String {
         format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":{},"arguments":{arguments},"_meta":{}}}}}"#,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":{},"arguments":{arguments},"_meta":{meta}}}}}"#,
             J::from(self.tool.as_str()),
-            J::Object(meta.clone())
         )
     }
 
@@ -238,9 +242,9 @@ impl Env {
     }
 
     /// A valid token with a body that `make` writes from the valid body.
-    fn with_body(&self, id: J, now: u64, make: impl FnOnce(&Env, String) -> String) -> Req {
+    fn with_body(&self, id: J, now: u64, make: impl FnOnce(String) -> String) -> Req {
         let mut r = self.valid(id, now);
-        r.body = make(self, String::from_utf8_lossy(&r.body).into_owned()).into_bytes();
+        r.body = make(String::from_utf8_lossy(&r.body).into_owned()).into_bytes();
         r
     }
 }
@@ -604,14 +608,14 @@ fn cases(env: &Env) -> Vec<Case> {
             "400",
             "truncated JSON",
             Reject(R::ParseError),
-            |e, id, now| e.with_body(id, now, |_, b| b.chars().take(b.len() / 2).collect()),
+            |e, id, now| e.with_body(id, now, |b| b.chars().take(b.len() / 2).collect()),
         ),
         case(
             "400",
             "duplicate \"method\" (smuggling)",
             Reject(R::DuplicateMember),
             |e, id, now| {
-                e.with_body(id, now, |_, b| {
+                e.with_body(id, now, |b| {
                     b.replacen(
                         r#""method":"tools/call""#,
                         r#""method":"tools/list","method":"tools/call""#,
@@ -640,11 +644,11 @@ fn cases(env: &Env) -> Vec<Case> {
             "_meta is an array",
             Reject(R::InvalidParams),
             |e, id, now| {
-                e.with_body(id, now, |_, b| match b.find(r#""_meta":{"#) {
-                    // `_meta` is the last member of params: replace it to the end.
-                    Some(i) => format!("{}\"_meta\":[]}}}}", b.get(..i).unwrap_or_default()),
-                    None => b,
-                })
+                let mut r = e.valid(id.clone(), now);
+                r.body = e
+                    .body_text(&id, &e.arguments.to_string(), "[]")
+                    .into_bytes();
+                r
             },
         ),
         case(
@@ -686,7 +690,7 @@ fn cases(env: &Env) -> Vec<Case> {
             "batch",
             "batch with a tools/call",
             Reject(R::BatchWithToolsCall),
-            |e, id, now| e.with_body(id, now, |_, b| format!("[{b}]")),
+            |e, id, now| e.with_body(id, now, |b| format!("[{b}]")),
         ),
         case(
             "413",
