@@ -17,7 +17,8 @@ pub struct VerifyArgs {
     /// The request: raw HTTP (`POST /mcp HTTP/1.1`, headers, blank line,
     /// body) or JSON (`{"method", "headers": [[name, value], ...], "body"}`,
     /// a vector case, or `toolctx mint --request` output); `-` or nothing
-    /// reads standard input
+    /// reads standard input. A vector case's own `now` is used unless
+    /// --now is given
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
     #[command(flatten)]
@@ -107,6 +108,13 @@ fn parse_json(doc: J) -> Result<runner::Request, Error> {
     runner::request(&case).map_err(|e| usage(format!("request: {e}")))
 }
 
+/// The `now` of a vector case given as input, used unless `--now` is.
+fn case_now(input: &[u8]) -> Option<u64> {
+    let doc: J = serde_json::from_slice(input).ok()?;
+    doc.get("request")?;
+    doc.get("now")?.as_u64()
+}
+
 pub fn read_request(input: &[u8]) -> Result<runner::Request, Error> {
     let start = input.iter().position(|b| !b.is_ascii_whitespace());
     if start.and_then(|i| input.get(i)) == Some(&b'{') {
@@ -176,12 +184,11 @@ pub fn run(args: &VerifyArgs) -> Outcome {
         ));
     }
     let verifier: Verifier = args.verifier.verifier(config)?;
-    let verdict = verifier.check(
-        &request.method,
-        &request.headers,
-        &request.body,
-        args.verifier.now(),
-    );
+    let now = match (args.verifier.now, case_now(&input)) {
+        (None, Some(t)) => t,
+        _ => args.verifier.now(),
+    };
+    let verdict = verifier.check(&request.method, &request.headers, &request.body, now);
     if args.json {
         println!("{}", verdict_json(&verdict, !args.no_reason));
     } else {
