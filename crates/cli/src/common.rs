@@ -219,6 +219,13 @@ pub fn parse_core_json(text: &str) -> J {
     serde_json::from_str(text).unwrap_or(J::Null)
 }
 
+/// `$TOOLCTX_INSTANCE_ID` when set and not empty.
+pub fn instance_from_env() -> Option<String> {
+    std::env::var("TOOLCTX_INSTANCE_ID")
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
 /// The verifier configuration for `verify` and `inspect`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct VerifierArgs {
@@ -226,8 +233,9 @@ pub struct VerifierArgs {
     /// (instance_id, secrets, credential, require_context, clock_skew_s, ...)
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// The server instance id that `aud` must name (overrides the config file)
-    #[arg(long, env = "TOOLCTX_INSTANCE_ID", value_name = "ID")]
+    /// The server instance id that `aud` must name (default: the config
+    /// file's, else $TOOLCTX_INSTANCE_ID)
+    #[arg(long, value_name = "ID")]
     pub instance_id: Option<String>,
     #[command(flatten)]
     pub secrets: SecretArgs,
@@ -259,6 +267,9 @@ impl VerifierArgs {
             config.instance_id = id.clone();
         }
         if config.instance_id.is_empty() {
+            config.instance_id = instance_from_env().unwrap_or_default();
+        }
+        if config.instance_id.is_empty() {
             match fallback_instance {
                 Some(id) => config.instance_id = id.to_string(),
                 None => return Err(usage(
@@ -270,6 +281,11 @@ impl VerifierArgs {
             config.secrets = secrets.into_iter().map(|s| s.0).collect();
         }
         Ok(config)
+    }
+
+    /// Whether an instance id was given (flag, config file or environment).
+    pub fn instance_given(&self) -> bool {
+        self.instance_id.is_some() || self.config.is_some() || instance_from_env().is_some()
     }
 
     /// The secrets of the flags; without flags, none when a config file

@@ -185,7 +185,7 @@ pub fn run(args: &InspectArgs) -> Outcome {
         None => (J::Null, J::Null, Vec::new()),
     };
     let aud = audience(&claims);
-    let instance_from_token = args.verifier.instance_id.is_none() && args.verifier.config.is_none();
+    let instance_from_token = !args.verifier.instance_given();
     let mut config = args
         .verifier
         .config(secrets, aud.as_deref().or(Some("(no aud)")))?;

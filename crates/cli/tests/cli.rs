@@ -572,6 +572,34 @@ fn vectors_run_through_the_core() {
     let (passed, failed) = summary_line(&text);
     assert_eq!((out.status.code(), failed), (Some(0), 0), "{text}");
     assert!(passed >= 150, "{text}");
+    // One case through `verify`, with the file's config and the case's own now.
+    let file: J =
+        serde_json::from_slice(&std::fs::read(root().join("tests/vectors/valid.json")).unwrap())
+            .unwrap();
+    let dir = std::env::temp_dir().join(format!("toolctx-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (config, case) = (dir.join("config.json"), dir.join("case.json"));
+    std::fs::write(&config, file["config"].to_string()).unwrap();
+    let mut first = file["cases"][0].clone();
+    if first.get("now").is_none() {
+        first["now"] = file["now"].clone();
+    }
+    std::fs::write(&case, first.to_string()).unwrap();
+    let out = toolctx(
+        &[
+            "verify",
+            "--config",
+            config.to_str().unwrap(),
+            case.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+        None,
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    let v: J = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["outcome"], first["expect"]["outcome"], "{v}");
+
     let out = toolctx(&["vectors", "no-such-file.json"], &[], None);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).ends_with("0 passed, 1 failed\n"));
