@@ -1,7 +1,8 @@
 // The edge benchmark (not a test): inside workerd, toolctx's full verify
 // against jose's jwtVerify plus the same `_meta` check in JavaScript, on the
-// same ~1 KB tools/call body and ~800-character token; then the bytes a user
-// ships for each (worker bundle + wasm, minified, raw and gzip).
+// same ~1 KB tools/call body and ~800-character token, with an HS256 check
+// written by hand on WebCrypto as the floor; then the bytes a user ships for
+// each (worker bundle + wasm, minified, raw and gzip).
 //
 // Inside workerd the clock does not move while JavaScript runs, so the
 // driver times from outside: each request verifies N times, N sized so a
@@ -62,16 +63,19 @@ try {
   const built = {
     toolctx: await bundle(join(HERE, 'toolctx-worker.js'), join(scratch.dir, 'toolctx'), { minify: true }),
     jose: await bundle(join(HERE, 'jose-worker.js'), join(scratch.dir, 'jose'), { minify: true }),
+    floor: await bundle(join(HERE, 'floor-worker.js'), join(scratch.dir, 'floor'), { minify: true }),
     example: await bundle(join(EXAMPLE_DIR, 'src', 'index.js'), join(scratch.dir, 'example'), { minify: true }),
   };
   workerd = await startWorkerd(scratch.dir, [
     { name: 'toolctx', modules: built.toolctx.modules, bindings, compatibilityDate },
     { name: 'jose', modules: built.jose.modules, bindings, compatibilityDate },
+    { name: 'floor', modules: built.floor.modules, bindings, compatibilityDate },
   ]);
   const candidates = [
     ['toolctx verify (wasm, full contract)', `${workerd.urls.toolctx}/?`],
     ['jose jwtVerify, CryptoKey + _meta check', `${workerd.urls.jose}/?key=cryptokey&`],
     ['jose jwtVerify, Uint8Array + _meta check', `${workerd.urls.jose}/?key=bytes&`],
+    ['WebCrypto by hand + _meta check (floor)', `${workerd.urls.floor}/?`],
   ];
 
   /** Wall time of one request verifying n times, in ms. */
