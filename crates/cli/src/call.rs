@@ -11,9 +11,9 @@ use toolctx_core::{TOKEN_HEADER, TOKEN_TTL_S};
 
 use crate::common::{
     parse_header, random_hex, unix_now, usage, ClaimArgs, CredentialArgs, Error, Outcome,
-    SecretArgs, EXIT_NEGATIVE, EXIT_OK,
+    SecretArgs, EXIT_NEGATIVE, EXIT_OK, EXIT_UNREACHABLE,
 };
-use crate::http::{clip, mcp_name_header, Client, Reply};
+use crate::http::{clip, mcp_name_header, one_line, Client, Reply};
 use crate::mint::call_body;
 use crate::output::{duration, Style};
 
@@ -273,7 +273,12 @@ fn report(
         .and_then(J::as_bool)
         == Some(true);
     let ok = stage == "tools/call" && reply.status == 200 && result.is_some() && !is_error;
-    let code = if ok { EXIT_OK } else { EXIT_NEGATIVE };
+    let code = match (ok, &response) {
+        (true, _) => EXIT_OK,
+        (false, Some(_)) => EXIT_NEGATIVE,
+        // Not a JSON-RPC answer at all: not an MCP server at this URL.
+        (false, None) => EXIT_UNREACHABLE,
+    };
 
     if args.json {
         let out = json!({
@@ -322,7 +327,7 @@ fn report(
                 "{}      HTTP {} {}{at}",
                 style.bad("error"),
                 reply.status,
-                clip(reply.body_text().trim(), 500)
+                clip(&one_line(&reply.body_text()), 300)
             );
         }
     }

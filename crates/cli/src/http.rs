@@ -219,7 +219,7 @@ impl Client {
                 "{}: initialize failed: HTTP {} {}",
                 self.url,
                 reply.status,
-                clip(&reply.body_text(), 300)
+                clip(&one_line(&reply.body_text()), 300)
             ))),
         }
     }
@@ -236,7 +236,7 @@ impl Client {
                     "{}: tools/list failed: HTTP {} {}",
                     self.url,
                     reply.status,
-                    clip(&reply.body_text(), 300)
+                    clip(&one_line(&reply.body_text()), 300)
                 ))
             })?;
         Ok(tools
@@ -289,6 +289,11 @@ fn read_sse(reader: impl Read, on_message: &mut dyn FnMut(J) -> bool) -> std::io
         }
         // `event:`, `id:`, `retry:` and `:` comments carry nothing needed here.
     }
+}
+
+/// Whitespace runs as single spaces: a body on one line.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The first `n` characters, with `…` when cut.
