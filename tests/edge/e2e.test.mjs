@@ -4,6 +4,10 @@
 // 127.0.0.1 that counts every request reaching it. Tokens are minted here by
 // hand with node:crypto.
 //
+// Also an MCP server inside workerd itself (tests/edge/harness/sdk-worker.js:
+// the SDK's web-standard transport behind the same fetch wrapper), where the
+// tool must see the verified context.
+//
 //   node --test tests/edge/e2e.test.mjs
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -18,7 +22,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
-import { EXAMPLE_DIR, bundle, mint, readJsonc, scratchDir, startWorkerd } from './lib.mjs';
+import { EDGE_DIR, EXAMPLE_DIR, bundle, mint, readJsonc, scratchDir, startWorkerd } from './lib.mjs';
 
 const SECRET = 'edge-e2e-secret-0123456789-abcdefghijklmnop';
 const NEXT_SECRET = 'edge-e2e-next-secret-0123456789-abcdefghijk';
@@ -95,6 +99,7 @@ let workerd;
 let edge; // the example Worker's URL
 let misconfigured; // the same Worker with a secret too short to load
 let modules; // the bundle, as workerd modules
+let inWorkerd; // the MCP server running inside workerd
 
 before(async () => {
   await new Promise((resolve) => originServer.listen(0, '127.0.0.1', resolve));
@@ -102,6 +107,7 @@ before(async () => {
   scratch = scratchDir('e2e');
   const wrangler = readJsonc(join(EXAMPLE_DIR, 'wrangler.jsonc'));
   ({ modules } = await bundle(join(EXAMPLE_DIR, wrangler.main), join(scratch.dir, 'worker'), { minify: wrangler.minify }));
+  const sdk = await bundle(join(EDGE_DIR, 'harness', 'sdk-worker.js'), join(scratch.dir, 'sdk'));
   const worker = {
     modules,
     compatibilityDate: wrangler.compatibility_date,
@@ -118,7 +124,14 @@ before(async () => {
       name: 'misconfigured',
       bindings: { ...wrangler.vars, ORIGIN_URL: originUrl, TOOLCTX_INSTANCE_ID: INSTANCE, TOOLCTX_SECRET: 'too short' },
     },
+    {
+      name: 'sdk',
+      modules: sdk.modules,
+      compatibilityDate: wrangler.compatibility_date,
+      bindings: { TOOLCTX_INSTANCE_ID: INSTANCE, TOOLCTX_SECRET: SECRET },
+    },
   ]);
+  inWorkerd = workerd.urls.sdk;
   edge = `${workerd.urls.edge}/mcp`;
   misconfigured = `${workerd.urls.misconfigured}/mcp`;
 });
@@ -131,10 +144,10 @@ after(async () => {
 });
 
 /** The SDK's client through the edge; `tokenFor.current` goes in X-AgentArea-Context. */
-async function connect() {
+async function connect(url = edge) {
   const tokenFor = { current: undefined };
   const client = new Client({ name: 'edge-e2e', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(edge), {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch: (url, init) => {
       const headers = new Headers(init?.headers);
       if (tokenFor.current) headers.set('x-agentarea-context', tokenFor.current);
@@ -351,5 +364,31 @@ describe('the example Worker in workerd in front of a real MCP server', () => {
     for (let i = 0; i < 100 && !/toolctx configuration:/.test(workerd.logs()); i++) await new Promise((r) => setTimeout(r, 50));
     assert.match(workerd.logs(), /toolctx configuration: secret_length/);
     assert.doesNotMatch(workerd.logs(), /too short/);
+  });
+});
+
+describe("an MCP server inside workerd (the SDK's web-standard transport) behind withToolctx", () => {
+  const runs = async () => (await (await fetch(`${inWorkerd}/runs`)).json()).runs;
+
+  test('the tool sees the verified context (contextFrom)', async () => {
+    const { client, tokenFor } = await connect(`${inWorkerd}/mcp`);
+    const { token, ctx, meta } = callContext({ tool: 'whoami' });
+    tokenFor.current = token;
+    const result = await client.callTool({ name: 'whoami', arguments: { note: 'inside' }, _meta: meta });
+    assert.deepEqual(JSON.parse(result.content[0].text), { note: 'inside', task_id: ctx.task_id, secret_index: 0 });
+    await client.close();
+  });
+
+  test('a refused call never runs the tool', async () => {
+    const before = await runs();
+    const { token, meta } = callContext({ tool: 'whoami', iat: Math.floor(Date.now() / 1000) - 400 });
+    const res = await post(`${inWorkerd}/mcp`, { token, name: 'whoami', args: { note: 'x' }, meta, id: 'req-9' });
+    assert.equal(res.status, 401);
+    assert.deepEqual(await res.json(), {
+      jsonrpc: '2.0',
+      id: 'req-9',
+      error: { code: -32001, message: 'context token expired', data: { reason: 'token_expired' } },
+    });
+    assert.equal(await runs(), before);
   });
 });
