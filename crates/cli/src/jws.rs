@@ -21,13 +21,7 @@ fn mac(signed: &str, secret: &[u8]) -> String {
 
 /// `base64url(header).base64url(payload).base64url(HMAC-SHA256)`.
 pub fn sign(header: &str, payload: &str, secret: &[u8]) -> String {
-    let signed = format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(header),
-        URL_SAFE_NO_PAD.encode(payload)
-    );
-    let sig = mac(&signed, secret);
-    format!("{signed}.{sig}")
+    toolctx_core::sign_compact(header.as_bytes(), payload.as_bytes(), secret)
 }
 
 /// The same `header.payload` segments, byte for byte, with a signature
