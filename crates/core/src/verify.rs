@@ -303,9 +303,45 @@ impl Verifier {
         body: &[u8],
         now: u64,
     ) -> Verdict {
-        match self.envelope().run(method, headers, body, |call| {
-            self.check_call(call, headers, now)
-        }) {
+        self.decide(method, headers, body, now, None)
+    }
+
+    /// [`Verifier::check`] with the replay guard: after step 14, the token's
+    /// `jti` must be new. `first_use(jti, until)` records it as used until
+    /// `until` (Unix seconds; the token is refused as expired from then on)
+    /// and says whether it was unused. A token without `jti` cannot be
+    /// guarded and is refused as `claim_invalid`; a used one as
+    /// `token_replayed`. [`ReplayCache`] is a ready store for one process.
+    pub fn check_once<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+        now: u64,
+        first_use: &mut dyn FnMut(&str, u64) -> bool,
+    ) -> Verdict {
+        self.decide(method, headers, body, now, Some(first_use))
+    }
+
+    fn decide<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+        now: u64,
+        first_use: Option<&mut dyn FnMut(&str, u64) -> bool>,
+    ) -> Verdict {
+        let rest = |call: Call<'_, '_>| {
+            let context = self.check_call(call, headers, now)?;
+            if let (Some(ctx), Some(first_use)) = (&context, first_use) {
+                let jti = ctx.jti.as_deref().ok_or(Reason::ClaimInvalid)?;
+                if !first_use(jti, ctx.exp.saturating_add(self.config.clock_skew_s)) {
+                    return Err(Reason::TokenReplayed);
+                }
+            }
+            Ok(context)
+        };
+        match self.envelope().run(method, headers, body, rest) {
             Outcome::Pass => Verdict::Pass,
             Outcome::Accept(context) => Verdict::Accept(Box::new(context)),
             Outcome::Reject(r) => Verdict::Reject(r),
@@ -501,6 +537,52 @@ impl Verifier {
             }
         }
         !major.is_empty() && self.config.protocol_majors.contains(&value)
+    }
+}
+
+/// Token ids seen within their lifetime, for one process: bounded, and
+/// forgetting each id once its token could no longer be accepted anyway.
+#[derive(Debug, Clone)]
+pub struct ReplayCache {
+    /// jti -> Unix second from which the token is expired.
+    until: alloc::collections::BTreeMap<String, u64>,
+    capacity: usize,
+}
+
+impl ReplayCache {
+    /// A cache for at most `capacity` live token ids (size it for the call
+    /// rate times the token lifetime: 1000 calls/s x 330 s is 330,000).
+    pub fn new(capacity: usize) -> ReplayCache {
+        ReplayCache {
+            until: alloc::collections::BTreeMap::new(),
+            capacity,
+        }
+    }
+
+    /// Records `jti` until `until`; whether it was unused. When the cache
+    /// is full of live ids it answers `false`: refusing is the safe side.
+    pub fn first_use(&mut self, jti: &str, until: u64, now: u64) -> bool {
+        if let Some(&t) = self.until.get(jti) {
+            if t > now {
+                return false;
+            }
+        }
+        if self.until.len() >= self.capacity {
+            self.until.retain(|_, t| *t > now);
+            if self.until.len() >= self.capacity {
+                return false;
+            }
+        }
+        self.until.insert(String::from(jti), until);
+        true
+    }
+
+    pub fn len(&self) -> usize {
+        self.until.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.until.is_empty()
     }
 }
 

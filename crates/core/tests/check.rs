@@ -276,3 +276,94 @@ fn secrets_never_show_in_debug_or_errors() {
     let err = Verifier::new(Config::new(INSTANCE, vec![b"short-secret".to_vec()])).unwrap_err();
     assert!(!err.to_string().contains("short-secret"));
 }
+
+#[test]
+fn replay_guard_accepts_a_token_once_within_its_lifetime() {
+    use toolctx_core::ReplayCache;
+    let v = Verifier::new(Config::new(INSTANCE, vec![SECRET.to_vec()])).unwrap();
+    let c = claims();
+    let token = c.mint(SECRET).unwrap();
+    let h = headers(&token);
+    let body = body(&c);
+    let mut cache = ReplayCache::new(16);
+    let mut once = |jti: &str, until: u64| cache.first_use(jti, until, NOW);
+    assert!(matches!(
+        v.check_once("POST", &h, &body, NOW, &mut once),
+        Verdict::Accept(_)
+    ));
+    let Verdict::Reject(r) = v.check_once("POST", &h, &body, NOW, &mut once) else {
+        panic!()
+    };
+    assert_eq!(
+        (r.reason(), r.status(), r.code(), r.id_json()),
+        (Reason::TokenReplayed, 401, -32001, "17")
+    );
+    // A retry carries a new token (new jti) and is accepted.
+    let mut retry = claims();
+    retry.jti = "9b0e3c1a-0000-4000-8000-000000000001".into();
+    let h2 = headers(&retry.mint(SECRET).unwrap());
+    assert!(matches!(
+        v.check_once("POST", &h2, &body, NOW, &mut once),
+        Verdict::Accept(_)
+    ));
+    // The guard remembers each id until the token could no longer pass.
+    assert_eq!(cache.len(), 2);
+    assert!(cache.first_use("old", NOW + 1, NOW));
+    assert!(
+        cache.first_use("old", NOW + 400, NOW + 1),
+        "forgotten once its token expired"
+    );
+}
+
+#[test]
+fn replay_guard_refuses_what_it_cannot_guard() {
+    use toolctx_core::{sign_compact, ReplayCache};
+    let v = Verifier::new(Config::new(INSTANCE, vec![SECRET.to_vec()])).unwrap();
+    let c = claims();
+    // The same claims without `jti`.
+    let payload = c
+        .payload_json()
+        .replace(r#""jti":"2c5e7a4e-1f2b-4c3d-9e8f-0a1b2c3d4e5f","#, "");
+    assert!(!payload.contains("jti"));
+    let token = sign_compact(
+        br#"{"alg":"HS256","typ":"JWT"}"#,
+        payload.as_bytes(),
+        SECRET,
+    );
+    let mut cache = ReplayCache::new(16);
+    let mut once = |jti: &str, until: u64| cache.first_use(jti, until, NOW);
+    let Verdict::Reject(r) = v.check_once("POST", &headers(&token), &body(&c), NOW, &mut once)
+    else {
+        panic!()
+    };
+    assert_eq!(r.reason(), Reason::ClaimInvalid);
+    // A full cache of live ids refuses rather than forgets.
+    let mut full = ReplayCache::new(1);
+    assert!(full.first_use("a", NOW + 300, NOW));
+    assert!(!full.first_use("b", NOW + 300, NOW));
+    assert!(
+        full.first_use("b", NOW + 600, NOW + 300),
+        "room again once `a` expired"
+    );
+    // A refused call does not use up its token id.
+    let mut guard = ReplayCache::new(16);
+    let mut once = |jti: &str, until: u64| guard.first_use(jti, until, NOW);
+    let good = c.mint(SECRET).unwrap();
+    let wrong_tool = String::from_utf8(body(&c))
+        .unwrap()
+        .replace(r#""name":"search_documents""#, r#""name":"other""#);
+    let Verdict::Reject(r) = v.check_once(
+        "POST",
+        &headers(&good),
+        wrong_tool.as_bytes(),
+        NOW,
+        &mut once,
+    ) else {
+        panic!()
+    };
+    assert_eq!(r.reason(), Reason::ToolMismatch);
+    assert!(matches!(
+        v.check_once("POST", &headers(&good), &body(&c), NOW, &mut once),
+        Verdict::Accept(_)
+    ));
+}
