@@ -318,7 +318,7 @@ impl Verifier {
         headers: &[(N, V)],
         body: &[u8],
         now: u64,
-        first_use: &mut dyn FnMut(&str, u64) -> bool,
+        first_use: FirstUse<'_>,
     ) -> Verdict {
         self.decide(method, headers, body, now, Some(first_use))
     }
@@ -329,7 +329,7 @@ impl Verifier {
         headers: &[(N, V)],
         body: &[u8],
         now: u64,
-        first_use: Option<&mut dyn FnMut(&str, u64) -> bool>,
+        first_use: Option<FirstUse<'_>>,
     ) -> Verdict {
         let rest = |call: Call<'_, '_>| {
             let context = self.check_call(call, headers, now)?;
@@ -539,6 +539,10 @@ impl Verifier {
         !major.is_empty() && self.config.protocol_majors.contains(&value)
     }
 }
+
+/// The replay guard's store: records a token id as used until a Unix
+/// second and says whether it was unused.
+pub type FirstUse<'a> = &'a mut dyn FnMut(&str, u64) -> bool;
 
 /// Token ids seen within their lifetime, for one process: bounded, and
 /// forgetting each id once its token could no longer be accepted anyway.
