@@ -33,4 +33,6 @@ pub use reason::Reason;
 pub use token::{
     decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,
 };
-pub use verify::{Context, HeadersVerdict, Refusal, ReplayCache, Verdict, Verifier, TOKEN_HEADER};
+pub use verify::{
+    Context, FirstUse, HeadersVerdict, Refusal, ReplayCache, Verdict, Verifier, TOKEN_HEADER,
+};
