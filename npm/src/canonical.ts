@@ -1,71 +1,62 @@
 /**
- * Canonical JSON (RFC 8785, the same form the Rust core's `jcs` module
- * writes) and the SHA-256 of it, for comparing a retry's arguments with the
- * first call's. Uses only `crypto.subtle`, so it runs in Node 20+, workers
- * and browsers alike.
+ * Canonical JSON (RFC 8785) written by the Rust core (its `jcs` module,
+ * through WebAssembly), and the SHA-256 of it, for comparing a retry's
+ * arguments with the first call's. The hash here is Web Crypto's
+ * (`crypto.subtle`); `toolctx/helpers` under the `node` condition uses
+ * `node:crypto` over the same bytes.
  */
+import { core } from './core.js';
 
 /**
- * The RFC 8785 canonical form: no whitespace, object members sorted by the
- * UTF-16 code units of their names, strings and numbers as `JSON.stringify`
- * writes them (`1.0` is `1`, `-0` is `0`). Members whose value is
- * `undefined` are left out, as `JSON.stringify` does; a non-finite number,
- * a bigint, a function or a symbol cannot be canonicalized and throws a
- * `TypeError`.
+ * The JSON text of a value, as `JSON.stringify` writes it (`toJSON` applied,
+ * `undefined` members left out, `undefined` in arrays as `null`), except that
+ * what has no JSON form throws a `TypeError` instead of vanishing: a
+ * non-finite number, a bigint, a function, a symbol, or `undefined` itself.
  */
-export function canonicalJson(value: unknown): string {
-  const out: string[] = [];
-  write(value, out);
-  return out.join('');
+export function jsonText(value: unknown, what = 'canonicalJson'): string {
+  const text = JSON.stringify(value, (_key: string, v: unknown) => {
+    switch (typeof v) {
+      case 'number':
+        if (!Number.isFinite(v)) throw new TypeError(`${what}: ${v} has no JSON form`);
+        return v;
+      case 'bigint':
+      case 'function':
+      case 'symbol':
+        throw new TypeError(`${what}: a ${typeof v} has no JSON form`);
+      default:
+        return v;
+    }
+  });
+  if (text === undefined) throw new TypeError(`${what}: undefined has no JSON form`);
+  return text;
 }
 
-function write(value: unknown, out: string[]): void {
-  if (value === null) {
-    out.push('null');
-    return;
-  }
-  switch (typeof value) {
-    case 'boolean':
-      out.push(value ? 'true' : 'false');
-      return;
-    case 'string':
-      out.push(JSON.stringify(value));
-      return;
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`canonicalJson: ${value} has no JSON form`);
-      out.push(JSON.stringify(value)); // -0 prints as 0, as RFC 8785 wants
-      return;
-    case 'object': {
-      const withJson = value as { toJSON?: () => unknown };
-      if (typeof withJson.toJSON === 'function') {
-        write(withJson.toJSON(), out);
-        return;
-      }
-      if (Array.isArray(value)) {
-        out.push('[');
-        value.forEach((item, i) => {
-          if (i > 0) out.push(',');
-          // As JSON.stringify: a hole or undefined in an array is null.
-          write(item === undefined ? null : item, out);
-        });
-        out.push(']');
-        return;
-      }
-      const record = value as Record<string, unknown>;
-      // The default sort compares UTF-16 code units, which is RFC 8785's order.
-      const keys = Object.keys(record).filter((k) => record[k] !== undefined).sort();
-      out.push('{');
-      keys.forEach((k, i) => {
-        if (i > 0) out.push(',');
-        out.push(JSON.stringify(k), ':');
-        write(record[k], out);
-      });
-      out.push('}');
-      return;
+/** Runs one of the core's JSON functions, turning its refusal into a `TypeError`. */
+export function throughCore<T>(what: string, run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (typeof e === 'string') {
+      // The core refuses a lone surrogate, more than 64 nested containers and
+      // numbers out of the double range.
+      throw new TypeError(`${what}: ${e.slice(e.indexOf('\n') + 1)}`);
     }
-    default:
-      throw new TypeError(`canonicalJson: a ${typeof value} has no JSON form`);
+    throw e;
   }
+}
+
+/**
+ * The RFC 8785 canonical form, written by the Rust core: no whitespace,
+ * object members sorted by the UTF-16 code units of their names, strings and
+ * numbers as `JSON.stringify` writes them (`1.0` is `1`, `-0` is `0`).
+ * Members whose value is `undefined` are left out, as `JSON.stringify` does;
+ * a non-finite number, a bigint, a function or a symbol cannot be
+ * canonicalized and throws a `TypeError`, as does what the core refuses (a
+ * string with a lone surrogate, more than 64 nested arrays and objects).
+ */
+export function canonicalJson(value: unknown): string {
+  const text = jsonText(value);
+  return throughCore('canonicalJson', () => core().canonicalJson(text));
 }
 
 /** Lowercase hex SHA-256 of the UTF-8 bytes of `canonicalJson(value)`. */

@@ -15,6 +15,8 @@ export type ToolctxErrorCode =
   | 'credential_no_values'
   | 'limit_out_of_range'
   | 'no_protocol_majors'
+  /** A setting is outside what it may be (`hookKey`: empty, over 72 bytes, or with NUL). */
+  | 'config_invalid'
   /** A call got an argument of the wrong type (`now`, `headers`, `body`). */
   | 'invalid_argument'
   /** The middleware found `req.body` already parsed by a body parser. */

@@ -1,10 +1,17 @@
 import { rememberContext } from './context.js';
-import type { Reject } from './types.js';
-import type { Verifier } from './verifier.js';
+import { tuixHeaders, withoutTuixHeaders } from './conventions.js';
+import type { CallVerifier, Reject } from './types.js';
 
 export interface FetchOptions {
   /** The clock, in Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
   now?: () => number;
+  /**
+   * Tuix header mapping: the handler gets a Request without the
+   * `X-Session-Id` and `X-Idempotency-Key` it arrived with and, for an
+   * accepted call, with them set from `_meta.sessionId` and
+   * `_meta.idempotencyKey` (see `tuixHeaders`), ready to forward upstream.
+   */
+  tuixHeaders?: boolean;
 }
 
 /**
@@ -14,15 +21,23 @@ export interface FetchOptions {
  * re-created with the already-read body (and the same `...rest`), and
  * `contextFrom(request)` / `authInfoFrom(request)` give the verified context.
  */
-export function withToolctx<A extends unknown[]>(
-  verifier: Verifier,
+export function withToolctx<C, A extends unknown[]>(
+  verifier: CallVerifier<C>,
   handler: (request: Request, ...rest: A) => Response | Promise<Response>,
   options: FetchOptions = {},
 ): (request: Request, ...rest: A) => Promise<Response> {
   const clock = options.now;
+  const key = verifier.contextKey ?? 'toolctx';
+  const tuix = options.tuixHeaders === true;
   return async function toolctxFetch(request: Request, ...rest: A): Promise<Response> {
     const head = verifier.checkHeaders({ method: request.method, headers: request.headers });
-    if (head.outcome === 'pass') return handler(request, ...rest);
+    if (head.outcome === 'pass') {
+      if (!tuix) return handler(request, ...rest);
+      // The body is not read here: it goes on as the stream it came as.
+      const init: RequestInit & { duplex?: 'half' } = { headers: withoutTuixHeaders(request.headers) };
+      if (request.body !== null) init.duplex = 'half';
+      return handler(new Request(request, init), ...rest);
+    }
     if (head.outcome === 'reject') return refusal(head);
     const body = await readLimited(request, verifier.maxBodyBytes);
     const result = verifier.verify(
@@ -30,15 +45,25 @@ export function withToolctx<A extends unknown[]>(
       clock ? { now: clock() } : undefined,
     );
     if (result.outcome === 'reject') return refusal(result);
+    let headers: Headers = request.headers;
+    if (tuix) {
+      const values = result.outcome === 'accept' && body.length > 0 ? tuixHeaders(parseJson(body)) : {};
+      headers = withoutTuixHeaders(request.headers, values);
+    }
     const inner = new Request(request.url, {
       method: request.method,
-      headers: request.headers,
+      headers,
       body: body as Uint8Array<ArrayBuffer>,
       signal: request.signal,
     });
-    if (result.outcome === 'accept') rememberContext(inner, result.context);
+    if (result.outcome === 'accept') rememberContext(inner, result.context, key);
     return handler(inner, ...rest);
   };
+}
+
+/** The core accepted these bytes as strict JSON, so this parse cannot fail. */
+function parseJson(body: Uint8Array): unknown {
+  return JSON.parse(new TextDecoder().decode(body));
 }
 
 /** Reads at most `limit + 1` bytes and cancels the rest of the stream. */

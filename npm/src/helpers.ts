@@ -1,51 +1,13 @@
 /**
  * Server helpers for verified calls (CONTRACT §5): idempotent retries,
- * progress at the platform's rate, result limits, cancellation. They run in
- * Node 20+, workers and browsers (Web Crypto, no Node built-ins).
+ * progress at the platform's rate, result limits, cancellation, for workerd,
+ * workers and browsers: Web Crypto, no Node built-ins; canonical JSON from
+ * the core through the web flavour of the wasm (imported as a module, as the
+ * `toolctx` worker entry does, and instantiated once for both).
  */
-export { canonicalJson, canonicalHash } from './canonical.js';
-export type { ToolExtra, ToolHandler, ProgressNotification, Clock } from './extra.js';
-export {
-  idempotent,
-  memoryStore,
-  REPLAYED,
-  type IdempotencyStore,
-  type IdempotencyOptions,
-  type IdempotencyOutcome,
-  type MemoryStoreOptions,
-  type RunningEntry,
-  type DoneEntry,
-  type StoredEntry,
-} from './idempotency.js';
-export { redisStore, type RedisSend, type RedisCommandClient, type RedisStoreOptions } from './redis.js';
-export { progress, type Progress, type ProgressOptions } from './progress.js';
-export {
-  LIMITS,
-  checkResult,
-  checked,
-  text,
-  image,
-  toolResult,
-  textResult,
-  jsonResult,
-  errorResult,
-  withLimits,
-  warnInDevelopment,
-  type Content,
-  type TextContent,
-  type ImageContent,
-  type ToolResult,
-  type LimitCode,
-  type LimitFinding,
-  type LimitHook,
-  type LimitOptions,
-} from './results.js';
-export {
-  cancellable,
-  noticeCancelled,
-  createCancelRegistry,
-  defaultCancelRegistry,
-  CancelledError,
-  type CancelRegistry,
-  type CancellableOptions,
-} from './cancel.js';
+import { bindCore } from './core.js';
+import { glue } from './core-web.js';
+
+bindCore(glue);
+
+export * from './helpers-common.js';

@@ -2,9 +2,13 @@
  * toolctx for Node: the WebAssembly core loads synchronously at import.
  * Workers and browsers get `worker.js` through the `exports` conditions.
  */
-import { Verifier as WasmVerifier } from './wasm/node/toolctx_wasm.js';
-import type { VerifierOptions } from './types.js';
+import { aivaxVerifierFactory, type AivaxVerifier } from './aivax.js';
+import { bindCore } from './core.js';
+import { glue } from './core-node.js';
+import type { AivaxVerifierOptions, VerifierOptions } from './types.js';
 import { verifierFactory, type Verifier } from './verifier.js';
+
+bindCore(glue);
 
 export * from './api.js';
 
@@ -12,4 +16,10 @@ export * from './api.js';
  * Validates the configuration once and precomputes the HMAC keys; throws a
  * `ToolctxError` with a stable `code` on a bad configuration.
  */
-export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(WasmVerifier);
+export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(glue.Verifier);
+
+/**
+ * The AIVAX profile: validates the configuration once; throws a
+ * `ToolctxError` with a stable `code` on a bad one (never showing the hook key).
+ */
+export const createAivaxVerifier: (options: AivaxVerifierOptions) => AivaxVerifier = aivaxVerifierFactory(glue.AivaxVerifier);

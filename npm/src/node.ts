@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { ToolctxError } from './errors.js';
 import { authInfoWith } from './context.js';
-import type { Reject, ToolContext, ToolctxAuthInfo } from './types.js';
-import type { Verifier } from './verifier.js';
+import { TUIX_HEADER_NAMES, tuixHeaders } from './conventions.js';
+import type { AivaxContext, CallVerifier, Reject, ToolContext, ToolctxAuthInfo } from './types.js';
 
 /** What the middleware adds to the request. */
 export interface ToolctxIncomingMessage extends IncomingMessage {
@@ -13,6 +13,8 @@ export interface ToolctxIncomingMessage extends IncomingMessage {
   auth?: ToolctxAuthInfo;
   /** The verified context, for handlers outside the MCP SDK. */
   toolctx?: ToolContext;
+  /** The AIVAX context, with an `AivaxVerifier`. */
+  aivax?: AivaxContext;
 }
 
 export type NextFunction = (err?: unknown) => void;
@@ -20,6 +22,12 @@ export type NextFunction = (err?: unknown) => void;
 export interface MiddlewareOptions {
   /** The clock, in Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
   now?: () => number;
+  /**
+   * Tuix header mapping: remove `X-Session-Id` and `X-Idempotency-Key` from
+   * every request handed on, and for an accepted call set them from
+   * `_meta.sessionId` and `_meta.idempotencyKey` (see `tuixHeaders`).
+   */
+  tuixHeaders?: boolean;
 }
 
 /**
@@ -39,11 +47,13 @@ export interface MiddlewareOptions {
  * bytes (`express.raw({ type: '*\/*' })`): a body already parsed into an
  * object cannot be verified byte for byte.
  */
-export function toolctx(
-  verifier: Verifier,
+export function toolctx<C>(
+  verifier: CallVerifier<C>,
   options: MiddlewareOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
   const clock = options.now;
+  const key = verifier.contextKey ?? 'toolctx';
+  const tuix = options.tuixHeaders === true;
   return function toolctxMiddleware(incoming, res, next) {
     const req = incoming as ToolctxIncomingMessage;
     const method = req.method ?? '';
@@ -56,6 +66,7 @@ export function toolctx(
       return;
     }
     if (head.outcome === 'pass') {
+      if (tuix) replaceTuixHeaders(req, {});
       next();
       return;
     }
@@ -80,9 +91,10 @@ export function toolctx(
       }
       req.body = parsed;
       if (result.outcome === 'accept') {
-        req.auth = authInfoWith(req.auth, result.context);
-        req.toolctx = result.context;
+        req.auth = authInfoWith(req.auth, result.context, key);
+        (req as unknown as Record<string, unknown>)[key] = result.context;
       }
+      if (tuix) replaceTuixHeaders(req, result.outcome === 'accept' ? tuixHeaders(parsed) : {});
       next();
     };
     const given = req.body;
@@ -106,6 +118,32 @@ export function toolctx(
     }
     readLimited(req, verifier.maxBodyBytes, decide, next);
   };
+}
+
+/**
+ * Removes the Tuix headers the request arrived with and sets `values`, in
+ * `rawHeaders`, `headers` and `headersDistinct` alike (the SDK's transport
+ * reads `rawHeaders`, handlers usually `headers`).
+ */
+function replaceTuixHeaders(req: IncomingMessage, values: Record<string, string>): void {
+  const raw = req.rawHeaders;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (!TUIX_HEADER_NAMES.includes(name.toLowerCase())) kept.push(name, raw[i + 1] as string);
+  }
+  for (const [name, value] of Object.entries(values)) kept.push(name, value);
+  req.rawHeaders = kept;
+  const headers = req.headers as Record<string, unknown>;
+  const distinct = req.headersDistinct as Record<string, unknown> | undefined;
+  for (const name of TUIX_HEADER_NAMES) {
+    delete headers[name];
+    if (distinct) delete distinct[name];
+  }
+  for (const [name, value] of Object.entries(values)) {
+    headers[name.toLowerCase()] = value;
+    if (distinct) distinct[name.toLowerCase()] = [value];
+  }
 }
 
 /** Reads at most `limit + 1` bytes; stops reading at `limit + 1`. */

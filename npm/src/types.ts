@@ -50,7 +50,9 @@ export type RefusalReason =
   | 'meta_mismatch'
   | 'meta_missing'
   | 'claim_missing'
-  | 'token_replayed';
+  | 'token_replayed'
+  | 'nonce_missing'
+  | 'nonce_invalid';
 
 /** Not this contract's business (not a POST, not a `tools/call`, ...): go on untouched. */
 export interface Pass {
@@ -147,4 +149,65 @@ export interface ToolctxAuthInfo {
   expiresAt?: number;
   resource?: URL;
   extra?: Record<string, unknown>;
+}
+
+/**
+ * What an AIVAX `tools/call` carries (the `_aiv_*` members of `_meta`),
+ * parsed and typed by the core. Absent members are left out.
+ */
+export interface AivaxContext {
+  /** `_aiv_nonce` was present and verified against the hook key (false only with `requireNonce: false` and no nonce). */
+  nonce_verified: boolean;
+  external_user_id?: string;
+  /** Kept as sent: unknown values are tolerated. */
+  call_source?: string;
+  conversation_token?: string;
+  /** `_aiv_moment` as sent (ISO 8601 with its offset). */
+  moment?: string;
+  /** The same instant in Unix seconds (fraction dropped). */
+  moment_unix?: number;
+  /** The sender's offset from UTC, in minutes. */
+  moment_offset_minutes?: number;
+  /** Every other string member of `_meta` (not `_aiv*`), in document order. */
+  metadata: Record<string, string>;
+}
+
+/** An accepted AIVAX call. */
+export interface AivaxAccept {
+  outcome: 'accept';
+  context: AivaxContext;
+}
+
+export type AivaxVerifyResult = Pass | AivaxAccept | Reject;
+
+/** Configuration of `createAivaxVerifier` (CONTRACT §7). */
+export interface AivaxVerifierOptions {
+  /** The account hook key in plain text: 1 to 72 bytes of UTF-8, no NUL. A secret. */
+  hookKey: string;
+  /** Refuse a call whose `_aiv_nonce` is missing or null (`nonce_missing`). Default true. */
+  requireNonce?: boolean;
+  /** Highest bcrypt cost worked on (4 to 31); a nonce with a higher cost is `nonce_invalid` before any hashing. Default 12. */
+  maxBcryptCost?: number;
+  /** An optional static credential checked before the body is read. */
+  credential?: { header: string; values: readonly string[] } | null;
+  /** Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Put `error.data.reason` in refusal bodies. Default true. */
+  includeReason?: boolean;
+}
+
+/**
+ * What the Node middleware and the fetch wrapper need from a verifier: both
+ * `Verifier` and `AivaxVerifier` are one.
+ */
+export interface CallVerifier<C = unknown> {
+  /** Read at most this many body bytes; one more is enough to refuse. */
+  readonly maxBodyBytes: number;
+  /**
+   * Where the middleware puts an accepted call's context: `req[contextKey]`
+   * and `req.auth.extra[contextKey]`. Default `"toolctx"`.
+   */
+  readonly contextKey?: string;
+  checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult;
+  verify(request: VerifyRequest, options?: VerifyOptions): Pass | { outcome: 'accept'; context: C } | Reject;
 }

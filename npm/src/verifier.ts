@@ -1,6 +1,8 @@
 import { ToolctxError, type ToolctxErrorCode } from './errors.js';
 import type {
   Accept,
+  CallVerifier,
+  ToolContext,
   HeadersInput,
   HeadersResult,
   HeaderValue,
@@ -145,7 +147,18 @@ function encodeParts(parts: HeaderValue[]): number {
   return offset;
 }
 
-function toBytes(body: VerifyRequest['body']): Uint8Array {
+/**
+ * The method and headers as the glue takes them: the bytes back to back and
+ * their lengths. Both are views of shared scratch space, valid until the
+ * next call into the glue.
+ */
+export function encodeHead(method: string, headers: HeadersInput | null | undefined): [Uint8Array, Uint32Array] {
+  const parts = collect(method, headers);
+  const n = encodeParts(parts);
+  return [scratch.subarray(0, n), lens.subarray(0, parts.length)];
+}
+
+export function toBytes(body: VerifyRequest['body']): Uint8Array {
   if (body == null) return EMPTY;
   if (body instanceof Uint8Array) return body;
   if (typeof body === 'string') return encoder.encode(body);
@@ -153,12 +166,12 @@ function toBytes(body: VerifyRequest['body']): Uint8Array {
   throw invalid('body must be a Uint8Array, an ArrayBuffer or a string');
 }
 
-function invalid(message: string): ToolctxError {
+export function invalid(message: string): ToolctxError {
   return new ToolctxError('invalid_argument', message);
 }
 
 /** Reads the glue's tagged verdict: `p`, `b`, `a{context}` or `r{refusal}`. */
-function decode(out: string): VerifyResult | HeadersResult {
+export function decode(out: string): VerifyResult | HeadersResult {
   switch (out.charCodeAt(0)) {
     case 0x70: // p
       return PASS;
@@ -185,7 +198,7 @@ function decode(out: string): VerifyResult | HeadersResult {
 }
 
 /** Errors thrown by the glue are `"<code>\n<message>"` strings. */
-function rethrow(e: unknown): never {
+export function rethrow(e: unknown): never {
   if (typeof e === 'string') {
     const nl = e.indexOf('\n');
     const code = (nl < 0 ? 'internal' : e.slice(0, nl)) as ToolctxErrorCode;
@@ -207,26 +220,28 @@ const OPTION_NAMES: Record<string, string> = {
 };
 
 /** The options in the core's JSON form (snake_case); the core validates them. */
-function configJson(options: VerifierOptions): Uint8Array {
-  if (options === null || typeof options !== 'object') throw invalid('createVerifier needs an options object');
+export function configJson(options: object, names: Record<string, string>, what: string): Uint8Array {
+  if (options === null || typeof options !== 'object') throw invalid(`${what} needs an options object`);
   const config: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options)) {
     if (key === 'includeReason' || value === undefined) continue;
-    const name = OPTION_NAMES[key];
+    const name = Object.hasOwn(names, key) ? names[key] : undefined;
     if (name === undefined) throw new ToolctxError('config_unknown_setting', `unknown setting \`${key}\``);
     config[name] = value;
   }
   return encoder.encode(JSON.stringify(config));
 }
 
-const inspect = Symbol.for('nodejs.util.inspect.custom');
+export const inspect = Symbol.for('nodejs.util.inspect.custom');
 
 /**
  * A validated configuration with the HMAC keys precomputed. Create one per
  * configuration with `createVerifier` and reuse it for every request.
  */
-export class Verifier {
+export class Verifier implements CallVerifier<ToolContext> {
   readonly #wasm: WasmVerifier;
+  /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
+  readonly contextKey = 'toolctx';
 
   /** @internal use `createVerifier` */
   constructor(wasm: WasmVerifier) {
@@ -243,11 +258,10 @@ export class Verifier {
    * request without the credential is refused before its body is read.
    */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
-    const parts = collect(request.method, request.headers);
-    const n = encodeParts(parts);
+    const [heads, sizes] = encodeHead(request.method, request.headers);
     let out: string;
     try {
-      out = this.#wasm.checkHeaders(scratch.subarray(0, n), lens.subarray(0, parts.length));
+      out = this.#wasm.checkHeaders(heads, sizes);
     } catch (e) {
       rethrow(e);
     }
@@ -259,11 +273,10 @@ export class Verifier {
     const now = options?.now ?? Math.floor(Date.now() / 1000);
     if (!Number.isSafeInteger(now) || now < 0) throw invalid('now must be a non-negative integer (Unix seconds)');
     const body = toBytes(request.body);
-    const parts = collect(request.method, request.headers);
-    const n = encodeParts(parts);
+    const [heads, sizes] = encodeHead(request.method, request.headers);
     let out: string;
     try {
-      out = this.#wasm.verify(scratch.subarray(0, n), lens.subarray(0, parts.length), body, now);
+      out = this.#wasm.verify(heads, sizes, body, now);
     } catch (e) {
       rethrow(e);
     }
@@ -292,7 +305,7 @@ export class Verifier {
 /** Builds `createVerifier` over one flavour of the wasm-bindgen glue. */
 export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOptions) => Verifier {
   return function createVerifier(options: VerifierOptions): Verifier {
-    const json = configJson(options);
+    const json = configJson(options, OPTION_NAMES, 'createVerifier');
     const includeReason = options.includeReason ?? true;
     if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
     let wasm: WasmVerifier;

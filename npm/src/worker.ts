@@ -3,13 +3,13 @@
  * module (a `WebAssembly.Module` in workerd and bundlers) and instantiated
  * synchronously with `initSync`.
  */
-import { initSync, Verifier as WasmVerifier } from './wasm/web/toolctx_wasm.js';
-// @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs
-import wasmModule from './wasm/web/toolctx_wasm_bg.wasm';
-import type { VerifierOptions } from './types.js';
+import { aivaxVerifierFactory, type AivaxVerifier } from './aivax.js';
+import { bindCore } from './core.js';
+import { glue } from './core-web.js';
+import type { AivaxVerifierOptions, VerifierOptions } from './types.js';
 import { verifierFactory, type Verifier } from './verifier.js';
 
-initSync({ module: wasmModule as WebAssembly.Module });
+bindCore(glue);
 
 export * from './api.js';
 
@@ -17,4 +17,10 @@ export * from './api.js';
  * Validates the configuration once and precomputes the HMAC keys; throws a
  * `ToolctxError` with a stable `code` on a bad configuration.
  */
-export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(WasmVerifier);
+export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(glue.Verifier);
+
+/**
+ * The AIVAX profile: validates the configuration once; throws a
+ * `ToolctxError` with a stable `code` on a bad one (never showing the hook key).
+ */
+export const createAivaxVerifier: (options: AivaxVerifierOptions) => AivaxVerifier = aivaxVerifierFactory(glue.AivaxVerifier);

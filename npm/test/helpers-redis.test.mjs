@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 import { createClient } from 'redis';
 
-import { redisStore } from '../dist/helpers.js';
+import { redisStore } from '../dist/helpers-node.js';
 import { CREDENTIAL, callContext, connect } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,13 +1,17 @@
 // toolctx/helpers without a server: canonical JSON against the repository's
 // vectors, the in-memory store, the idempotency wrapper's edges, progress
 // with an injected clock, result limits, cancellation timeouts. Imports the
-// BUILT package (npm/dist).
+// BUILT package (npm/dist): the worker flavour (dist/helpers.js, whose
+// `.wasm` import the hooks in wasm-modules.mjs load) and the Node one.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 
-import {
+import './wasm-modules.mjs';
+import { callContext, fakeClock } from './support.mjs';
+
+const {
   LIMITS,
   cancellable,
   canonicalHash,
@@ -24,9 +28,8 @@ import {
   textResult,
   toolResult,
   withLimits,
-} from '../dist/helpers.js';
-import * as forNode from '../dist/helpers-node.js';
-import { callContext, fakeClock } from './support.mjs';
+} = await import('../dist/helpers.js');
+const forNode = await import('../dist/helpers-node.js');
 
 /** A tool handler's `extra` as the SDK builds it after the toolctx middleware. */
 function extraFor(ctx, more = {}) {

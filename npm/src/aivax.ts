@@ -1,0 +1,120 @@
+import { ToolctxError } from './errors.js';
+import type {
+  AivaxContext,
+  AivaxVerifierOptions,
+  AivaxVerifyResult,
+  CallVerifier,
+  HeadersResult,
+  VerifyRequest,
+} from './types.js';
+import { configJson, decode, encodeHead, inspect, rethrow, toBytes } from './verifier.js';
+
+/** The AIVAX class the wasm-bindgen glue exports (crates/wasm/src/lib.rs). */
+export interface WasmAivaxVerifier {
+  readonly maxBodyBytes: number;
+  checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
+  verify(heads: Uint8Array, lens: Uint32Array, body: Uint8Array): string;
+  describe(): string;
+  free(): void;
+}
+export type WasmAivaxVerifierClass = new (config: Uint8Array, includeReason: boolean) => WasmAivaxVerifier;
+
+const OPTION_NAMES: Record<string, string> = {
+  hookKey: 'hook_key',
+  requireNonce: 'require_nonce',
+  maxBcryptCost: 'max_bcrypt_cost',
+  credential: 'credential',
+  maxBodyBytes: 'max_body_bytes',
+};
+
+/**
+ * The AIVAX profile (CONTRACT §7): the same envelope checks as `Verifier`
+ * (method, static credential, body size, strict JSON, batch, shape, MCP
+ * headers), then the `_aiv_*` members of `_meta`, the nonce verified by
+ * bcrypt against the hook key. Create one with `createAivaxVerifier`.
+ *
+ * bcrypt runs synchronously in WebAssembly on the calling thread: a nonce of
+ * cost 12 blocks the event loop for a few hundred milliseconds (see the
+ * README), and the cost is the sender's choice up to `maxBcryptCost`.
+ */
+export class AivaxVerifier implements CallVerifier<AivaxContext> {
+  readonly #wasm: WasmAivaxVerifier;
+  /** The middleware puts the context at `req.aivax` and `req.auth.extra.aivax`. */
+  readonly contextKey = 'aivax';
+
+  /** @internal use `createAivaxVerifier` */
+  constructor(wasm: WasmAivaxVerifier) {
+    this.#wasm = wasm;
+  }
+
+  /** Read at most this many body bytes; one more is enough to refuse `body_too_large`. */
+  get maxBodyBytes(): number {
+    return this.#wasm.maxBodyBytes;
+  }
+
+  /** Method and static credential on the headers alone, before the body is read. */
+  checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
+    const [heads, sizes] = encodeHead(request.method, request.headers);
+    let out: string;
+    try {
+      out = this.#wasm.checkHeaders(heads, sizes);
+    } catch (e) {
+      rethrow(e);
+    }
+    return decode(out) as HeadersResult;
+  }
+
+  /**
+   * The whole decision on one request. Nothing in the profile expires, so
+   * there is no clock (`options.now` is accepted and ignored, for the
+   * middleware's sake).
+   */
+  verify(request: VerifyRequest, _options?: { now?: number }): AivaxVerifyResult {
+    const body = toBytes(request.body);
+    const [heads, sizes] = encodeHead(request.method, request.headers);
+    let out: string;
+    try {
+      out = this.#wasm.verify(heads, sizes, body);
+    } catch (e) {
+      rethrow(e);
+    }
+    return decode(out) as unknown as AivaxVerifyResult;
+  }
+
+  /** Releases the WebAssembly memory now instead of at garbage collection. */
+  free(): void {
+    this.#wasm.free();
+  }
+
+  /** The configuration with the hook key and credential values redacted. */
+  toString(): string {
+    return this.#wasm.describe();
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+
+  [inspect](): string {
+    return this.toString();
+  }
+}
+
+/** Builds `createAivaxVerifier` over one flavour of the wasm-bindgen glue. */
+export function aivaxVerifierFactory(Wasm: WasmAivaxVerifierClass): (options: AivaxVerifierOptions) => AivaxVerifier {
+  return function createAivaxVerifier(options: AivaxVerifierOptions): AivaxVerifier {
+    const json = configJson(options, OPTION_NAMES, 'createAivaxVerifier');
+    const includeReason = options.includeReason ?? true;
+    if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
+    let wasm: WasmAivaxVerifier;
+    try {
+      wasm = new Wasm(json, includeReason);
+    } catch (e) {
+      rethrow(e);
+    } finally {
+      // The config text holds the hook key: do not leave it around.
+      json.fill(0);
+    }
+    return new AivaxVerifier(wasm);
+  };
+}

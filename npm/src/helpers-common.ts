@@ -1,0 +1,52 @@
+/**
+ * Server helpers for verified calls (CONTRACT §5): idempotent retries,
+ * progress at the platform's rate, result limits, cancellation. Everything
+ * but the binding of the core, which `helpers.ts` (workers, browsers) and
+ * `helpers-node.ts` do for their own flavour of the wasm.
+ */
+export { canonicalJson, canonicalHash } from './canonical.js';
+export type { ToolExtra, ToolHandler, ProgressNotification, Clock } from './extra.js';
+export {
+  idempotent,
+  memoryStore,
+  REPLAYED,
+  type IdempotencyStore,
+  type IdempotencyOptions,
+  type IdempotencyOutcome,
+  type MemoryStoreOptions,
+  type RunningEntry,
+  type DoneEntry,
+  type StoredEntry,
+} from './idempotency.js';
+export { redisStore, type RedisSend, type RedisCommandClient, type RedisStoreOptions } from './redis.js';
+export { progress, type Progress, type ProgressOptions } from './progress.js';
+export {
+  LIMITS,
+  checkResult,
+  checked,
+  text,
+  image,
+  toolResult,
+  textResult,
+  jsonResult,
+  errorResult,
+  withLimits,
+  warnInDevelopment,
+  type Content,
+  type TextContent,
+  type ImageContent,
+  type ToolResult,
+  type LimitCode,
+  type LimitFinding,
+  type LimitHook,
+  type LimitOptions,
+} from './results.js';
+export {
+  cancellable,
+  noticeCancelled,
+  createCancelRegistry,
+  defaultCancelRegistry,
+  CancelledError,
+  type CancelRegistry,
+  type CancellableOptions,
+} from './cancel.js';
