@@ -216,8 +216,10 @@ impl Config {
     /// Reads the JSON form used by conformance vectors and front ends:
     /// `{"instance_id": "...", "secrets": ["..."], "credential": {"header":
     /// "...", "values": ["..."]}, "require_context": true, ...}` with the
-    /// setting names of CONTRACT §1. Absent settings take the defaults. The
-    /// result is not yet validated: [`crate::Verifier::new`] does that.
+    /// setting names of CONTRACT §1. Absent settings take the defaults;
+    /// `secrets` may be left out and set afterwards, so that secrets need
+    /// not pass through configuration text. The result is not yet
+    /// validated: [`crate::Verifier::new`] does that.
     pub fn from_json(text: &[u8], unknown: UnknownSettings) -> Result<Config, ConfigError> {
         let doc = json::parse(text).map_err(|_| ConfigError::Json)?;
         let Value::Object(members) = &doc else {
@@ -265,7 +267,10 @@ impl Config {
             }
         }
         config.instance_id = instance_id.ok_or(ConfigError::Missing("instance_id"))?;
-        config.secrets = secrets.ok_or(ConfigError::Missing("secrets"))?;
+        // Absent secrets stay empty for the caller to fill from where it
+        // keeps them (Envoy: environment variables); `Verifier::new`
+        // refuses a configuration that still has none.
+        config.secrets = secrets.unwrap_or_default();
         Ok(config)
     }
 }
@@ -362,6 +367,11 @@ mod tests {
         assert_eq!(
             Config::from_json(br#"{"secrets":[]}"#, UnknownSettings::Refuse),
             Err(ConfigError::Missing("instance_id"))
+        );
+        let no_secrets = Config::from_json(br#"{"instance_id":"i"}"#, UnknownSettings::Refuse);
+        assert_eq!(
+            no_secrets.map(|c| c.validate()),
+            Ok(Err(ConfigError::NoSecrets))
         );
     }
 }

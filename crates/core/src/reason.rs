@@ -38,6 +38,9 @@ pub enum Reason {
     TokenReplayed,
     NonceMissing,
     NonceInvalid,
+    /// The front end could not run the check (a host call failed, it is
+    /// misconfigured): the request is refused, never passed.
+    InternalError,
 }
 
 struct Row {
@@ -58,7 +61,7 @@ const fn row(code: &'static str, status: u16, rpc: i32, message: &'static str) -
 
 impl Reason {
     /// Every reason, in the order of the checks.
-    pub const ALL: [Reason; 32] = [
+    pub const ALL: [Reason; 33] = [
         Reason::CredentialMissing,
         Reason::CredentialInvalid,
         Reason::BodyTooLarge,
@@ -91,6 +94,7 @@ impl Reason {
         Reason::TokenReplayed,
         Reason::NonceMissing,
         Reason::NonceInvalid,
+        Reason::InternalError,
     ];
 
     const fn row(self) -> Row {
@@ -204,6 +208,13 @@ impl Reason {
             // AIVAX profile (CONTRACT §7).
             NonceMissing => row("nonce_missing", 401, -32001, "AIVAX nonce missing"),
             NonceInvalid => row("nonce_invalid", 401, -32001, "AIVAX nonce invalid"),
+            // Fail closed when a front end cannot decide.
+            InternalError => row(
+                "internal_error",
+                500,
+                -32603,
+                "request refused: the verifier could not run",
+            ),
         }
     }
 
