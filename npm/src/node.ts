@@ -126,6 +126,10 @@ export function toolctx<C>(
  * reads `rawHeaders`, handlers usually `headers`).
  */
 function replaceTuixHeaders(req: IncomingMessage, values: Record<string, string>): void {
+  // Node builds `headers` and `headersDistinct` lazily from `rawHeaders` and
+  // its original length: build both before `rawHeaders` changes.
+  const headers = req.headers as Record<string, unknown>;
+  const distinct = req.headersDistinct as Record<string, unknown> | undefined;
   const raw = req.rawHeaders;
   const kept: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -134,8 +138,6 @@ function replaceTuixHeaders(req: IncomingMessage, values: Record<string, string>
   }
   for (const [name, value] of Object.entries(values)) kept.push(name, value);
   req.rawHeaders = kept;
-  const headers = req.headers as Record<string, unknown>;
-  const distinct = req.headersDistinct as Record<string, unknown> | undefined;
   for (const name of TUIX_HEADER_NAMES) {
     delete headers[name];
     if (distinct) delete distinct[name];

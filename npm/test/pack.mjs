@@ -81,21 +81,22 @@ test('the exports conditions pick the right entry', () => {
 });
 
 const SMOKE = `
-import { createVerifier, ToolctxError, contextFrom } from 'toolctx';
+import { createAivaxVerifier, createVerifier, qualifiedToolName, ToolctxError, contextFrom } from 'toolctx';
 const v = createVerifier({ instanceId: 'i', secrets: ['0123456789abcdef0123456789abcdef'] });
 const r = v.verify({ method: 'POST', headers: [], body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}' }, { now: 1 });
 let code;
 try { createVerifier({ instanceId: 'i', secrets: ['short'] }); } catch (e) { code = e instanceof ToolctxError && e.code; }
-console.log(JSON.stringify({ reason: r.reason, status: r.status, code, none: contextFrom({}) ?? null, shown: String(v).includes('0123456789abcdef') }));
+const aivax = createAivaxVerifier({ hookKey: 'k' }).verify({ method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}' }).reason;
+console.log(JSON.stringify({ reason: r.reason, status: r.status, code, none: contextFrom({}) ?? null, shown: String(v).includes('0123456789abcdef'), name: qualifiedToolName('My GitHub!', 'x'), aivax }));
 `;
 
 test('Node imports the package synchronously and it verifies', () => {
   const out = JSON.parse(node(['--input-type=module', '-e', SMOKE]));
-  assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false });
+  assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false, name: 'mcp__my_github___x', aivax: 'nonce_missing' });
 });
 
-test('the worker entry instantiates with initSync from an imported WebAssembly.Module', () => {
-  // Emulates workerd and bundlers: a `.wasm` import yields a WebAssembly.Module.
+/** Emulates workerd and bundlers: a `.wasm` import yields a WebAssembly.Module (`--import ./register.mjs`). */
+function writeWasmLoader() {
   writeFileSync(
     join(project, 'wasm-as-module.mjs'),
     `export async function load(url, context, next) {
@@ -111,29 +112,37 @@ test('the worker entry instantiates with initSync from an imported WebAssembly.M
     join(project, 'register.mjs'),
     `import { register } from 'node:module'; register('./wasm-as-module.mjs', import.meta.url);`,
   );
+}
+
+test('the worker entry instantiates with initSync from an imported WebAssembly.Module', () => {
+  writeWasmLoader();
   const out = JSON.parse(node(['--conditions=workerd', '--import', './register.mjs', '--input-type=module', '-e', SMOKE]));
-  assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false });
+  assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false, name: 'mcp__my_github___x', aivax: 'nonce_missing' });
 });
 
-test('toolctx/helpers resolves from the tarball (node:crypto in Node, Web Crypto under the worker conditions) and needs no wasm (it loads under them without a .wasm loader)', () => {
+test('toolctx/helpers resolves from the tarball: node:crypto and the Node wasm in Node; Web Crypto and the imported wasm module under the worker conditions, one instance shared with toolctx', () => {
+  writeWasmLoader();
   const probe = `
 import * as h from 'toolctx/helpers';
+import { canonicalJson } from 'toolctx';
 const hash = await h.canonicalHash({ b: 1, a: 2 });
-console.log(JSON.stringify({ names: ['idempotent', 'memoryStore', 'redisStore', 'progress', 'checkResult', 'cancellable', 'noticeCancelled'].filter((n) => typeof h[n] !== 'function'), hash }));
+const same = h.canonicalJson({ b: [1.0, 'é'], a: null }) === canonicalJson({ a: null, b: [1, 'é'] });
+console.log(JSON.stringify({ names: ['idempotent', 'memoryStore', 'redisStore', 'progress', 'checkResult', 'cancellable', 'noticeCancelled'].filter((n) => typeof h[n] !== 'function'), hash, same }));
 `;
   const want = createHash('sha256').update('{"a":2,"b":1}').digest('hex');
   for (const [conditions, entry] of [
     [[], /\/dist\/helpers-node\.js$/],
-    [['--conditions=workerd'], /\/dist\/helpers\.js$/],
-    [['--conditions=browser'], /\/dist\/helpers\.js$/],
+    [['--conditions=workerd', '--import', './register.mjs'], /\/dist\/helpers\.js$/],
+    [['--conditions=browser', '--import', './register.mjs'], /\/dist\/helpers\.js$/],
   ]) {
     const out = JSON.parse(node([...conditions, '--input-type=module', '-e', probe]));
     assert.deepEqual(out.names, []);
     assert.equal(out.hash, want);
+    assert.equal(out.same, true);
     const resolved = node([...conditions, '--input-type=module', '-e', 'console.log(import.meta.resolve("toolctx/helpers"))']).trim();
     assert.match(resolved, entry);
   }
-  assert.ok(['dist/helpers.js', 'dist/helpers-node.js', 'dist/helpers.d.ts'].every((f) => files.includes(f)));
+  assert.ok(['dist/helpers.js', 'dist/helpers-node.js', 'dist/helpers-common.js', 'dist/helpers.d.ts'].every((f) => files.includes(f)));
 });
 
 /** A free port on 127.0.0.1 (closed again before it is handed over). */

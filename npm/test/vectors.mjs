@@ -2,19 +2,24 @@
 // Conformance vector runner for the npm package (format: docs/VECTORS.md),
 // the Node twin of crates/core/examples/vectors.rs.
 //
-//   node npm/test/vectors.mjs tests/vectors/*.json
+//   node npm/test/vectors.mjs tests/vectors/*.json tests/vectors/conventions/*.json
 //
-// Runs every case through the BUILT package (npm/dist) and its public API
-// (createVerifier, verify with the case's `now`). Prints one line per failed
+// Runs every case through the BUILT package (npm/dist) and its public API:
+// createVerifier and verify with the case's `now`; in a file with
+// `"profile": "aivax"`, createAivaxVerifier and verify; a table case
+// (`expected` next to `instance` and `tool`, or `session_id`, `turn`, `tool`
+// and `arguments`) through qualifiedToolName or tuixIdempotencyKey. Prints one line per failed
 // case, `file: case: expected ..., got ...`, then `N passed, N failed`; exits
 // non-zero when a case failed or a file could not be read.
 //
 // Other runtimes' runners import `runVectors` and hand it their own verdict
-// function (tests/edge/vectors runs each case inside workerd).
+// function (tests/edge/vectors runs each case inside workerd), and their own
+// conventions (`{ aivax, table }`, shaped like `nodeConventions`) to run the
+// convention files.
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { createVerifier } from '../dist/index.js';
+import { createAivaxVerifier, createVerifier, qualifiedToolName, tuixIdempotencyKey } from '../dist/index.js';
 
 const encoder = new TextEncoder();
 
@@ -31,6 +36,15 @@ const OPTION_NAMES = {
   protocol_majors: 'protocolMajors',
 };
 
+/** AIVAX vector config names (CONTRACT §7) to createAivaxVerifier options. */
+const AIVAX_OPTION_NAMES = {
+  hook_key: 'hookKey',
+  require_nonce: 'requireNonce',
+  max_bcrypt_cost: 'maxBcryptCost',
+  credential: 'credential',
+  max_body_bytes: 'maxBodyBytes',
+};
+
 const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Case config merged over the file's, one level deep. */
@@ -40,10 +54,10 @@ function merged(file, c) {
   return out;
 }
 
-function options(config) {
+function options(config, names = OPTION_NAMES) {
   const o = {};
   for (const [k, v] of Object.entries(config)) {
-    if (k in OPTION_NAMES) o[OPTION_NAMES[k]] = v;
+    if (Object.hasOwn(names, k)) o[names[k]] = v;
   }
   return o;
 }
@@ -146,7 +160,48 @@ function nodeVerdict(opts, req, now) {
   }
 }
 
-async function runFile(path, tally, verdict) {
+/**
+ * A table case's inputs, or null when the case is not one: the same test as
+ * crates/core/examples/vectors.rs (`table_case`).
+ */
+function tableInput(c) {
+  const s = (k) => (typeof c?.[k] === 'string' ? c[k] : undefined);
+  if (s('expected') === undefined) return null;
+  if (s('instance') !== undefined && s('tool') !== undefined) return { kind: 'name', instance: s('instance'), tool: s('tool') };
+  if (s('session_id') !== undefined && s('turn') !== undefined && s('tool') !== undefined) {
+    return { kind: 'tuix', sessionId: s('session_id'), turn: s('turn'), tool: s('tool'), arguments: s('arguments') ?? '{}' };
+  }
+  return null;
+}
+
+function judgeTable(expected, got) {
+  return got === expected ? null : `expected ${expected}, got ${show(got)}`;
+}
+
+/** The conventions of the package in this Node process. */
+export const nodeConventions = {
+  /** The table value: a model-facing name or a Tuix key (arguments as the file's JSON text). */
+  table(input) {
+    if (input.kind === 'name') return qualifiedToolName(input.instance, input.tool);
+    return tuixIdempotencyKey({ sessionId: input.sessionId, turn: input.turn, tool: input.tool, arguments: JSON.parse(input.arguments) });
+  },
+  /** The AIVAX verdict: createAivaxVerifier options and the request as `verify` takes it. */
+  aivax(opts, req) {
+    let verifier;
+    try {
+      verifier = createAivaxVerifier(opts);
+    } catch (e) {
+      throw new Error(`config: ${e.message}`);
+    }
+    try {
+      return verifier.verify(req);
+    } finally {
+      verifier.free();
+    }
+  },
+};
+
+async function runFile(path, tally, verdict, conventions) {
   let file;
   try {
     file = JSON.parse(readFileSync(path, 'utf8'));
@@ -158,12 +213,19 @@ async function runFile(path, tally, verdict) {
     tally.broken.push(`${path}: no cases`);
     return;
   }
+  const aivax = file.profile === 'aivax';
   for (const [i, c] of file.cases.entries()) {
     const name = typeof c?.name === 'string' ? c.name : `#${i}`;
     let failure;
     try {
-      const now = Number.isInteger(c.now) ? c.now : Number.isInteger(file.now) ? file.now : 0;
-      failure = judge(c.expect, await verdict(options(merged(file, c)), request(c), now));
+      const table = tableInput(c);
+      if ((table !== null || aivax) && conventions === undefined) throw new Error('this runner has no conventions to run this case');
+      if (table !== null) failure = judgeTable(c.expected, await conventions.table(table));
+      else if (aivax) failure = judge(c.expect, await conventions.aivax(options(merged(file, c), AIVAX_OPTION_NAMES), request(c)));
+      else {
+        const now = Number.isInteger(c.now) ? c.now : Number.isInteger(file.now) ? file.now : 0;
+        failure = judge(c.expect, await verdict(options(merged(file, c)), request(c), now));
+      }
     } catch (e) {
       failure = e.message;
     }
@@ -179,12 +241,14 @@ async function runFile(path, tally, verdict) {
  * Runs every case of every file through `verdict(options, request, now)`
  * (createVerifier options, the request as `verify` takes it, Unix seconds;
  * it returns `verify`'s result or a promise of it, and throws `config: ...`
- * for a configuration the package refused). Prints the failures and the
- * `N passed, N failed` line and sets the exit status.
+ * for a configuration the package refused). `conventions` (`{ table, aivax }`,
+ * as `nodeConventions`) runs the table cases and the AIVAX files; without it
+ * those cases fail. Prints the failures and the `N passed, N failed` line
+ * and sets the exit status.
  */
-export async function runVectors(paths, verdict) {
+export async function runVectors(paths, verdict, conventions) {
   const tally = { passed: 0, failed: 0, failures: [], broken: [] };
-  for (const p of paths) await runFile(p, tally, verdict);
+  for (const p of paths) await runFile(p, tally, verdict, conventions);
   for (const line of [...tally.failures, ...tally.broken]) console.log(line);
   console.log(`${tally.passed} passed, ${tally.failed + tally.broken.length} failed`);
   process.exitCode = tally.failed === 0 && tally.broken.length === 0 ? 0 : 1;
@@ -196,5 +260,5 @@ if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.me
     console.error('usage: node npm/test/vectors.mjs FILE...');
     process.exit(2);
   }
-  await runVectors(paths, nodeVerdict);
+  await runVectors(paths, nodeVerdict, nodeConventions);
 }
