@@ -129,3 +129,58 @@ const fetchHandler: (request: Request, env: Env) => Promise<Response> = withTool
   },
 );
 void fetchHandler;
+
+// The AIVAX profile: the same middleware and wrapper, its own context type.
+import {
+  aivaxContextFrom,
+  createAivaxVerifier,
+  qualifiedToolName,
+  serverLabel,
+  tuixHeaders,
+  tuixIdempotencyKey,
+  type AivaxContext,
+  type AivaxVerifier,
+  type AivaxVerifyResult,
+  type CallVerifier,
+} from 'toolctx';
+
+const aivax: AivaxVerifier = createAivaxVerifier({ hookKey: process.env['AIVAX_HOOK_KEY'] ?? '', maxBcryptCost: 10, requireNonce: true });
+// @ts-expect-error hookKey is required
+createAivaxVerifier({ requireNonce: false });
+// @ts-expect-error settings are camelCase
+createAivaxVerifier({ hookKey: 'k', hook_key: 'k' });
+const aivaxResult: AivaxVerifyResult = aivax.verify({ method: 'POST', headers: [], body: '{}' });
+if (aivaxResult.outcome === 'accept') {
+  const verified: boolean = aivaxResult.context.nonce_verified;
+  const tenant: string | undefined = aivaxResult.context.metadata['tenant_id'];
+  // @ts-expect-error an AIVAX context has no task_id
+  void aivaxResult.context.task_id;
+  void [verified, tenant];
+} else if (aivaxResult.outcome === 'reject') {
+  const reason: RefusalReason = aivaxResult.reason;
+  void reason;
+}
+const asCall: CallVerifier<AivaxContext> = aivax;
+const asCallToo: CallVerifier<ToolContext> = verifier;
+void [asCall, asCallToo];
+app.post('/aivax', toolctx(aivax, { tuixHeaders: true }), (req, res) => {
+  const r = req as ToolctxIncomingMessage;
+  const ctx: AivaxContext | undefined = r.aivax ?? aivaxContextFrom(r);
+  res.json({ user: ctx?.external_user_id, headers: tuixHeaders(r.body) });
+});
+const aivaxFetch: (request: Request, env: Env) => Promise<Response> = withToolctx(
+  aivax,
+  async (request: Request, env: Env) => {
+    void env;
+    return new Response(aivaxContextFrom(request)?.call_source ?? '');
+  },
+  { tuixHeaders: true },
+);
+void aivaxFetch;
+
+const toolName: string = qualifiedToolName('My GitHub!', 'create_issue');
+const label: string = serverLabel('My GitHub!');
+const tuixKey: string = tuixIdempotencyKey({ sessionId: 's', turn: 't', tool: 'x', arguments: { a: 1 } });
+// @ts-expect-error the key needs a turn
+tuixIdempotencyKey({ sessionId: 's', tool: 'x' });
+void [toolName, label, tuixKey];
