@@ -21,7 +21,7 @@ export interface FetchOptions {
  * re-created with the already-read body (and the same `...rest`), and
  * `contextFrom(request)` / `authInfoFrom(request)` give the verified context.
  */
-export function withToolctx<C, A extends unknown[]>(
+export function withToolctx<A extends unknown[], C = unknown>(
   verifier: CallVerifier<C>,
   handler: (request: Request, ...rest: A) => Response | Promise<Response>,
   options: FetchOptions = {},
