@@ -7,23 +7,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{Action, BufferType, Bytes, ContextType, LogLevel, MapType, MetricType};
+#[cfg(feature = "aivax")]
+use toolctx_core::aivax::AivaxVerdict;
+use toolctx_core::json::{self, Value};
 use toolctx_core::{HeadersVerdict, Reason, Refusal, Verdict};
 
+pub mod replay;
 pub mod settings;
 
-use settings::{header_value, Settings};
+use settings::{header_value, Profile, Settings};
 
 /// Test builds only: the request header that carries `now` (Unix seconds).
 #[cfg(feature = "test-clock")]
 const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
-
-/// The JSON-RPC answer when the filter itself cannot decide (fail closed).
-const INTERNAL_ERROR: &str =
-    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}"#;
-
-/// The answer to requests held by a filter whose plugin configuration lacks
-/// `allow_on_headers_stop_iteration: true`.
-const MISCONFIGURED: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"toolctx filter misconfigured"}}"#;
 
 /// Longest JSON-RPC id written to a log line.
 const MAX_LOGGED_ID: usize = 64;
@@ -130,8 +126,8 @@ impl Root {
         for id in stuck {
             Metrics::bump(self.metrics.errors);
             if hostcalls::set_effective_context(id).is_ok() {
-                let reply = vec![("content-type", "application/json")];
-                let _ = hostcalls::send_http_response(500, reply, Some(MISCONFIGURED.as_bytes()));
+                let include_reason = self.settings.as_ref().is_none_or(|s| s.include_reason);
+                send_refusal(&internal_error(), include_reason);
             }
         }
     }
@@ -163,18 +159,7 @@ impl RootContext for Root {
             log(LogLevel::Warn, note);
         }
         let s = loaded.settings;
-        let c = s.verifier.config();
-        log(
-            LogLevel::Info,
-            &format!(
-                "configured for instance {} with {} secret(s), credential {}, max_body_bytes {}, {} mapped header(s)",
-                c.instance_id,
-                c.secrets.len(),
-                if c.credential.is_some() { "on" } else { "off" },
-                c.max_body_bytes,
-                s.headers.len()
-            ),
-        );
+        log(LogLevel::Info, &format!("configured: {}", s.summary()));
         self.settings = Some(Rc::new(s));
         if !self.watch.borrow().body_seen {
             let _ = hostcalls::set_tick_period(Duration::from_secs(1));
@@ -242,6 +227,45 @@ fn find<'h>(headers: &'h [(String, Bytes)], name: &str) -> Option<&'h [u8]> {
         .map(|(_, v)| v.as_slice())
 }
 
+/// The refusal when the filter itself cannot decide: fail closed, with the
+/// core's status, code and message.
+fn internal_error() -> Refusal {
+    Refusal::new(Reason::InternalError, None)
+}
+
+/// Answers the current request with `refusal`; a request that cannot be
+/// answered is reset, never forwarded.
+fn send_refusal(refusal: &Refusal, include_reason: bool) {
+    let body = refusal.body(include_reason);
+    let reply = vec![("content-type", "application/json")];
+    if hostcalls::send_http_response(u32::from(refusal.status()), reply, Some(body.as_bytes()))
+        .is_err()
+    {
+        let _ = hostcalls::reset_http_request();
+    }
+}
+
+/// The `params._meta` members named in `meta_headers`, read with the core's
+/// JSON reader from the body the core has just accepted: `(header, value)`
+/// for each member present and not `null` (strings as they are, other
+/// values as JSON).
+fn meta_values(settings: &Settings, body: &[u8]) -> Result<Vec<(String, String)>, ()> {
+    if settings.meta_headers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let doc = json::parse(body).map_err(|_| ())?;
+    let meta = doc.get("params").and_then(|p| p.get("_meta"));
+    let mut out = Vec::new();
+    for (member, header) in &settings.meta_headers {
+        match meta.and_then(|m| m.get(member)) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => out.push((header.clone(), s.to_string())),
+            Some(other) => out.push((header.clone(), other.to_json())),
+        }
+    }
+    Ok(out)
+}
+
 /// Printable, bounded text for a log line (never a token or a secret).
 fn printable(bytes: &[u8], max: usize) -> String {
     bytes
@@ -282,15 +306,14 @@ impl Filter {
             .map(Duration::as_secs)
     }
 
-    /// Answers the request with a 500 and counts an error: fail closed.
+    /// Answers the request with the core's `internal_error` (500) and
+    /// counts an error: fail closed.
     fn fail(&mut self, why: &str) -> Action {
         self.state = State::Done;
         Metrics::bump(self.metrics.errors);
         log(LogLevel::Error, &format!("request refused with 500: {why}"));
-        let headers = vec![("content-type", "application/json")];
-        if hostcalls::send_http_response(500, headers, Some(INTERNAL_ERROR.as_bytes())).is_err() {
-            let _ = hostcalls::reset_http_request();
-        }
+        let include_reason = self.settings.as_ref().is_none_or(|s| s.include_reason);
+        send_refusal(&internal_error(), include_reason);
         Action::Pause
     }
 
@@ -315,14 +338,36 @@ impl Filter {
                 printable(refusal.id_json().as_bytes(), MAX_LOGGED_ID)
             ),
         );
-        let body = refusal.body(settings.include_reason);
-        let reply = vec![("content-type", "application/json")];
-        if hostcalls::send_http_response(u32::from(refusal.status()), reply, Some(body.as_bytes()))
-            .is_err()
-        {
-            let _ = hostcalls::reset_http_request();
-        }
+        send_refusal(refusal, settings.include_reason);
         Action::Pause
+    }
+
+    /// Forwards an accepted call with its mapped headers set.
+    fn forward(
+        &mut self,
+        settings: &Settings,
+        mut mapped: Vec<(String, String)>,
+        body: &[u8],
+    ) -> Action {
+        match meta_values(settings, body) {
+            Ok(meta) => mapped.extend(meta),
+            Err(()) => return self.fail("cannot read _meta from the accepted body"),
+        }
+        for (name, value) in &mapped {
+            let v = header_value(value);
+            if hostcalls::set_map_value(MapType::HttpRequestHeaders, name, Some(&v)).is_err() {
+                return self.fail("cannot set a mapped header");
+            }
+        }
+        self.state = State::Done;
+        Metrics::bump(self.metrics.accepted);
+        Action::Continue
+    }
+
+    fn pass(&mut self) -> Action {
+        self.state = State::Done;
+        Metrics::bump(self.metrics.passed);
+        Action::Continue
     }
 
     /// Runs the whole check on a complete (or over-limit) body.
@@ -333,31 +378,62 @@ impl Filter {
         headers: &[(String, Bytes)],
         body: &[u8],
     ) -> Action {
-        let Some(now) = self.now(headers) else {
-            return self.fail("no clock");
-        };
-        match settings.verifier.check(method, headers, body, now) {
-            Verdict::Pass => {
-                self.state = State::Done;
-                Metrics::bump(self.metrics.passed);
-                Action::Continue
-            }
-            Verdict::Accept(ctx) => {
-                for (field, name) in &settings.headers {
-                    if let Some(v) = field.value(&ctx) {
-                        let v = header_value(&v);
-                        if hostcalls::set_map_value(MapType::HttpRequestHeaders, name, Some(&v))
-                            .is_err()
-                        {
-                            return self.fail("cannot set a mapped header");
-                        }
+        let verdict = match &settings.profile {
+            #[cfg(feature = "aivax")]
+            Profile::Aivax {
+                verifier,
+                headers: fields,
+            } => {
+                return match verifier.check(method, headers, body) {
+                    AivaxVerdict::Pass => self.pass(),
+                    AivaxVerdict::Accept(ctx) => {
+                        let mapped = fields
+                            .iter()
+                            .filter_map(|(f, name)| Some((name.clone(), f.value(&ctx)?)))
+                            .collect();
+                        self.forward(settings, mapped, body)
                     }
-                }
-                self.state = State::Done;
-                Metrics::bump(self.metrics.accepted);
-                Action::Continue
+                    AivaxVerdict::Reject(r) => self.refuse(settings, &r, headers),
+                };
             }
-            Verdict::Reject(r) => self.refuse(settings, &r, headers),
+            Profile::AgentArea {
+                verifier,
+                headers: fields,
+                replay,
+            } => {
+                let Some(now) = self.now(headers) else {
+                    return self.fail("no clock");
+                };
+                let mut store_error = None;
+                let verdict = match replay {
+                    None => verifier.check(method, headers, body, now),
+                    Some(guard) => {
+                        verifier.check_once(method, headers, body, now, &mut |jti, until| {
+                            replay::first_use(&mut replay::Host, guard, jti, until, now)
+                                .unwrap_or_else(|e| {
+                                    store_error = Some(e);
+                                    false
+                                })
+                        })
+                    }
+                };
+                if let Some(e) = store_error {
+                    // The store, not the token, failed: not a replay.
+                    return self.fail(&e);
+                }
+                (verdict, fields)
+            }
+        };
+        match verdict {
+            (Verdict::Pass, _) => self.pass(),
+            (Verdict::Accept(ctx), fields) => {
+                let mapped = fields
+                    .iter()
+                    .filter_map(|(f, name)| Some((name.clone(), f.value(&ctx)?)))
+                    .collect();
+                self.forward(settings, mapped, body)
+            }
+            (Verdict::Reject(r), _) => self.refuse(settings, &r, headers),
         }
     }
 
@@ -371,7 +447,7 @@ impl Filter {
             return self.fail("not configured");
         };
         // One byte past the limit is enough for the core to refuse it.
-        let take = size.min(settings.verifier.max_body_bytes().saturating_add(1));
+        let take = size.min(settings.max_body_bytes().saturating_add(1));
         let body = match hostcalls::get_buffer(BufferType::HttpRequestBody, 0, take) {
             Ok(b) => b.unwrap_or_default(),
             Err(_) => return self.fail("cannot read the request body"),
@@ -397,7 +473,7 @@ impl HttpContext for Filter {
         };
         // Mapped headers are written only by this filter, never by a caller:
         // any the caller sent are removed (one host call per name present).
-        for (_, name) in &settings.headers {
+        for name in settings.written_headers() {
             if find(&headers, name).is_some() {
                 if hostcalls::remove_map_value(MapType::HttpRequestHeaders, name).is_err() {
                     return self.fail("cannot remove a mapped header");
@@ -409,12 +485,8 @@ impl HttpContext for Filter {
             .and_then(|m| std::str::from_utf8(m).ok())
             .unwrap_or_default()
             .to_string();
-        match settings.verifier.check_headers(&method, &headers) {
-            HeadersVerdict::Pass => {
-                self.state = State::Done;
-                Metrics::bump(self.metrics.passed);
-                Action::Continue
-            }
+        match settings.check_headers(&method, &headers) {
+            HeadersVerdict::Pass => self.pass(),
             HeadersVerdict::Reject(r) => self.refuse(&settings, &r, &headers),
             HeadersVerdict::ReadBody if end_of_stream => {
                 self.decide(&settings, &method, &headers, &[])
@@ -439,10 +511,7 @@ impl HttpContext for Filter {
             State::Headers => return self.fail("body before headers"),
             State::Done => return Action::Continue,
         }
-        let limit = self
-            .settings
-            .as_ref()
-            .map_or(0, |s| s.verifier.max_body_bytes());
+        let limit = self.settings.as_ref().map_or(0, |s| s.max_body_bytes());
         if end_of_stream || body_size > limit {
             return self.decide_on_body(body_size);
         }

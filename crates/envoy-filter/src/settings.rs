@@ -3,8 +3,15 @@
 
 use std::fmt::Write as _;
 
+#[cfg(feature = "aivax")]
+use toolctx_core::aivax::{AivaxConfig, AivaxContext, AivaxVerifier, DEFAULT_MAX_BCRYPT_COST};
 use toolctx_core::json::{self, write_str, Value};
-use toolctx_core::{Config, ConfigError, Context, UnknownSettings, Verifier, TOKEN_HEADER};
+#[cfg(feature = "aivax")]
+use toolctx_core::DEFAULT_MAX_BODY_BYTES;
+use toolctx_core::{
+    Config, ConfigError, Context, Credential, HeadersVerdict, UnknownSettings, Verifier,
+    TOKEN_HEADER,
+};
 
 /// A verified context field that can be forwarded as an upstream header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,15 +73,183 @@ impl Field {
     }
 }
 
+/// A field of an accepted AIVAX call that can be forwarded as a header.
+#[cfg(feature = "aivax")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AivaxField {
+    NonceVerified,
+    ExternalUserId,
+    CallSource,
+    ConversationToken,
+    /// `_aiv_moment` as sent.
+    Moment,
+    /// The moment in Unix seconds.
+    MomentUnix,
+    MomentOffsetMinutes,
+    /// The flat string metadata as a JSON object.
+    Metadata,
+    /// The whole typed context as JSON.
+    Context,
+}
+
+#[cfg(feature = "aivax")]
+const AIVAX_FIELDS: [(&str, AivaxField); 9] = [
+    ("nonce_verified", AivaxField::NonceVerified),
+    ("external_user_id", AivaxField::ExternalUserId),
+    ("call_source", AivaxField::CallSource),
+    ("conversation_token", AivaxField::ConversationToken),
+    ("moment", AivaxField::Moment),
+    ("moment_unix", AivaxField::MomentUnix),
+    ("moment_offset_minutes", AivaxField::MomentOffsetMinutes),
+    ("metadata", AivaxField::Metadata),
+    ("context", AivaxField::Context),
+];
+
+#[cfg(feature = "aivax")]
+impl AivaxField {
+    /// The field's value in `ctx`, as text; `None` when it was not sent.
+    pub fn value(self, ctx: &AivaxContext) -> Option<String> {
+        match self {
+            AivaxField::NonceVerified => Some(ctx.nonce_verified.to_string()),
+            AivaxField::ExternalUserId => ctx.external_user_id.clone(),
+            AivaxField::CallSource => ctx.call_source.clone(),
+            AivaxField::ConversationToken => ctx.conversation_token.clone(),
+            AivaxField::Moment => ctx.moment.as_ref().map(|m| m.text.clone()),
+            AivaxField::MomentUnix => ctx.moment.as_ref().map(|m| m.unix_seconds.to_string()),
+            AivaxField::MomentOffsetMinutes => {
+                ctx.moment.as_ref().map(|m| m.offset_minutes.to_string())
+            }
+            AivaxField::Metadata => {
+                let mut out = String::from("{");
+                for (i, (k, v)) in ctx.metadata.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_str(k, &mut out);
+                    out.push(':');
+                    write_str(v, &mut out);
+                }
+                out.push('}');
+                Some(out)
+            }
+            AivaxField::Context => Some(ctx.to_json()),
+        }
+    }
+}
+
+/// The optional replay guard (CONTRACT §3 `token_replayed`): token ids kept
+/// in Envoy's shared data, which every worker thread of the VM sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayGuard {
+    /// Number of shared-data entries (buckets), chosen by a hash of the jti.
+    pub slots: u32,
+    /// Token ids each bucket holds at most.
+    pub ways: u32,
+    /// Shared-data key prefix: one space per instance id.
+    pub prefix: String,
+}
+
+pub const MAX_REPLAY_SLOTS: u32 = 1 << 20;
+pub const DEFAULT_REPLAY_WAYS: u32 = 4;
+pub const MAX_REPLAY_WAYS: u32 = 16;
+
+/// Which contract the filter verifies, with its verifier and header map.
+#[derive(Debug)]
+pub enum Profile {
+    /// AgentArea's signed context token (CONTRACT §2).
+    AgentArea {
+        verifier: Verifier,
+        /// Verified fields forwarded upstream, by lower-case header name.
+        headers: Vec<(Field, String)>,
+        replay: Option<ReplayGuard>,
+    },
+    /// AIVAX's `_aiv_*` members (CONTRACT §7).
+    #[cfg(feature = "aivax")]
+    Aivax {
+        verifier: AivaxVerifier,
+        headers: Vec<(AivaxField, String)>,
+    },
+}
+
 /// Everything the filter needs, validated once in `on_configure`.
 #[derive(Debug)]
 pub struct Settings {
-    pub verifier: Verifier,
+    pub profile: Profile,
     /// Leave `error.data.reason` in refusal bodies (the default).
     pub include_reason: bool,
-    /// Verified fields forwarded upstream, by lower-case header name. Every
-    /// request has these headers removed first.
-    pub headers: Vec<(Field, String)>,
+    /// `params._meta` members of accepted calls forwarded upstream: member
+    /// name, lower-case header name.
+    pub meta_headers: Vec<(String, String)>,
+}
+
+impl Settings {
+    /// Every header name this filter writes; each is removed from every
+    /// incoming request first, so a caller cannot spoof it.
+    pub fn written_headers(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = match &self.profile {
+            Profile::AgentArea { headers, .. } => headers.iter().map(|(_, n)| n.as_str()).collect(),
+            #[cfg(feature = "aivax")]
+            Profile::Aivax { headers, .. } => headers.iter().map(|(_, n)| n.as_str()).collect(),
+        };
+        out.extend(self.meta_headers.iter().map(|(_, n)| n.as_str()));
+        out
+    }
+
+    pub fn max_body_bytes(&self) -> usize {
+        match &self.profile {
+            Profile::AgentArea { verifier, .. } => verifier.max_body_bytes(),
+            #[cfg(feature = "aivax")]
+            Profile::Aivax { verifier, .. } => verifier.max_body_bytes(),
+        }
+    }
+
+    /// Steps 0 and 1 of whichever profile is configured.
+    pub fn check_headers(&self, method: &str, headers: &[(String, Vec<u8>)]) -> HeadersVerdict {
+        match &self.profile {
+            Profile::AgentArea { verifier, .. } => verifier.check_headers(method, headers),
+            #[cfg(feature = "aivax")]
+            Profile::Aivax { verifier, .. } => verifier.check_headers(method, headers),
+        }
+    }
+
+    /// One line for the log: what is configured, never a secret.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        match &self.profile {
+            Profile::AgentArea {
+                verifier,
+                headers,
+                replay,
+            } => {
+                let c = verifier.config();
+                let _ = write!(
+                    out,
+                    "profile agentarea for instance {} with {} secret(s), credential {}, max_body_bytes {}, \
+                     {} mapped header(s), replay guard {}",
+                    c.instance_id,
+                    c.secrets.len(),
+                    if c.credential.is_some() { "on" } else { "off" },
+                    c.max_body_bytes,
+                    headers.len(),
+                    replay.as_ref().map_or_else(
+                        || "off".to_string(),
+                        |r| format!("{} slots x {} ways", r.slots, r.ways)
+                    )
+                );
+            }
+            #[cfg(feature = "aivax")]
+            Profile::Aivax { verifier, headers } => {
+                let _ = write!(
+                    out,
+                    "profile aivax, max_body_bytes {}, {} mapped header(s)",
+                    verifier.max_body_bytes(),
+                    headers.len()
+                );
+            }
+        }
+        let _ = write!(out, ", {} _meta header(s)", self.meta_headers.len());
+        out
+    }
 }
 
 /// A loaded configuration and the notes worth a log line.
@@ -144,36 +319,147 @@ fn from_env(
     Ok(found)
 }
 
-fn header_map(v: &Value<'_>) -> Result<Vec<(Field, String)>, String> {
+/// A header name the filter may write, lower-cased.
+fn header_name(header: &Value<'_>, what: &str) -> Result<String, String> {
+    let Some(name) = header.as_str().map(str::to_ascii_lowercase) else {
+        return Err(format!("`{what}` must be a header name"));
+    };
+    if name.is_empty() || !name.bytes().all(is_token_char) {
+        return Err(format!("`{what}`: `{name}` is not a valid header name"));
+    }
+    if RESERVED_HEADERS.contains(&name.as_str()) || name.starts_with("mcp-") {
+        return Err(format!("`{what}`: `{name}` is reserved"));
+    }
+    Ok(name)
+}
+
+fn header_map<F: Copy>(
+    v: &Value<'_>,
+    table: &[(&str, F)],
+    profile: &str,
+) -> Result<Vec<(F, String)>, String> {
     let Value::Object(members) = v else {
         return Err("`headers` must be an object mapping context fields to header names".into());
     };
-    let mut out: Vec<(Field, String)> = Vec::new();
+    let mut out: Vec<(F, String)> = Vec::new();
     for (field, header) in members {
-        let Some(&(_, f)) = FIELDS.iter().find(|(n, _)| *n == &**field) else {
-            let known: Vec<&str> = FIELDS.iter().map(|(n, _)| *n).collect();
+        let Some(&(_, f)) = table.iter().find(|(n, _)| *n == &**field) else {
+            let known: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
             return Err(format!(
-                "`headers`: unknown context field `{field}` (known: {})",
+                "`headers`: unknown {profile} context field `{field}` (known: {})",
                 known.join(", ")
             ));
         };
-        let Some(name) = header.as_str().map(str::to_ascii_lowercase) else {
-            return Err(format!("`headers.{field}` must be a header name"));
-        };
-        if name.is_empty() || !name.bytes().all(is_token_char) {
-            return Err(format!(
-                "`headers.{field}`: `{name}` is not a valid header name"
-            ));
-        }
-        if RESERVED_HEADERS.contains(&name.as_str()) || name.starts_with("mcp-") {
-            return Err(format!("`headers.{field}`: `{name}` is reserved"));
-        }
-        if out.iter().any(|(_, n)| *n == name) {
-            return Err(format!("`headers`: `{name}` is used twice"));
-        }
-        out.push((f, name));
+        out.push((f, header_name(header, &format!("headers.{field}"))?));
     }
     Ok(out)
+}
+
+/// `meta_headers`: `{"<_meta member>": "<header name>", ...}`.
+fn meta_header_map(v: &Value<'_>) -> Result<Vec<(String, String)>, String> {
+    let Value::Object(members) = v else {
+        return Err(
+            "`meta_headers` must be an object mapping `_meta` member names to header names".into(),
+        );
+    };
+    members
+        .iter()
+        .map(|(member, header)| {
+            if member.is_empty() {
+                return Err("`meta_headers`: a `_meta` member name must not be empty".to_string());
+            }
+            Ok((
+                member.to_string(),
+                header_name(header, &format!("meta_headers.{member}"))?,
+            ))
+        })
+        .collect()
+}
+
+/// `credential`: `{"header": "...", "values_env": ["VAR", ...]}`, the
+/// values read from the environment.
+fn credential(
+    value: &Value<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+    notes: &mut Vec<String>,
+) -> Result<Credential, String> {
+    let Value::Object(m) = value else {
+        return Err(
+            "`credential` must be an object {\"header\": ..., \"values_env\": [...]}".into(),
+        );
+    };
+    if value.get("values").is_some() {
+        return Err(
+            "inline `credential.values` are refused (Envoy's /config_dump would show them): name \
+                    environment variables in `credential.values_env`"
+                .into(),
+        );
+    }
+    if let Some((k, _)) = m.iter().find(|(k, _)| *k != "header" && *k != "values_env") {
+        return Err(format!("unknown setting `credential.{k}`"));
+    }
+    let header = value
+        .get("header")
+        .and_then(Value::as_str)
+        .ok_or("`credential.header` must be a header name")?;
+    let names = strings(
+        value.get("values_env").unwrap_or(&Value::Null),
+        "credential.values_env",
+    )?;
+    let found = from_env(&names, "credential.values_env", env, notes)?;
+    Ok(Credential {
+        header: header.to_string(),
+        values: found.into_iter().map(|(_, v)| v).collect(),
+    })
+}
+
+fn boolean(value: &Value<'_>, what: &str) -> Result<bool, String> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        _ => Err(format!("`{what}` must be true or false")),
+    }
+}
+
+fn number(value: &Value<'_>, what: &str) -> Result<u64, String> {
+    value
+        .as_numeric_date()
+        .ok_or_else(|| format!("`{what}` must be a non-negative integer"))
+}
+
+fn replay_guard(value: &Value<'_>, instance_id: &str) -> Result<ReplayGuard, String> {
+    let Value::Object(m) = value else {
+        return Err("`replay_guard` must be an object {\"slots\": N}".into());
+    };
+    if let Some((k, _)) = m.iter().find(|(k, _)| *k != "slots" && *k != "ways") {
+        return Err(format!("unknown setting `replay_guard.{k}`"));
+    }
+    let slots = number(
+        value.get("slots").unwrap_or(&Value::Null),
+        "replay_guard.slots",
+    )?;
+    let ways = match value.get("ways") {
+        None => u64::from(DEFAULT_REPLAY_WAYS),
+        Some(w) => number(w, "replay_guard.ways")?,
+    };
+    let slots = u32::try_from(slots)
+        .ok()
+        .filter(|s| (1..=MAX_REPLAY_SLOTS).contains(s))
+        .ok_or_else(|| format!("`replay_guard.slots` must be 1 to {MAX_REPLAY_SLOTS}"))?;
+    let ways = u32::try_from(ways)
+        .ok()
+        .filter(|w| (1..=MAX_REPLAY_WAYS).contains(w))
+        .ok_or_else(|| format!("`replay_guard.ways` must be 1 to {MAX_REPLAY_WAYS}"))?;
+    Ok(ReplayGuard {
+        slots,
+        ways,
+        prefix: format!("toolctx/replay/{instance_id}/"),
+    })
+}
+
+/// Settings every profile reads the same way.
+struct Common {
+    include_reason: bool,
+    meta_headers: Vec<(String, String)>,
 }
 
 /// Reads the plugin configuration. `env` looks up environment variables
@@ -186,103 +472,177 @@ pub fn load(text: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded,
         return Err("plugin configuration must be a JSON object".into());
     };
     let mut notes = Vec::new();
-    let mut include_reason = true;
-    let mut headers = Vec::new();
-    let mut secret_names: Vec<String> = Vec::new();
-    // The core's own settings, rebuilt as the JSON the core reads.
-    let mut core = String::from("{");
-    let mut push = |name: &str, value: &dyn Fn(&mut String)| {
-        if core.len() > 1 {
-            core.push(',');
-        }
-        write_str(name, &mut core);
-        core.push(':');
-        value(&mut core);
+    let mut common = Common {
+        include_reason: true,
+        meta_headers: Vec::new(),
     };
+    let mut profile_name = "agentarea";
+    let mut rest = Vec::new();
     for (name, value) in members {
         match &**name {
+            "profile" => {
+                profile_name = match value.as_str() {
+                    Some(p @ ("agentarea" | "aivax")) => p,
+                    _ => return Err("`profile` must be \"agentarea\" or \"aivax\"".into()),
+                }
+            }
+            "include_reason" => common.include_reason = boolean(value, "include_reason")?,
+            "meta_headers" => common.meta_headers = meta_header_map(value)?,
+            _ => rest.push((&**name, value)),
+        }
+    }
+    let profile = match profile_name {
+        #[cfg(feature = "aivax")]
+        "aivax" => load_aivax(&rest, env, &mut notes)?,
+        #[cfg(not(feature = "aivax"))]
+        "aivax" => {
+            return Err(
+                "`\"profile\": \"aivax\"` needs the filter built with the `aivax` feature \
+                 (toolctx_envoy_aivax.wasm)"
+                    .into(),
+            )
+        }
+        _ => load_agentarea(&rest, env, &mut notes)?,
+    };
+    let settings = Settings {
+        profile,
+        include_reason: common.include_reason,
+        meta_headers: common.meta_headers,
+    };
+    let names = settings.written_headers();
+    for (i, name) in names.iter().enumerate() {
+        if names.iter().skip(i + 1).any(|n| n == name) {
+            return Err(format!("`headers`/`meta_headers`: `{name}` is used twice"));
+        }
+    }
+    Ok(Loaded { settings, notes })
+}
+
+fn load_agentarea(
+    members: &[(&str, &Value<'_>)],
+    env: &dyn Fn(&str) -> Option<String>,
+    notes: &mut Vec<String>,
+) -> Result<Profile, String> {
+    let mut headers = Vec::new();
+    let mut secrets: Option<Vec<(String, String)>> = None;
+    let mut cred = None;
+    let mut replay = None;
+    // The core's own non-secret settings, as the JSON the core reads.
+    let mut core = String::from("{");
+    for &(name, value) in members {
+        match name {
             "secrets" => {
                 return Err("inline `secrets` are refused (Envoy's /config_dump would show them): name environment \
                             variables in `secret_env`"
                     .into())
             }
+            "hook_key" | "hook_key_env" | "require_nonce" | "max_bcrypt_cost" => {
+                return Err(format!(
+                    "`{name}` belongs to `\"profile\": \"aivax\"`, not to the agentarea profile"
+                ))
+            }
             "secret_env" => {
                 let names = strings(value, "secret_env")?;
-                let found = from_env(&names, "secret_env", env, &mut notes)?;
-                secret_names = found.iter().map(|(n, _)| n.clone()).collect();
-                push("secrets", &|out| {
-                    out.push('[');
-                    for (i, (_, v)) in found.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        write_str(v, out);
-                    }
-                    out.push(']');
-                });
+                secrets = Some(from_env(&names, "secret_env", env, notes)?);
             }
-            "credential" => {
-                let Value::Object(_) = value else {
-                    return Err("`credential` must be an object {\"header\": ..., \"values_env\": [...]}".into());
-                };
-                if value.get("values").is_some() {
-                    return Err("inline `credential.values` are refused (Envoy's /config_dump would show them): name \
-                                environment variables in `credential.values_env`"
-                        .into());
-                }
-                if let Value::Object(m) = value {
-                    if let Some((k, _)) = m.iter().find(|(k, _)| *k != "header" && *k != "values_env") {
-                        return Err(format!("unknown setting `credential.{k}`"));
-                    }
-                }
-                let header = value
-                    .get("header")
-                    .and_then(Value::as_str)
-                    .ok_or("`credential.header` must be a header name")?;
-                let names = strings(value.get("values_env").unwrap_or(&Value::Null), "credential.values_env")?;
-                let found = from_env(&names, "credential.values_env", env, &mut notes)?;
-                push("credential", &|out| {
-                    out.push_str("{\"header\":");
-                    write_str(header, out);
-                    out.push_str(",\"values\":[");
-                    for (i, (_, v)) in found.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        write_str(v, out);
-                    }
-                    out.push_str("]}");
-                });
-            }
-            "include_reason" => {
-                include_reason = match value {
-                    Value::Bool(b) => *b,
-                    _ => return Err("`include_reason` must be true or false".into()),
-                }
-            }
-            "headers" => headers = header_map(value)?,
+            "credential" => cred = Some(credential(value, env, notes)?),
+            "headers" => headers = header_map(value, &FIELDS, "agentarea")?,
+            "replay_guard" => replay = Some(value),
             // instance_id, require_context, the limits: the core reads and
             // checks them (and refuses names it does not know).
-            other => push(other, &|out| value.write(out)),
+            other => {
+                if core.len() > 1 {
+                    core.push(',');
+                }
+                write_str(other, &mut core);
+                core.push(':');
+                value.write(&mut core);
+            }
         }
     }
     core.push('}');
-    if secret_names.is_empty() {
+    let Some(secrets) = secrets else {
         return Err(
             "`secret_env` is required: the environment variables that hold the HMAC secrets".into(),
         );
-    }
-    let config = Config::from_json(core.as_bytes(), UnknownSettings::Refuse)
-        .map_err(|e| explain(&e, &secret_names))?;
+    };
+    let mut config = Config::from_json(core.as_bytes(), UnknownSettings::Refuse)
+        .map_err(|e| explain(&e, &[]))?;
+    let secret_names: Vec<String> = secrets.iter().map(|(n, _)| n.clone()).collect();
+    config.secrets = secrets.into_iter().map(|(_, v)| v.into_bytes()).collect();
+    config.credential = cred;
+    let replay = replay
+        .map(|v| replay_guard(v, &config.instance_id))
+        .transpose()?;
     let verifier = Verifier::new(config).map_err(|e| explain(&e, &secret_names))?;
-    Ok(Loaded {
-        settings: Settings {
-            verifier,
-            include_reason,
-            headers,
-        },
-        notes,
+    Ok(Profile::AgentArea {
+        verifier,
+        headers,
+        replay,
     })
+}
+
+#[cfg(feature = "aivax")]
+fn load_aivax(
+    members: &[(&str, &Value<'_>)],
+    env: &dyn Fn(&str) -> Option<String>,
+    notes: &mut Vec<String>,
+) -> Result<Profile, String> {
+    let mut headers = Vec::new();
+    let mut hook_key = None;
+    let mut aivax = AivaxConfig::new(Vec::new());
+    let mut cred = None;
+    let mut max_body_bytes = DEFAULT_MAX_BODY_BYTES;
+    for &(name, value) in members {
+        match name {
+            "hook_key" => {
+                return Err(
+                    "inline `hook_key` is refused (Envoy's /config_dump would show it): name an \
+                            environment variable in `hook_key_env`"
+                        .into(),
+                )
+            }
+            "hook_key_env" => {
+                let var = value
+                    .as_str()
+                    .filter(|s| !s.is_empty())
+                    .ok_or("`hook_key_env` must name an environment variable")?;
+                let found = from_env(&[var], "hook_key_env", env, notes)?;
+                hook_key = found.into_iter().next().map(|(_, v)| v.into_bytes());
+            }
+            "require_nonce" => aivax.require_nonce = boolean(value, "require_nonce")?,
+            "max_bcrypt_cost" => {
+                aivax.max_bcrypt_cost = u32::try_from(number(value, "max_bcrypt_cost")?)
+                    .map_err(|_| "`max_bcrypt_cost` is out of range".to_string())?
+            }
+            "credential" => cred = Some(credential(value, env, notes)?),
+            "max_body_bytes" => {
+                max_body_bytes = usize::try_from(number(value, "max_body_bytes")?)
+                    .map_err(|_| "`max_body_bytes` is out of range".to_string())?
+            }
+            "headers" => headers = header_map(value, &AIVAX_FIELDS, "aivax")?,
+            "secrets" | "secret_env" | "instance_id" | "replay_guard" | "require_context"
+            | "clock_skew_s" | "max_token_age_s" | "max_token_bytes" | "protocol_majors" => {
+                return Err(format!(
+                    "`{name}` belongs to the agentarea profile, not to `\"profile\": \"aivax\"`"
+                ))
+            }
+            other => return Err(format!("unknown setting `{other}`")),
+        }
+    }
+    aivax.hook_key = hook_key.ok_or(
+        "`hook_key_env` is required: the environment variable that holds the AIVAX hook key",
+    )?;
+    let verifier = AivaxVerifier::new(aivax, cred, max_body_bytes).map_err(|e| match e {
+        ConfigError::Invalid("hook_key") => {
+            "the hook key must be 1 to 72 bytes without NUL (bcrypt reads no more)".to_string()
+        }
+        ConfigError::Limit("max_bcrypt_cost") => format!(
+            "`max_bcrypt_cost` must be 4 to 31 (default {DEFAULT_MAX_BCRYPT_COST}; each step doubles the work)"
+        ),
+        other => explain(&other, &[]),
+    })?;
+    Ok(Profile::Aivax { verifier, headers })
 }
 
 /// The core's message, with a secret's index turned into its variable name.
@@ -341,12 +701,26 @@ mod tests {
             "SHORT" => Some("short".into()),
             "EMPTY" => Some(String::new()),
             "CRED" => Some("Bearer abc".into()),
+            "HOOK" => Some("hook-key-value".into()),
+            "LONG" => Some("k".repeat(73)),
             _ => None,
         }
     }
 
     fn load_str(s: &str) -> Result<Loaded, String> {
         load(s.as_bytes(), &env)
+    }
+
+    fn agentarea(l: &Loaded) -> (&Verifier, &Vec<(Field, String)>, &Option<ReplayGuard>) {
+        match &l.settings.profile {
+            Profile::AgentArea {
+                verifier,
+                headers,
+                replay,
+            } => (verifier, headers, replay),
+            #[cfg(feature = "aivax")]
+            Profile::Aivax { .. } => panic!("not agentarea"),
+        }
     }
 
     #[test]
@@ -356,10 +730,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            l.settings.verifier.config().secrets,
+            agentarea(&l).0.config().secrets,
             vec![S1.as_bytes().to_vec(), S2.as_bytes().to_vec()]
         );
-        assert_eq!(l.settings.verifier.max_body_bytes(), 100);
+        assert_eq!(l.settings.max_body_bytes(), 100);
         assert!(l.settings.include_reason);
         assert_eq!(l.notes.len(), 1);
     }
@@ -401,11 +775,11 @@ mod tests {
                 "headers":{"task_id":"X-Toolctx-Task-Id","context":"x-toolctx-context"}}"#,
         )
         .unwrap();
-        let c = l.settings.verifier.config().credential.clone().unwrap();
+        let c = agentarea(&l).0.config().credential.clone().unwrap();
         assert_eq!(c.values, vec!["Bearer abc".to_string()]);
         assert!(!l.settings.include_reason);
         assert_eq!(
-            l.settings.headers,
+            *agentarea(&l).1,
             vec![
                 (Field::TaskId, "x-toolctx-task-id".into()),
                 (Field::Context, "x-toolctx-context".into())
@@ -418,6 +792,111 @@ mod tests {
             r#"{"task_id":"x-a","jti":"X-A"}"#,
         ] {
             let text = format!(r#"{{"instance_id":"i","secret_env":["S1"],"headers":{bad}}}"#);
+            assert!(load_str(&text).is_err(), "{bad}");
+        }
+    }
+
+    #[cfg(feature = "aivax")]
+    #[test]
+    fn reads_aivax_profile_with_the_key_from_env() {
+        let l = load_str(
+            r#"{"profile":"aivax","hook_key_env":"HOOK","require_nonce":false,"max_bcrypt_cost":10,
+                "credential":{"header":"authorization","values_env":["CRED"]},"max_body_bytes":1000,
+                "headers":{"external_user_id":"x-aivax-user","context":"x-aivax-context"},
+                "meta_headers":{"sessionId":"X-Session-Id"}}"#,
+        )
+        .unwrap();
+        let Profile::Aivax { verifier, headers } = &l.settings.profile else {
+            panic!("not aivax")
+        };
+        assert_eq!(verifier.max_body_bytes(), 1000);
+        assert_eq!(
+            headers[0],
+            (AivaxField::ExternalUserId, "x-aivax-user".into())
+        );
+        assert_eq!(
+            l.settings.written_headers(),
+            vec!["x-aivax-user", "x-aivax-context", "x-session-id"]
+        );
+        let dbg = format!("{:?}", l.settings);
+        assert!(
+            !dbg.contains("hook-key-value") && !dbg.contains("Bearer abc"),
+            "{dbg}"
+        );
+        for (bad, says) in [
+            (r#"{"profile":"aivax","hook_key":"k"}"#, "inline `hook_key`"),
+            (r#"{"profile":"aivax"}"#, "hook_key_env"),
+            (
+                r#"{"profile":"aivax","hook_key_env":"UNSET"}"#,
+                "host_env_keys",
+            ),
+            (
+                r#"{"profile":"aivax","hook_key_env":"HOOK","max_bcrypt_cost":32}"#,
+                "4 to 31",
+            ),
+            (r#"{"profile":"aivax","hook_key_env":"LONG"}"#, "72 bytes"),
+            (
+                r#"{"profile":"aivax","hook_key_env":"HOOK","secret_env":["S1"]}"#,
+                "agentarea profile",
+            ),
+            (
+                r#"{"profile":"aivax","hook_key_env":"HOOK","x":1}"#,
+                "unknown setting `x`",
+            ),
+            (r#"{"profile":"other"}"#, "`profile`"),
+            (
+                r#"{"instance_id":"i","secret_env":["S1"],"hook_key_env":"HOOK"}"#,
+                "aivax",
+            ),
+            (
+                r#"{"profile":"aivax","hook_key_env":"HOOK","headers":{"task_id":"x-a"}}"#,
+                "unknown aivax",
+            ),
+        ] {
+            let e = load_str(bad).unwrap_err();
+            assert!(
+                e.contains(says) && !e.contains("hook-key-value"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_meta_headers_and_replay_guard() {
+        let l = load_str(
+            r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},
+                "meta_headers":{"sessionId":"X-Session-Id","idempotencyKey":"X-Idempotency-Key"},
+                "replay_guard":{"slots":1024}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            l.settings.meta_headers,
+            vec![
+                ("sessionId".to_string(), "x-session-id".to_string()),
+                (
+                    "idempotencyKey".to_string(),
+                    "x-idempotency-key".to_string()
+                )
+            ]
+        );
+        let r = agentarea(&l).2.clone().unwrap();
+        assert_eq!(
+            (r.slots, r.ways, r.prefix.as_str()),
+            (1024, 4, "toolctx/replay/i/")
+        );
+        for bad in [
+            r#""meta_headers":{"sessionId":"x-task"}"#,
+            r#""meta_headers":{"sessionId":"content-length"}"#,
+            r#""meta_headers":{"":"x-b"}"#,
+            r#""meta_headers":[]"#,
+            r#""replay_guard":{"slots":0}"#,
+            r#""replay_guard":{"slots":1,"ways":17}"#,
+            r#""replay_guard":{"slotz":1}"#,
+            r#""replay_guard":true"#,
+        ] {
+            let text = format!(
+                r#"{{"instance_id":"i","secret_env":["S1"],"headers":{{"task_id":"x-task"}},{bad}}}"#
+            );
             assert!(load_str(&text).is_err(), "{bad}");
         }
     }
