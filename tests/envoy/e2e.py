@@ -201,6 +201,30 @@ def main():
         check("spoofed mapped header removed on a passing request too",
               last["requests"] == n + 1 and last["last"] == {}, last["last"])
 
+        # Tuix: verified _meta members forwarded as headers (meta_headers),
+        # spoofed ones removed first.
+        c = claims()
+        meta = {"agentarea/" + k: c[k] for k in CONTEXT_CLAIMS if k in c}
+        meta.update(sessionId="sess-1 \u00fc", idempotencyKey="idem-" + c["tool_call_id"])
+        spoof = [("x-session-id", "evil"), ("X-Idempotency-Key", "evil")]
+        status, _, body = send(listen, mcp_headers(mint(c), extra=spoof), call_body(c, meta=meta))
+        report = tool_result(body) if status == 200 else {}
+        accepted += status == 200
+        check("_meta sessionId and idempotencyKey forwarded as X-Session-Id and X-Idempotency-Key",
+              report.get("meta") == {"x-session-id": "sess-1%20%C3%BC", "x-idempotency-key": meta["idempotencyKey"]},
+              (status, body[:300]))
+        c = claims()
+        status, _, body = send(listen, mcp_headers(mint(c), extra=spoof), call_body(c))
+        report = tool_result(body) if status == 200 else {}
+        accepted += status == 200
+        check("spoofed X-Session-Id/X-Idempotency-Key removed when _meta has none",
+              status == 200 and report.get("meta") == {}, (status, body[:300]))
+        n = upstream.count()
+        send(listen, mcp_headers(extra=spoof), init)
+        last = upstream.stats()
+        check("spoofed X-Session-Id removed on a passing request too",
+              last["requests"] == n + 1 and last["lastMeta"] == {}, last["lastMeta"])
+
         # Rotation: current and previous secret both verify, others do not.
         c = claims()
         status, _, body = send(listen, mcp_headers(mint(c, PREVIOUS)), call_body(c))

@@ -9,6 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 
 const port = Number(process.argv[2] || 0);
+const TUIX = ['x-session-id', 'x-idempotency-key'];
 const stats = { requests: 0, calls: [], last: {} };
 
 function newServer() {
@@ -19,7 +20,9 @@ function newServer() {
     async (args, extra) => {
       const headers = extra.requestInfo?.headers ?? {};
       const forwarded = Object.fromEntries(Object.entries(headers).filter(([k]) => k.startsWith('x-toolctx-')));
-      const call = { note: args.note ?? null, headers: forwarded };
+      // The Tuix names the filter can write from verified _meta members.
+      const meta = Object.fromEntries(Object.entries(headers).filter(([k]) => TUIX.includes(k)));
+      const call = { note: args.note ?? null, headers: forwarded, meta };
       stats.calls.push(call);
       return { content: [{ type: 'text', text: JSON.stringify(call) }] };
     },
@@ -35,6 +38,7 @@ const httpServer = http.createServer(async (req, res) => {
   }
   stats.requests += 1;
   stats.last = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-toolctx-')));
+  stats.lastMeta = Object.fromEntries(Object.entries(req.headers).filter(([k]) => TUIX.includes(k)));
   const chunks = [];
   for await (const c of req) chunks.push(c);
   let body;
