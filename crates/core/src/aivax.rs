@@ -240,8 +240,33 @@ impl AivaxVerifier {
         headers: &[(N, V)],
         body: &[u8],
     ) -> AivaxVerdict {
+        self.decide(method, headers, body, None)
+    }
+
+    /// [`AivaxVerifier::check`] that skips bcrypt for a nonce this
+    /// verifier already verified: the outcome is a pure function of the
+    /// nonce string and the hook key, so a hit gives the same verdict for
+    /// a fraction of the work. Every other check still runs.
+    pub fn check_cached<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+        cache: &mut NonceCache,
+    ) -> AivaxVerdict {
+        cache.bind(&self.aivax.hook_key);
+        self.decide(method, headers, body, Some(cache))
+    }
+
+    fn decide<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+        cache: Option<&mut NonceCache>,
+    ) -> AivaxVerdict {
         match self.envelope().run(method, headers, body, |call| {
-            check(&self.aivax, call.meta).map(Some)
+            check(&self.aivax, call.meta, cache).map(Some)
         }) {
             Outcome::Pass => AivaxVerdict::Pass,
             Outcome::Accept(c) => AivaxVerdict::Accept(Box::new(c)),
@@ -254,17 +279,75 @@ impl AivaxVerifier {
     }
 }
 
+/// Nonces that verified against one hook key: bounded, oldest out first.
+/// Bound to the key it was first used with; used with another key it
+/// starts empty again, so a cache can never vouch across accounts.
+#[derive(Debug, Clone)]
+pub struct NonceCache {
+    key: Option<[u8; 32]>,
+    verified: alloc::collections::BTreeSet<Vec<u8>>,
+    order: alloc::collections::VecDeque<Vec<u8>>,
+    capacity: usize,
+}
+
+impl NonceCache {
+    pub fn new(capacity: usize) -> NonceCache {
+        NonceCache {
+            key: None,
+            verified: alloc::collections::BTreeSet::new(),
+            order: alloc::collections::VecDeque::new(),
+            capacity,
+        }
+    }
+
+    fn bind(&mut self, hook_key: &[u8]) {
+        use sha2::{Digest, Sha256};
+        let digest: [u8; 32] = Sha256::digest(hook_key).into();
+        if self.key != Some(digest) {
+            self.verified.clear();
+            self.order.clear();
+            self.key = Some(digest);
+        }
+    }
+
+    fn contains(&self, nonce: &[u8]) -> bool {
+        self.verified.contains(nonce)
+    }
+
+    fn insert(&mut self, nonce: &[u8]) {
+        if self.capacity == 0 || self.verified.contains(nonce) {
+            return;
+        }
+        if self.order.len() >= self.capacity {
+            if let Some(old) = self.order.pop_front() {
+                self.verified.remove(&old);
+            }
+        }
+        self.verified.insert(nonce.to_vec());
+        self.order.push_back(nonce.to_vec());
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+}
+
 /// Checks the `_aiv_*` members of `_meta` (an object, or absent).
 pub(crate) fn check(
     config: &AivaxConfig,
     meta: &[(alloc::borrow::Cow<'_, str>, Value<'_>)],
+    cache: Option<&mut NonceCache>,
 ) -> Result<AivaxContext, Reason> {
     let get = |name: &str| meta.iter().find(|(k, _)| k == name).map(|(_, v)| v);
     let nonce_verified = match get(NONCE) {
         None | Some(Value::Null) if config.require_nonce => return Err(Reason::NonceMissing),
         None | Some(Value::Null) => false,
         Some(Value::String(nonce)) => {
-            if !nonce_matches(config, nonce.as_bytes()) {
+            if !nonce_matches(config, nonce.as_bytes(), cache) {
                 return Err(Reason::NonceInvalid);
             }
             true
@@ -296,7 +379,7 @@ pub(crate) fn check(
 }
 
 /// `$2a$`/`$2b$`/`$2y$`, two cost digits, `$`, 22 salt and 31 hash symbols.
-fn nonce_matches(config: &AivaxConfig, nonce: &[u8]) -> bool {
+fn nonce_matches(config: &AivaxConfig, nonce: &[u8], cache: Option<&mut NonceCache>) -> bool {
     let (Some(prefix), Some(cost), Some(b'$'), Some(salt), Some(hash)) = (
         nonce.get(..4),
         nonce.get(4..6),
@@ -317,6 +400,10 @@ fn nonce_matches(config: &AivaxConfig, nonce: &[u8]) -> bool {
     if !(MIN_BCRYPT_COST..=config.max_bcrypt_cost).contains(&cost) {
         return false;
     }
+    // Only well-formed nonces within the cost cap reach the cache.
+    if cache.as_ref().is_some_and(|c| c.contains(nonce)) {
+        return true;
+    }
     let Some(salt) = b64::BCRYPT
         .decode_unpadded_lenient(salt)
         .and_then(|s| <[u8; 16]>::try_from(s).ok())
@@ -331,7 +418,11 @@ fn nonce_matches(config: &AivaxConfig, nonce: &[u8]) -> bool {
     let digest = bcrypt::bcrypt(cost, salt, &key);
     let mut expected = String::with_capacity(31);
     b64::BCRYPT.encode_unpadded(digest.get(..23).unwrap_or(&[]), &mut expected);
-    crate::verify::ct_eq(expected.as_bytes(), hash)
+    let ok = crate::verify::ct_eq(expected.as_bytes(), hash);
+    if let (true, Some(cache)) = (ok, cache) {
+        cache.insert(nonce);
+    }
+    ok
 }
 
 fn digits(s: &[u8]) -> Option<u32> {
@@ -464,14 +555,43 @@ mod tests {
     fn nonce_checks_cost_before_work() {
         let config = AivaxConfig::new(b"correctbatteryhorsestapler".to_vec());
         let good = b"$2b$04$EGdrhbKUv8Oc9vGiXX0HQOxSg445d458Muh7DAHskb6QbtCvdxcie";
-        assert!(nonce_matches(&config, good));
-        assert!(!nonce_matches(&AivaxConfig::new(b"wrong".to_vec()), good));
+        assert!(nonce_matches(&config, good, None));
+        assert!(!nonce_matches(
+            &AivaxConfig::new(b"wrong".to_vec()),
+            good,
+            None
+        ));
         let mut costly = *good;
         costly[4..6].copy_from_slice(b"31");
         assert!(
-            !nonce_matches(&config, &costly),
+            !nonce_matches(&config, &costly, None),
             "cost 31 is over the cap: refused without hashing"
         );
-        assert!(!nonce_matches(&config, &good[..59]));
+        assert!(!nonce_matches(&config, &good[..59], None));
+    }
+
+    #[test]
+    fn nonce_cache_is_bound_to_its_key() {
+        let good = b"$2b$04$EGdrhbKUv8Oc9vGiXX0HQOxSg445d458Muh7DAHskb6QbtCvdxcie";
+        let right = AivaxConfig::new(b"correctbatteryhorsestapler".to_vec());
+        let wrong = AivaxConfig::new(b"wrong".to_vec());
+        let mut cache = NonceCache::new(2);
+        cache.bind(&right.hook_key);
+        assert!(nonce_matches(&right, good, Some(&mut cache)));
+        assert_eq!(cache.len(), 1);
+        assert!(nonce_matches(&right, good, Some(&mut cache)), "a hit");
+        // The same cache used with another key forgets what it knew.
+        cache.bind(&wrong.hook_key);
+        assert!(cache.is_empty());
+        assert!(!nonce_matches(&wrong, good, Some(&mut cache)));
+        assert!(cache.is_empty(), "failures are never cached");
+        // Over the cost cap is refused before the cache is consulted.
+        cache.bind(&right.hook_key);
+        assert!(nonce_matches(&right, good, Some(&mut cache)));
+        let mut capped = right.clone();
+        capped.max_bcrypt_cost = 4;
+        let mut costly = *good;
+        costly[4..6].copy_from_slice(b"05");
+        assert!(!nonce_matches(&capped, &costly, Some(&mut cache)));
     }
 }

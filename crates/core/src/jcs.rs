@@ -54,7 +54,8 @@ pub fn canonicalize_into(v: &Value<'_>, out: &mut String) -> Result<(), NotCanon
         }
         Value::Object(members) => {
             let mut sorted: Vec<&(_, Value<'_>)> = members.iter().collect();
-            sorted.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+            // Names are unique (the reader refuses duplicates): no stability needed.
+            sorted.sort_unstable_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
             out.push('{');
             for (i, (k, v)) in sorted.into_iter().enumerate() {
                 if i > 0 {

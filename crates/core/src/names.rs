@@ -180,6 +180,30 @@ pub const LATIN: &[(char, &str)] = &[
     ('ſ', "s"),
 ];
 
+/// Lower case for the letters the tables know (and the few capitals whose
+/// lower case is one of them); other characters are unreadable here, lower
+/// case or not. Same results as full Unicode lowercasing, without its
+/// tables in every build.
+fn lower(c: char) -> char {
+    let u = u32::from(c);
+    let l = match u {
+        0x130 => 0x69, // İ: i and a combining dot, which is dropped
+        0x41..=0x5a => u + 0x20,
+        0xc0..=0xde if u != 0xd7 => u + 0x20,
+        0x100..=0x137 | 0x14a..=0x177 if u % 2 == 0 => u + 1,
+        0x139..=0x148 | 0x179..=0x17e if u % 2 == 1 => u + 1,
+        0x178 => 0xff,  // Ÿ
+        0x1e9e => 0xdf, // ẞ
+        0x212a => 0x6b, // Kelvin sign
+        0x212b => 0xe5, // Angstrom sign
+        0x400..=0x40f => u + 0x50,
+        0x410..=0x42f => u + 0x20,
+        0x490 => 0x491, // Ґ
+        _ => u,
+    };
+    char::from_u32(l).unwrap_or(c)
+}
+
 fn allowed(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
@@ -202,7 +226,7 @@ pub fn server_label(instance_name: &str) -> String {
     // A run of unreadable characters becomes one `_`, written only when
     // something readable follows (so the label is trimmed at both ends).
     let mut gap = false;
-    for c in instance_name.chars().flat_map(char::to_lowercase) {
+    for c in instance_name.chars().map(lower) {
         let mut ascii = [0u8; 4];
         let piece = if c.is_ascii_alphanumeric() || c == '-' {
             Some(&*c.encode_utf8(&mut ascii))
@@ -262,6 +286,28 @@ mod tests {
             qualified_tool_name("My GitHub!", "create issue"),
             "mcp__my_github___create_issue"
         );
+    }
+
+    /// The short lowercase agrees with Unicode's on every character whose
+    /// lower case the tables read.
+    #[test]
+    fn lower_matches_unicode_where_it_matters() {
+        for c in (0..=0x10ffffu32).filter_map(char::from_u32) {
+            let full: alloc::vec::Vec<char> = c.to_lowercase().collect();
+            let readable = |x: char| {
+                x.is_ascii_alphanumeric()
+                    || lookup(CYRILLIC, x).is_some()
+                    || lookup(LATIN, x).is_some()
+            };
+            if (c.is_ascii_alphabetic() || !c.is_ascii()) && full.iter().any(|&x| readable(x)) {
+                let mine = lower(c);
+                assert!(
+                    full.first() == Some(&mine) || (full.len() > 1 && full[0] == mine),
+                    "{c:?} ({:x}): {full:?} vs {mine:?}",
+                    u32::from(c)
+                );
+            }
+        }
     }
 
     #[test]
