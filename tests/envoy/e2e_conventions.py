@@ -266,11 +266,15 @@ def bcrypt_timings(wasm, upstream):
             ok = all(s == 200 for _, s, _ in runs)
             check("bcrypt: a cost-%d nonce is accepted" % cost, ok, [(s, r[:120]) for _, s, r in runs])
             ms = statistics.median(t for t, _, _ in runs) * 1000
-            t = time.perf_counter()
-            bcrypt.checkpw(HOOK_KEY.encode(), nonce(cost=cost).encode())
-            native = (time.perf_counter() - t) * 1000
-            lines.append("cost %d: %.0f ms per call (median of 3, whole round trip); Python's bcrypt (C) "
-                         "checks the same cost in %.0f ms here" % (cost, ms, native))
+            hashed = nonce(cost=cost).encode()
+            native = []
+            for _ in range(3):
+                t = time.perf_counter()
+                bcrypt.checkpw(HOOK_KEY.encode(), hashed)
+                native.append((time.perf_counter() - t) * 1000)
+            lines.append("cost %d: %.0f ms per call (median of 3, whole round trip); Python's bcrypt "
+                         "package checks the same cost in %.0f ms here (median of 3)"
+                         % (cost, ms, statistics.median(native)))
         # A GET needs no bcrypt; alone, then sent 20 ms after a cost-12 call.
         idle = statistics.median(timed_get(port) for _ in range(5)) * 1000
         slow = aivax_body(aivax_meta(_aiv_nonce=nonce(cost=12)))
