@@ -7,9 +7,10 @@ A seeded generator sends malformed and adversarial requests (mutated tokens
 and bodies, odd framing, huge headers, slow and abandoned bodies, pipelines)
 with a few hundred valid calls mixed in, minted here with Python's hmac,
 independently of toolctx's code. Each request is built from its own RNG
-(seed, index), so the set of requests is the same on every run whatever the
-thread interleaving; tokens are minted when the request is sent, so they are
-fresh however long the run.
+(seed, index), so the classes and mutations are the same on every run
+whatever the thread interleaving; tokens are minted when the request is sent
+(fresh however long the run), so their bytes, and where a bit flip lands in
+them, follow the clock.
 
 Checks: Envoy stays up (same process, /ready LIVE) and its wasm VM is never
 recreated or reloaded, with no panic or error in its log; every refusal the
@@ -923,6 +924,15 @@ def main():
         bad_lines = [l for l in log.splitlines()
                      if "panic" in l.lower() or "[critical]" in l or ("[error]" in l and "wasm" in l.lower())]
         check("Envoy log: no panic, no critical line, no wasm error", not bad_lines, bad_lines[:5])
+        gauges = {}
+        for _ in range(50):  # bounded: abandoned streams are cleaned up promptly
+            gauges = dict(l.split(": ", 1) for l in envoy.get(
+                "/stats?filter=%5Ehttp%5C.(main%7Ccred)%5C.downstream_(rq%7Ccx)_active$").splitlines())
+            if len(gauges) == 4 and set(gauges.values()) == {"0"}:
+                break
+            time.sleep(0.1)
+        check("no stream or connection left open in Envoy (downstream_rq_active, downstream_cx_active 0)",
+              len(gauges) == 4 and set(gauges.values()) == {"0"}, gauges)
         counters = envoy.counters()
         check("filter counted no internal error (toolctx.errors 0)", counters.get("wasmcustom.toolctx.errors", 0) == 0,
               counters.get("wasmcustom.toolctx.errors"))
@@ -1019,7 +1029,8 @@ def main():
         seen_reasons = collections.Counter(r.rpc[3] for r in refusals)
         unseen = {k.rsplit(".", 1)[1]: v - seen_reasons[k.rsplit(".", 1)[1]] for k, v in counters.items()
                   if ".refused." in k and v != seen_reasons[k.rsplit(".", 1)[1]]}
-        print("refusals counted by the filter but not read by a client (connection closed first): %s"
+        print("refusals counted by the filter that the client got no JSON-RPC answer for (Envoy's own 413 "
+              "on the 1 MiB-buffer listener, or a closed connection): %s"
               % (unseen or "none"))
         own = collections.Counter(r.status for r in reqs if r.outcome == "envoy")
         print("refused by Envoy itself, per status: %s" % (dict(sorted(own.items())) or "none"))

@@ -1,0 +1,122 @@
+//! The second WebAssembly module of the npm package `toolctx`: what the
+//! AgentArea verifier does not need, kept out of its module so that users
+//! who only verify AgentArea calls do not ship it. Loaded only by the
+//! package's subpaths `toolctx/conventions`, `toolctx/aivax` and
+//! `toolctx/helpers`.
+//!
+//! - The AIVAX profile ([`AivaxVerifier`], CONTRACT §7): the same inputs and
+//!   verdict tags as `toolctx-wasm`'s `Verifier` (the shared
+//!   `crates/wasm/src/boundary.rs`), with a cache of verified nonces per
+//!   verifier so that a repeated nonce skips bcrypt.
+//! - The conventions of CONTRACT §6 and §7 (tool names, RFC 8785, the Tuix
+//!   key): plain functions over strings.
+//!
+//! Nothing is decided here: the core decides.
+
+#[path = "../../wasm/src/boundary.rs"]
+mod boundary;
+
+use boundary::{config_error, headers_verdict, js_error, refusal, split, tagged};
+use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
+use toolctx_core::{jcs, json, names, UnknownSettings};
+use wasm_bindgen::prelude::*;
+
+/// Verified nonces remembered per verifier object (bound to its hook key by
+/// the core; failures are never cached).
+const NONCE_CACHE_ENTRIES: usize = 1024;
+
+/// The AIVAX profile (CONTRACT §7): the envelope checks, then the `_aiv_*`
+/// members of `_meta`, with the nonce verified by bcrypt against the hook
+/// key, or found among the nonces this object already verified.
+#[wasm_bindgen]
+pub struct AivaxVerifier {
+    core: AivaxCore,
+    nonces: NonceCache,
+    include_reason: bool,
+}
+
+#[wasm_bindgen]
+impl AivaxVerifier {
+    /// Reads `{"hook_key", "require_nonce", "max_bcrypt_cost", "credential",
+    /// "max_body_bytes"}` (an unknown setting is refused). Throws a string
+    /// `"<code>\n<message>"`; the message never contains the hook key.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config_json: &[u8], include_reason: bool) -> Result<AivaxVerifier, JsValue> {
+        match AivaxCore::from_json(config_json, UnknownSettings::Refuse) {
+            Ok(core) => Ok(AivaxVerifier {
+                core,
+                nonces: NonceCache::new(NONCE_CACHE_ENTRIES),
+                include_reason,
+            }),
+            Err(e) => Err(config_error(&e)),
+        }
+    }
+
+    #[wasm_bindgen(getter, js_name = maxBodyBytes)]
+    pub fn max_body_bytes(&self) -> usize {
+        self.core.max_body_bytes()
+    }
+
+    /// Steps 0 and 1 (method and static credential), before the body is read.
+    #[wasm_bindgen(js_name = checkHeaders)]
+    pub fn check_headers(&self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
+        let (method, headers) = split(heads, lens)?;
+        Ok(headers_verdict(
+            self.core.check_headers(method, &headers),
+            self.include_reason,
+        ))
+    }
+
+    /// The whole decision (no clock: nothing in the profile expires).
+    pub fn verify(&mut self, heads: &[u8], lens: &[u32], body: &[u8]) -> Result<String, JsValue> {
+        let (method, headers) = split(heads, lens)?;
+        Ok(
+            match self
+                .core
+                .check_cached(method, &headers, body, &mut self.nonces)
+            {
+                AivaxVerdict::Pass => "p".into(),
+                AivaxVerdict::Accept(ctx) => tagged('a', &ctx.to_json()),
+                AivaxVerdict::Reject(r) => refusal(&r, self.include_reason),
+            },
+        )
+    }
+
+    /// The verifier with the hook key and credential values redacted.
+    pub fn describe(&self) -> String {
+        format!("{:?}", self.core)
+    }
+}
+
+/// `mcp__<server>__<tool>`, the name a model sees (CONTRACT §6).
+#[wasm_bindgen(js_name = qualifiedToolName)]
+pub fn qualified_tool_name(instance_name: &str, tool: &str) -> String {
+    names::qualified_tool_name(instance_name, tool)
+}
+
+/// `<server>` for an instance name (CONTRACT §6).
+#[wasm_bindgen(js_name = serverLabel)]
+pub fn server_label(instance_name: &str) -> String {
+    names::server_label(instance_name)
+}
+
+/// The RFC 8785 canonical form of a JSON text. Throws `"<code>\n<message>"`
+/// (`not_json` or `not_canonicalizable`).
+#[wasm_bindgen(js_name = canonicalJson)]
+pub fn canonical_json(text: &str) -> Result<String, JsValue> {
+    let value = json::parse(text.as_bytes()).map_err(|e| js_error("not_json", e))?;
+    jcs::canonicalize(&value).map_err(|e| js_error("not_canonicalizable", e))
+}
+
+/// The Tuix idempotency key (CONTRACT §7) over `arguments_json`, a JSON text.
+#[wasm_bindgen(js_name = tuixIdempotencyKey)]
+pub fn tuix_idempotency_key(
+    session_id: &str,
+    turn: &str,
+    tool: &str,
+    arguments_json: &str,
+) -> Result<String, JsValue> {
+    let value = json::parse(arguments_json.as_bytes()).map_err(|e| js_error("not_json", e))?;
+    jcs::tuix_idempotency_key(session_id, turn, tool, &value)
+        .map_err(|e| js_error("not_canonicalizable", e))
+}
