@@ -378,24 +378,22 @@ impl Filter {
         headers: &[(String, Bytes)],
         body: &[u8],
     ) -> Action {
-        let verdict = match &settings.profile {
+        match &settings.profile {
             #[cfg(feature = "aivax")]
             Profile::Aivax {
                 verifier,
                 headers: fields,
-            } => {
-                return match verifier.check(method, headers, body) {
-                    AivaxVerdict::Pass => self.pass(),
-                    AivaxVerdict::Accept(ctx) => {
-                        let mapped = fields
-                            .iter()
-                            .filter_map(|(f, name)| Some((name.clone(), f.value(&ctx)?)))
-                            .collect();
-                        self.forward(settings, mapped, body)
-                    }
-                    AivaxVerdict::Reject(r) => self.refuse(settings, &r, headers),
-                };
-            }
+            } => match verifier.check(method, headers, body) {
+                AivaxVerdict::Pass => self.pass(),
+                AivaxVerdict::Accept(ctx) => {
+                    let mapped = fields
+                        .iter()
+                        .filter_map(|(f, name)| Some((name.clone(), f.value(&ctx)?)))
+                        .collect();
+                    self.forward(settings, mapped, body)
+                }
+                AivaxVerdict::Reject(r) => self.refuse(settings, &r, headers),
+            },
             Profile::AgentArea {
                 verifier,
                 headers: fields,
@@ -407,6 +405,7 @@ impl Filter {
                 let mut store_error = None;
                 let verdict = match replay {
                     None => verifier.check(method, headers, body, now),
+                    // The core calls this only once every other check passed.
                     Some(guard) => {
                         verifier.check_once(method, headers, body, now, &mut |jti, until| {
                             replay::first_use(&mut replay::Host, guard, jti, until, now)
@@ -418,22 +417,21 @@ impl Filter {
                     }
                 };
                 if let Some(e) = store_error {
-                    // The store, not the token, failed: not a replay.
+                    // The store failed, not the token: no `token_replayed`.
                     return self.fail(&e);
                 }
-                (verdict, fields)
+                match verdict {
+                    Verdict::Pass => self.pass(),
+                    Verdict::Accept(ctx) => {
+                        let mapped = fields
+                            .iter()
+                            .filter_map(|(f, name)| Some((name.clone(), f.value(&ctx)?)))
+                            .collect();
+                        self.forward(settings, mapped, body)
+                    }
+                    Verdict::Reject(r) => self.refuse(settings, &r, headers),
+                }
             }
-        };
-        match verdict {
-            (Verdict::Pass, _) => self.pass(),
-            (Verdict::Accept(ctx), fields) => {
-                let mapped = fields
-                    .iter()
-                    .filter_map(|(f, name)| Some((name.clone(), f.value(&ctx)?)))
-                    .collect();
-                self.forward(settings, mapped, body)
-            }
-            (Verdict::Reject(r), _) => self.refuse(settings, &r, headers),
         }
     }
 
@@ -529,5 +527,31 @@ impl HttpContext for Filter {
             Err(_) => return self.fail("cannot read the request body"),
         };
         self.decide_on_body(size)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_values_come_from_the_accepted_body() {
+        let env =
+            |name: &str| (name == "S").then(|| "0123456789abcdef0123456789abcdef".to_string());
+        let config = br#"{"instance_id":"i","secret_env":["S"],
+            "meta_headers":{"sessionId":"x-session-id","idempotencyKey":"x-idempotency-key","n":"x-n","z":"x-z"}}"#;
+        let settings = settings::load(config, &env).unwrap().settings;
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t",
+            "_meta":{"sessionId":"s-1","n":{"a":[1,2.50]},"z":null}}}"#;
+        assert_eq!(
+            meta_values(&settings, body).unwrap(),
+            vec![
+                ("x-session-id".to_string(), "s-1".to_string()),
+                ("x-n".to_string(), r#"{"a":[1,2.50]}"#.to_string())
+            ]
+        );
+        let no_meta = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
+        assert_eq!(meta_values(&settings, no_meta).unwrap(), vec![]);
     }
 }
