@@ -1034,6 +1034,8 @@ def main():
               % (unseen or "none"))
         own = collections.Counter(r.status for r in reqs if r.outcome == "envoy")
         print("refused by Envoy itself, per status: %s" % (dict(sorted(own.items())) or "none"))
+        own_cls = collections.Counter("%s %d" % (r.cls, r.status) for r in reqs if r.outcome == "envoy")
+        print("  per class: %s" % ", ".join("%s × %d" % kv for kv in sorted(own_cls.items())))
         print("reached the upstream: %d (%d minted valid calls of %d, %d others the core also passes or accepts; "
               "%d with a verified context)" % (len(seen) - 2, minted_up - 2, len(valid), len(seen) - minted_up,
                                               accepted_up - 2))
