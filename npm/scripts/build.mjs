@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // Builds the npm package into npm/dist:
-//   1. crates/wasm for wasm32-unknown-unknown with the workspace profile `wasm`;
-//   2. wasm-bindgen twice: experimental-nodejs-module (Node, synchronous) and
-//      web (initSync, for workerd and browsers), into npm/wasm/;
+//   1. crates/wasm (the AgentArea verifier, loaded by `toolctx`) and
+//      crates/wasm-conventions (tool names, RFC 8785, the Tuix key, the AIVAX
+//      verifier, loaded only by `toolctx/conventions`, `toolctx/aivax` and
+//      `toolctx/helpers`) for wasm32-unknown-unknown with the workspace
+//      profile `wasm`;
+//   2. wasm-bindgen twice for each: experimental-nodejs-module (Node,
+//      synchronous) and web (initSync, for workerd and browsers), into npm/wasm/;
 //   3. wasm-opt from the npm package `binaryen` (Debian's breaks the output);
 //   4. tsc, then the glue copied next to the compiled entries.
 // Needs the wasm32 target and a wasm-bindgen CLI matching Cargo.lock
 // (scripts/test-npm installs both).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -24,27 +28,35 @@ function run(cmd, args, cwd = root, env = process.env) {
   execFileSync(cmd, args, { cwd, stdio: 'inherit', env });
 }
 
+/** The two modules: cargo package, file stem, budget stated in npm/test/pack.mjs. */
+const MODULES = [
+  { pkg: 'toolctx-wasm', stem: 'toolctx_wasm' },
+  { pkg: 'toolctx-wasm-conventions', stem: 'toolctx_wasm_conventions' },
+];
+
 // The workspace profile `wasm` (lto, panic abort) at opt-level 3 rather than
 // "s": measured with npm/bench, verification is about 1.5x faster for ~6 KB
 // more wasm, well inside the size budget (120 KB raw, 50 KB gzip).
+// Each package is built on its own so that features (ryu-js' small tables in
+// the conventions) and code stay out of the other module.
 const cargoEnv = { ...process.env, CARGO_PROFILE_WASM_OPT_LEVEL: process.env.CARGO_PROFILE_WASM_OPT_LEVEL ?? '3' };
-run('cargo', ['build', '-p', 'toolctx-wasm', '--target', 'wasm32-unknown-unknown', '--profile', 'wasm'], root, cargoEnv);
-const built = join(root, 'target', 'wasm32-unknown-unknown', 'wasm', 'toolctx_wasm.wasm');
-
 rmSync(wasmOut, { recursive: true, force: true });
-for (const target of ['experimental-nodejs-module', 'web']) {
-  const dir = join(wasmOut, target === 'web' ? 'web' : 'node');
-  run('wasm-bindgen', [built, '--out-dir', dir, '--target', target]);
+for (const { pkg, stem } of MODULES) {
+  run('cargo', ['build', '-p', pkg, '--target', 'wasm32-unknown-unknown', '--profile', 'wasm'], root, cargoEnv);
+  const built = join(root, 'target', 'wasm32-unknown-unknown', 'wasm', `${stem}.wasm`);
+  for (const target of ['experimental-nodejs-module', 'web']) {
+    const dir = join(wasmOut, target === 'web' ? 'web' : 'node');
+    run('wasm-bindgen', [built, '--out-dir', dir, '--target', target]);
+  }
+  // One optimised module serves both glues (wasm-bindgen emits the same module for both).
+  const nodeWasm = join(wasmOut, 'node', `${stem}_bg.wasm`);
+  const webWasm = join(wasmOut, 'web', `${stem}_bg.wasm`);
+  if (!readFileSync(nodeWasm).equals(readFileSync(webWasm))) {
+    throw new Error(`wasm-bindgen emitted different modules for node and web (${stem})`);
+  }
+  run(bin('wasm-opt'), ['-Oz', nodeWasm, '-o', nodeWasm]);
+  cpSync(nodeWasm, webWasm);
 }
-
-// One optimised module serves both glues (wasm-bindgen emits the same module for both).
-const nodeWasm = join(wasmOut, 'node', 'toolctx_wasm_bg.wasm');
-const webWasm = join(wasmOut, 'web', 'toolctx_wasm_bg.wasm');
-if (!readFileSync(nodeWasm).equals(readFileSync(webWasm))) {
-  throw new Error('wasm-bindgen emitted different modules for node and web');
-}
-run(bin('wasm-opt'), ['-Oz', nodeWasm, '-o', nodeWasm]);
-cpSync(nodeWasm, webWasm);
 
 rmSync(dist, { recursive: true, force: true });
 run(bin('tsc'), ['-p', 'tsconfig.json'], npmDir);
@@ -55,11 +67,13 @@ for (const flavour of ['node', 'web']) {
     filter: (src) => !src.endsWith('.gitignore'),
   });
 }
-for (const f of ['index.js', 'worker.js', 'index.d.ts']) {
+for (const f of ['index.js', 'worker.js', 'index.d.ts', 'conventions.js', 'conventions-node.js', 'aivax.js', 'aivax-node.js']) {
   if (!existsSync(join(dist, f))) throw new Error(`build did not produce dist/${f}`);
 }
 
-const bytes = readFileSync(join(dist, 'wasm', 'node', 'toolctx_wasm_bg.wasm'));
-const raw = statSync(join(dist, 'wasm', 'node', 'toolctx_wasm_bg.wasm')).size;
-const gz = gzipSync(bytes, { level: 9 }).length;
-console.log(`wasm size: ${raw} bytes raw (${(raw / 1024).toFixed(1)} KiB), ${gz} bytes gzip (${(gz / 1024).toFixed(1)} KiB)`);
+for (const { stem } of MODULES) {
+  const bytes = readFileSync(join(dist, 'wasm', 'node', `${stem}_bg.wasm`));
+  const raw = bytes.length;
+  const gz = gzipSync(bytes, { level: 9 }).length;
+  console.log(`wasm size (${stem}): ${raw} bytes raw (${(raw / 1024).toFixed(1)} KiB), ${gz} bytes gzip (${(gz / 1024).toFixed(1)} KiB)`);
+}

@@ -9,7 +9,7 @@ import type {
 } from './types.js';
 import { configJson, decode, encodeHead, inspect, rethrow, toBytes } from './verifier.js';
 
-/** The AIVAX class the wasm-bindgen glue exports (crates/wasm/src/lib.rs). */
+/** The AIVAX class the conventions module's glue exports (crates/wasm-conventions/src/lib.rs). */
 export interface WasmAivaxVerifier {
   readonly maxBodyBytes: number;
   checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
@@ -31,11 +31,15 @@ const OPTION_NAMES: Record<string, string> = {
  * The AIVAX profile (CONTRACT §7): the same envelope checks as `Verifier`
  * (method, static credential, body size, strict JSON, batch, shape, MCP
  * headers), then the `_aiv_*` members of `_meta`, the nonce verified by
- * bcrypt against the hook key. Create one with `createAivaxVerifier`.
+ * bcrypt against the hook key. Create one with `createAivaxVerifier` from
+ * `toolctx/aivax`.
  *
  * bcrypt runs synchronously in WebAssembly on the calling thread: a nonce of
  * cost 12 blocks the event loop for a few hundred milliseconds (see the
- * README), and the cost is the sender's choice up to `maxBcryptCost`.
+ * README), and the cost is the sender's choice up to `maxBcryptCost`. Each
+ * verifier remembers the last 1024 nonces that verified against its hook
+ * key, and a repeat of one skips bcrypt; a nonce that failed is never
+ * remembered.
  */
 export class AivaxVerifier implements CallVerifier<AivaxContext> {
   readonly #wasm: WasmAivaxVerifier;

@@ -1,7 +1,8 @@
 /**
  * The core's plain functions (CONTRACT §6 and §7), as one flavour of the
- * wasm-bindgen glue exports them. Each entry point binds its own flavour at
- * import (`core-node.ts`, `core-web.ts`); the first one bound is used.
+ * conventions module's glue exports them. Each flavour binds itself at import
+ * (`conventions-glue-node.ts`, `conventions-glue-web.ts`); the first one
+ * bound is used. Nothing here loads WebAssembly.
  */
 import { ToolctxError } from './errors.js';
 
@@ -20,6 +21,6 @@ export function bindCore(functions: CoreFunctions): void {
 }
 
 export function core(): CoreFunctions {
-  if (bound === undefined) throw new ToolctxError('internal', 'the WebAssembly core is not loaded');
+  if (bound === undefined) throw new ToolctxError('internal', 'the conventions module is not loaded: import toolctx/conventions');
   return bound;
 }

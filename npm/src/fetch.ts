@@ -1,5 +1,5 @@
 import { rememberContext } from './context.js';
-import { tuixHeaders, withoutTuixHeaders } from './conventions.js';
+import { tuixHeaders, withoutTuixHeaders } from './tuix.js';
 import type { CallVerifier, Reject } from './types.js';
 
 export interface FetchOptions {

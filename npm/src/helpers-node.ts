@@ -1,18 +1,15 @@
 /**
  * `toolctx/helpers` in Node: the same helpers, with canonical JSON from the
- * core through the Node flavour of the wasm (loaded synchronously, shared
- * with `toolctx`), hashing arguments with `node:crypto` (a few microseconds)
+ * core through the Node flavour of the conventions module (loaded
+ * synchronously, shared with `toolctx/conventions`), hashing arguments with `node:crypto` (a few microseconds)
  * instead of Web Crypto's asynchronous digest (tens of microseconds in Node 20).
  */
 import { createHash } from 'node:crypto';
 
 import { canonicalJson } from './canonical.js';
-import { bindCore } from './core.js';
-import { glue } from './core-node.js';
+import './conventions-glue-node.js';
 import type { ToolExtra, ToolHandler } from './extra.js';
 import { idempotent as idempotentWith, type IdempotencyOptions } from './idempotency.js';
-
-bindCore(glue);
 
 export * from './helpers-common.js';
 

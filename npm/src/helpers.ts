@@ -2,12 +2,9 @@
  * Server helpers for verified calls (CONTRACT §5): idempotent retries,
  * progress at the platform's rate, result limits, cancellation, for workerd,
  * workers and browsers: Web Crypto, no Node built-ins; canonical JSON from
- * the core through the web flavour of the wasm (imported as a module, as the
- * `toolctx` worker entry does, and instantiated once for both).
+ * the core through the web flavour of the conventions module (imported as a
+ * module and instantiated once, shared with `toolctx/conventions`).
  */
-import { bindCore } from './core.js';
-import { glue } from './core-web.js';
-
-bindCore(glue);
+import './conventions-glue-web.js';
 
 export * from './helpers-common.js';

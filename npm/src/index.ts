@@ -1,14 +1,12 @@
 /**
- * toolctx for Node: the WebAssembly core loads synchronously at import.
- * Workers and browsers get `worker.js` through the `exports` conditions.
+ * toolctx for Node: the verifier's WebAssembly module loads synchronously
+ * at import. Workers and browsers get `worker.js` through the `exports`
+ * conditions. The conventions and the AIVAX verifier are in a second module,
+ * loaded only by `toolctx/conventions`, `toolctx/aivax` and `toolctx/helpers`.
  */
-import { aivaxVerifierFactory, type AivaxVerifier } from './aivax.js';
-import { bindCore } from './core.js';
 import { glue } from './core-node.js';
-import type { AivaxVerifierOptions, VerifierOptions } from './types.js';
+import type { VerifierOptions } from './types.js';
 import { verifierFactory, type Verifier } from './verifier.js';
-
-bindCore(glue);
 
 export * from './api.js';
 
@@ -17,9 +15,3 @@ export * from './api.js';
  * `ToolctxError` with a stable `code` on a bad configuration.
  */
 export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(glue.Verifier);
-
-/**
- * The AIVAX profile: validates the configuration once; throws a
- * `ToolctxError` with a stable `code` on a bad one (never showing the hook key).
- */
-export const createAivaxVerifier: (options: AivaxVerifierOptions) => AivaxVerifier = aivaxVerifierFactory(glue.AivaxVerifier);

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { ToolctxError } from './errors.js';
 import { authInfoWith } from './context.js';
-import { TUIX_HEADER_NAMES, tuixHeaders } from './conventions.js';
+import { TUIX_HEADER_NAMES, tuixHeaders } from './tuix.js';
 import type { AivaxContext, CallVerifier, Reject, ToolContext, ToolctxAuthInfo } from './types.js';
 
 /** What the middleware adds to the request. */

@@ -1,15 +1,13 @@
 /**
- * toolctx for workerd, workers and browsers: the `.wasm` is imported as a
- * module (a `WebAssembly.Module` in workerd and bundlers) and instantiated
- * synchronously with `initSync`.
+ * toolctx for workerd, workers and browsers: the verifier's `.wasm` is
+ * imported as a module (a `WebAssembly.Module` in workerd and bundlers) and
+ * instantiated synchronously with `initSync`. The conventions and the AIVAX
+ * verifier are in a second module, loaded only by `toolctx/conventions`,
+ * `toolctx/aivax` and `toolctx/helpers`.
  */
-import { aivaxVerifierFactory, type AivaxVerifier } from './aivax.js';
-import { bindCore } from './core.js';
 import { glue } from './core-web.js';
-import type { AivaxVerifierOptions, VerifierOptions } from './types.js';
+import type { VerifierOptions } from './types.js';
 import { verifierFactory, type Verifier } from './verifier.js';
-
-bindCore(glue);
 
 export * from './api.js';
 
@@ -18,9 +16,3 @@ export * from './api.js';
  * `ToolctxError` with a stable `code` on a bad configuration.
  */
 export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(glue.Verifier);
-
-/**
- * The AIVAX profile: validates the configuration once; throws a
- * `ToolctxError` with a stable `code` on a bad one (never showing the hook key).
- */
-export const createAivaxVerifier: (options: AivaxVerifierOptions) => AivaxVerifier = aivaxVerifierFactory(glue.AivaxVerifier);

@@ -10,22 +10,9 @@ import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { inspect } from 'node:util';
 
-import {
-  AivaxVerifier,
-  aivaxContextFrom,
-  canonicalJson,
-  contextFrom,
-  createAivaxVerifier,
-  createVerifier,
-  qualifiedToolName,
-  serverLabel,
-  toolctx,
-  ToolctxError,
-  tuixHeaders,
-  tuixIdempotencyKey,
-  withToolctx,
-  withoutTuixHeaders,
-} from '../dist/index.js';
+import { AivaxVerifier, aivaxContextFrom, contextFrom, createVerifier, toolctx, ToolctxError, tuixHeaders, withToolctx, withoutTuixHeaders } from '../dist/index.js';
+import { AivaxVerifier as AivaxVerifierFromSubpath, createAivaxVerifier } from '../dist/aivax-node.js';
+import { canonicalJson, qualifiedToolName, serverLabel, tuixIdempotencyKey } from '../dist/conventions-node.js';
 import { canonicalJson as helpersCanonicalJson } from '../dist/helpers-node.js';
 import { INSTANCE, SECRET, callContext, listen, stop } from './support.mjs';
 
@@ -275,6 +262,41 @@ describe('AIVAX verifier', () => {
     assert.deepEqual(none, { outcome: 'accept', context: { nonce_verified: false, metadata: { tenant_id: 't' } } });
     const refused = optional.verify({ method: 'POST', body: toolsCall({ _aiv_nonce: 'x' }) });
     assert.equal(JSON.parse(refused.body).error.data, undefined);
+  });
+
+  test('toolctx/aivax exports the class the main entry exports; the main entry offers no factory', async () => {
+    assert.equal(AivaxVerifierFromSubpath, AivaxVerifier);
+    const main = await import('../dist/index.js');
+    for (const name of ['createAivaxVerifier', 'qualifiedToolName', 'serverLabel', 'canonicalJson', 'tuixIdempotencyKey']) {
+      assert.equal(main[name], undefined, name);
+    }
+  });
+
+  test('a verified nonce is remembered per verifier: repeats skip bcrypt, failures are not remembered', () => {
+    const body = vectors.cases.find((c) => c.name === 'nonce with cost 5 and another salt').request.body;
+    const nonce = JSON.parse(body).params._meta._aiv_nonce;
+    const timed = (v, b) => {
+      const start = process.hrtime.bigint();
+      const r = v.verify({ method: 'POST', body: b });
+      return { r, ns: Number(process.hrtime.bigint() - start) };
+    };
+    const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+    const fresh = () => createAivaxVerifier({ hookKey: HOOK_KEY });
+    const v = fresh();
+    const first = timed(v, body);
+    assert.equal(first.r.outcome, 'accept');
+    const repeats = Array.from({ length: 21 }, () => timed(v, body));
+    assert.ok(repeats.every(({ r }) => r.outcome === 'accept' && r.context.nonce_verified === true));
+    // bcrypt at cost 5 takes milliseconds; a remembered nonce, microseconds.
+    const others = Array.from({ length: 5 }, () => timed(fresh(), body).ns);
+    assert.ok(median(repeats.map((x) => x.ns)) * 5 < median(others), 'a repeat still ran bcrypt');
+    // A changed hash symbol is another nonce: refused, every time.
+    const wrong = nonce.slice(0, -1) + (nonce.endsWith('a') ? 'b' : 'a');
+    const wrongBody = toolsCall({ ...JSON.parse(body).params._meta, _aiv_nonce: wrong });
+    for (let i = 0; i < 3; i++) assert.equal(v.verify({ method: 'POST', body: wrongBody }).reason, 'nonce_invalid');
+    // Another account's verifier does not know the nonce.
+    assert.equal(createAivaxVerifier({ hookKey: 'another-hook-key' }).verify({ method: 'POST', body }).reason, 'nonce_invalid');
+    assert.equal(v.verify({ method: 'POST', body }).outcome, 'accept');
   });
 
   test('the Node middleware takes it: the context at req.aivax and extra.aivax, refusals as the core wrote them', async () => {

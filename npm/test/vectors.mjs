@@ -19,7 +19,9 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { createAivaxVerifier, createVerifier, qualifiedToolName, tuixIdempotencyKey } from '../dist/index.js';
+import { createAivaxVerifier } from '../dist/aivax-node.js';
+import { qualifiedToolName, tuixIdempotencyKey } from '../dist/conventions-node.js';
+import { createVerifier } from '../dist/index.js';
 
 const encoder = new TextEncoder();
 

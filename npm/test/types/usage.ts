@@ -131,18 +131,14 @@ const fetchHandler: (request: Request, env: Env) => Promise<Response> = withTool
 void fetchHandler;
 
 // The AIVAX profile: the same middleware and wrapper, its own context type.
-import {
-  aivaxContextFrom,
-  createAivaxVerifier,
-  qualifiedToolName,
-  serverLabel,
-  tuixHeaders,
-  tuixIdempotencyKey,
-  type AivaxContext,
-  type AivaxVerifier,
-  type AivaxVerifyResult,
-  type CallVerifier,
-} from 'toolctx';
+import { aivaxContextFrom, tuixHeaders, type AivaxContext, type AivaxVerifier, type AivaxVerifyResult, type CallVerifier } from 'toolctx';
+import { createAivaxVerifier, AivaxVerifier as AivaxVerifierClass } from 'toolctx/aivax';
+import { canonicalJson, qualifiedToolName, serverLabel, tuixIdempotencyKey, type TuixKeyInput } from 'toolctx/conventions';
+// @ts-expect-error the main entry does not load the conventions module
+import { qualifiedToolName as notInMain } from 'toolctx';
+// @ts-expect-error nor the AIVAX factory
+import { createAivaxVerifier as notInMainEither } from 'toolctx';
+void [notInMain, notInMainEither];
 
 const aivax: AivaxVerifier = createAivaxVerifier({ hookKey: process.env['AIVAX_HOOK_KEY'] ?? '', maxBcryptCost: 10, requireNonce: true });
 // @ts-expect-error hookKey is required
@@ -183,4 +179,7 @@ const label: string = serverLabel('My GitHub!');
 const tuixKey: string = tuixIdempotencyKey({ sessionId: 's', turn: 't', tool: 'x', arguments: { a: 1 } });
 // @ts-expect-error the key needs a turn
 tuixIdempotencyKey({ sessionId: 's', tool: 'x' });
-void [toolName, label, tuixKey];
+const keyInput: TuixKeyInput = { sessionId: 's', turn: 't', tool: 'x' };
+const canonical: string = canonicalJson({ b: 1, a: [1.0] });
+const sameClass: AivaxVerifierClass = aivax;
+void [toolName, label, tuixKey, keyInput, canonical, sameClass];

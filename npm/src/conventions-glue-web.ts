@@ -1,0 +1,24 @@
+/**
+ * The web flavour of the conventions module's glue (crates/wasm-conventions),
+ * for workerd, workers and browsers: the second `.wasm` is imported as a
+ * module and instantiated synchronously with `initSync`, once, whichever
+ * entry (`toolctx/conventions`, `toolctx/aivax`, `toolctx/helpers`) imports
+ * it first; then the core's plain functions are bound.
+ */
+import { bindCore } from './core.js';
+import {
+  AivaxVerifier,
+  canonicalJson,
+  initSync,
+  qualifiedToolName,
+  serverLabel,
+  tuixIdempotencyKey,
+} from './wasm/web/toolctx_wasm_conventions.js';
+// @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs
+import wasmModule from './wasm/web/toolctx_wasm_conventions_bg.wasm';
+
+initSync({ module: wasmModule as WebAssembly.Module });
+
+export const glue = { AivaxVerifier, canonicalJson, qualifiedToolName, serverLabel, tuixIdempotencyKey };
+
+bindCore(glue);
