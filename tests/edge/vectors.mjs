@@ -1,7 +1,14 @@
-// tests/edge/vectors FILE...: the conformance vectors (docs/VECTORS.md)
-// through the npm package running inside workerd. The worker is bundled the
-// way a Workers user's build does it (tests/edge/lib.mjs); judging and output
-// are npm/test/vectors.mjs's own, with this verdict function.
+// tests/edge/vectors FILE...: the conformance vectors (docs/VECTORS.md) and
+// the convention vectors (tool names, Tuix keys, AIVAX) through the npm
+// package running inside workerd. Each worker is bundled the way a Workers
+// user's build does it (tests/edge/lib.mjs): the verifier's worker from
+// `toolctx` alone, which ships only the verifier's wasm; the conventions'
+// worker from `toolctx/conventions`, `toolctx/aivax` and `toolctx/helpers`,
+// which ship only the conventions module; a worker of `toolctx/helpers`
+// alone, checked once against node:crypto. Judging and output are
+// npm/test/vectors.mjs's own, with these verdict functions.
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { runVectors } from '../../npm/test/vectors.mjs';
@@ -14,26 +21,42 @@ if (paths.length === 0) {
 }
 
 const wire = (v) => (v instanceof Uint8Array ? { b64: Buffer.from(v).toString('base64') } : v);
+const wireRequest = (req) => ({ method: req.method, headers: req.headers.map(([n, v]) => [n, wire(v)]), body: wire(req.body) });
+
+/** Bundles a harness worker into its own directory; checks which `.wasm` it ships. */
+async function bundled(name, wasm) {
+  const dir = join(scratch.dir, name);
+  mkdirSync(dir);
+  const { modules } = await bundle(join(EDGE_DIR, 'harness', `${name}-worker.js`), dir);
+  const shipped = modules.filter((m) => m.wasm).map((m) => m.name);
+  if (JSON.stringify(shipped) !== JSON.stringify([wasm])) throw new Error(`the ${name} worker ships ${shipped.join(', ')}, not ${wasm} alone`);
+  return { name, modules, compatibilityDate: '2026-04-01' };
+}
+
+async function ask(url, job) {
+  const res = await fetch(url, { method: 'POST', body: JSON.stringify(job) });
+  if (!res.ok) throw new Error(`harness answered ${res.status}: ${await res.text()}`);
+  const out = await res.json();
+  if (out.error !== undefined) throw new Error(out.error);
+  return out.result;
+}
 
 const scratch = scratchDir('vectors');
 let workerd;
 try {
-  const { modules } = await bundle(join(EDGE_DIR, 'harness', 'vectors-worker.js'), scratch.dir);
-  workerd = await startWorkerd(scratch.dir, [{ name: 'vectors', modules, compatibilityDate: '2026-04-01' }]);
-  const url = workerd.urls.vectors;
-  await runVectors(paths, async (options, req, now) => {
-    const res = await fetch(url, {
-      method: 'POST',
-      body: JSON.stringify({
-        options,
-        now,
-        request: { method: req.method, headers: req.headers.map(([n, v]) => [n, wire(v)]), body: wire(req.body) },
-      }),
-    });
-    if (!res.ok) throw new Error(`harness answered ${res.status}: ${await res.text()}`);
-    const out = await res.json();
-    if (out.error !== undefined) throw new Error(out.error);
-    return out.result;
+  const workers = [
+    await bundled('vectors', 'toolctx_wasm_bg.wasm'),
+    await bundled('conventions', 'toolctx_wasm_conventions_bg.wasm'),
+    await bundled('helpers', 'toolctx_wasm_conventions_bg.wasm'),
+  ];
+  workerd = await startWorkerd(scratch.dir, workers);
+  const { vectors, conventions, helpers } = workerd.urls;
+  const hashed = await fetch(helpers, { method: 'POST', body: '{"b":[1.0,"é"],"a":null}' }).then((r) => r.json());
+  const want = createHash('sha256').update('{"a":null,"b":[1,"é"]}').digest('hex');
+  if (hashed.result !== want) throw new Error(`toolctx/helpers alone in workerd: ${JSON.stringify(hashed)}, not ${want}`);
+  await runVectors(paths, (options, req, now) => ask(vectors, { options, now, request: wireRequest(req) }), {
+    table: (input) => ask(conventions, { table: input }),
+    aivax: (options, req) => ask(conventions, { aivax: { options, request: wireRequest(req) } }),
   });
 } finally {
   await workerd?.stop();
