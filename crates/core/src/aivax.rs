@@ -94,6 +94,8 @@ pub struct AivaxContext {
     /// The application's flat string metadata (every other string member
     /// of `_meta`), in document order.
     pub metadata: Vec<(String, String)>,
+    /// The request's JSON-RPC `id` as JSON text (see `Context::request_id`).
+    pub request_id: Option<String>,
 }
 
 impl AivaxContext {
@@ -131,7 +133,12 @@ impl AivaxContext {
             out.push(':');
             write_str(v, &mut out);
         }
-        out.push_str("}}");
+        out.push('}');
+        if let Some(id) = &self.request_id {
+            out.push_str(",\"request_id\":");
+            out.push_str(id);
+        }
+        out.push('}');
         out
     }
 }
@@ -269,7 +276,10 @@ impl AivaxVerifier {
             check(&self.aivax, call.meta, cache).map(Some)
         }) {
             Outcome::Pass => AivaxVerdict::Pass,
-            Outcome::Accept(c) => AivaxVerdict::Accept(Box::new(c)),
+            Outcome::Accept(mut c, request_id) => {
+                c.request_id = request_id;
+                AivaxVerdict::Accept(Box::new(c))
+            }
             Outcome::Reject(r) => AivaxVerdict::Reject(r),
         }
     }
@@ -375,6 +385,7 @@ pub(crate) fn check(
         conversation_token: optional("_aiv_conversation_token")?,
         moment,
         metadata,
+        request_id: None,
     })
 }
 

@@ -103,6 +103,10 @@ pub struct Context {
     pub exp: u64,
     /// Index of the configured secret that signed the token (never the secret).
     pub secret_index: usize,
+    /// The request's JSON-RPC `id` as JSON text (a string literal or a
+    /// number as written); `None` when absent or of another type. Not
+    /// vouched for by the token: for answering and logging.
+    pub request_id: Option<String>,
 }
 
 impl Context {
@@ -141,6 +145,10 @@ impl Context {
         push_u64(self.exp, &mut out);
         out.push_str(",\"secret_index\":");
         push_u64(self.secret_index as u64, &mut out);
+        if let Some(id) = &self.request_id {
+            out.push_str(",\"request_id\":");
+            out.push_str(id);
+        }
         out.push('}');
         out
     }
@@ -343,7 +351,10 @@ impl Verifier {
         };
         match self.envelope().run(method, headers, body, rest) {
             Outcome::Pass => Verdict::Pass,
-            Outcome::Accept(context) => Verdict::Accept(Box::new(context)),
+            Outcome::Accept(mut context, request_id) => {
+                context.request_id = request_id;
+                Verdict::Accept(Box::new(context))
+            }
             Outcome::Reject(r) => Verdict::Reject(r),
         }
     }
@@ -462,6 +473,7 @@ impl Verifier {
             iat,
             exp,
             secret_index,
+            request_id: None,
         }))
     }
 
@@ -631,7 +643,8 @@ pub(crate) struct Call<'v, 'b> {
 /// A decision of any profile.
 pub(crate) enum Outcome<T> {
     Pass,
-    Accept(T),
+    /// The accepted context and the request's id as JSON text.
+    Accept(T, Option<String>),
     Reject(Refusal),
 }
 
@@ -707,7 +720,7 @@ impl<'c> Envelope<'c> {
             _ => None,
         };
         match call_shape(request, headers).and_then(rest) {
-            Ok(Some(accepted)) => Outcome::Accept(accepted),
+            Ok(Some(accepted)) => Outcome::Accept(accepted, id),
             Ok(None) => Outcome::Pass,
             Err(reason) => Outcome::Reject(Refusal::new(reason, id)),
         }
