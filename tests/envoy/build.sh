@@ -25,12 +25,19 @@ build_envoy_filter() {
   local tuning=(--config 'profile.wasm.package.toolctx-core.opt-level=3')
   ensure_wasm_opt
   mkdir -p "$out"
+  # Panic locations name source files: shorten the paths of this build
+  # host (about 2 KB, and no /root/... in the module).
+  local remap=("--remap-path-prefix=$ROOT/=") dir
+  for dir in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+    remap+=("--remap-path-prefix=$dir=")
+  done
   # Symbols stay for wasm-opt to read the target_features section; it
   # strips the names afterwards.
   export CARGO_PROFILE_WASM_OPT_LEVEL=z CARGO_PROFILE_WASM_STRIP=debuginfo
+  export CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS="${remap[*]}"
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-clock)
   "$WASM_OPT" -O3 --strip-debug --strip-producers "$built" -o "$out/toolctx_envoy_test_clock.wasm"
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}")
   "$WASM_OPT" -O3 --strip-debug --strip-producers "$built" -o "$out/toolctx_envoy.wasm"
-  unset CARGO_PROFILE_WASM_OPT_LEVEL CARGO_PROFILE_WASM_STRIP
+  unset CARGO_PROFILE_WASM_OPT_LEVEL CARGO_PROFILE_WASM_STRIP CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS
 }
