@@ -17,6 +17,12 @@ export interface ToolContext {
   exp: number;
   /** Index of the configured secret that signed the token (never the secret). */
   secret_index: number;
+  /**
+   * The request's JSON-RPC `id` (a string or a number, as sent); absent when
+   * the request had none or one of another type. Not vouched for by the
+   * token: for answering and logging.
+   */
+  request_id?: string | number;
 }
 
 /** Stable machine codes of refusals (`error.data.reason`). */
@@ -170,6 +176,12 @@ export interface AivaxContext {
   moment_offset_minutes?: number;
   /** Every other string member of `_meta` (not `_aiv*`), in document order. */
   metadata: Record<string, string>;
+  /**
+   * The request's JSON-RPC `id` (a string or a number, as sent); absent when
+   * the request had none or one of another type. Not vouched for by the
+   * nonce: for answering and logging.
+   */
+  request_id?: string | number;
 }
 
 /** An accepted AIVAX call. */

@@ -247,6 +247,7 @@ describe('AIVAX verifier', () => {
       moment_unix: 1757437085,
       moment_offset_minutes: 0,
       metadata: { tenant_id: 'tenant-3', request_id: 'req-41' },
+      request_id: 7,
     });
     const wrong = aivax.verify({ method: 'POST', body: toolsCall({ ...aivaxMeta, _aiv_nonce: HOOK_KEY }) });
     assert.deepEqual(
@@ -259,7 +260,7 @@ describe('AIVAX verifier', () => {
     assert.equal(aivax.checkHeaders({ method: 'POST', headers: [] }).outcome, 'read_body');
     const optional = createAivaxVerifier({ hookKey: HOOK_KEY, requireNonce: false, includeReason: false });
     const none = optional.verify({ method: 'POST', body: toolsCall({ tenant_id: 't' }) });
-    assert.deepEqual(none, { outcome: 'accept', context: { nonce_verified: false, metadata: { tenant_id: 't' } } });
+    assert.deepEqual(none, { outcome: 'accept', context: { nonce_verified: false, metadata: { tenant_id: 't' }, request_id: 7 } });
     const refused = optional.verify({ method: 'POST', body: toolsCall({ _aiv_nonce: 'x' }) });
     assert.equal(JSON.parse(refused.body).error.data, undefined);
   });
