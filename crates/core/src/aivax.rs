@@ -291,12 +291,14 @@ impl AivaxVerifier {
 
 /// Nonces that verified against one hook key: bounded, oldest out first.
 /// Bound to the key it was first used with; used with another key it
-/// starts empty again, so a cache can never vouch across accounts.
+/// starts empty again, so a cache can never vouch across accounts. A ring
+/// searched linearly: a scan of even a thousand 60-byte nonces is far
+/// cheaper than one bcrypt, and the code stays small in wasm builds.
 #[derive(Debug, Clone)]
 pub struct NonceCache {
     key: Option<[u8; 32]>,
-    verified: alloc::collections::BTreeSet<Vec<u8>>,
-    order: alloc::collections::VecDeque<Vec<u8>>,
+    entries: Vec<Vec<u8>>,
+    next: usize,
     capacity: usize,
 }
 
@@ -304,8 +306,8 @@ impl NonceCache {
     pub fn new(capacity: usize) -> NonceCache {
         NonceCache {
             key: None,
-            verified: alloc::collections::BTreeSet::new(),
-            order: alloc::collections::VecDeque::new(),
+            entries: Vec::new(),
+            next: 0,
             capacity,
         }
     }
@@ -314,35 +316,34 @@ impl NonceCache {
         use sha2::{Digest, Sha256};
         let digest: [u8; 32] = Sha256::digest(hook_key).into();
         if self.key != Some(digest) {
-            self.verified.clear();
-            self.order.clear();
+            self.entries.clear();
+            self.next = 0;
             self.key = Some(digest);
         }
     }
 
     fn contains(&self, nonce: &[u8]) -> bool {
-        self.verified.contains(nonce)
+        self.entries.iter().any(|e| e.as_slice() == nonce)
     }
 
     fn insert(&mut self, nonce: &[u8]) {
-        if self.capacity == 0 || self.verified.contains(nonce) {
+        if self.capacity == 0 || self.contains(nonce) {
             return;
         }
-        if self.order.len() >= self.capacity {
-            if let Some(old) = self.order.pop_front() {
-                self.verified.remove(&old);
-            }
+        if self.entries.len() < self.capacity {
+            self.entries.push(nonce.to_vec());
+        } else if let Some(slot) = self.entries.get_mut(self.next) {
+            *slot = nonce.to_vec();
+            self.next = (self.next + 1) % self.capacity;
         }
-        self.verified.insert(nonce.to_vec());
-        self.order.push_back(nonce.to_vec());
     }
 
     pub fn len(&self) -> usize {
-        self.order.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
+        self.entries.is_empty()
     }
 }
 
