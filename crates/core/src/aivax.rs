@@ -162,11 +162,24 @@ pub enum AivaxVerdict {
 /// Verifies `tools/call` requests from AIVAX: CONTRACT §2 steps 0 to 7
 /// (method, credential, body size, strict JSON, batch, shape, MCP headers),
 /// then the `_aiv_*` members instead of the AgentArea token.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AivaxVerifier {
     aivax: AivaxConfig,
+    /// SHA-256 of the hook key: binds a [`NonceCache`] to this key.
+    key_digest: [u8; 32],
     credential: Option<Credential>,
     max_body_bytes: usize,
+}
+
+// Neither the hook key nor its digest reaches a log through `{:?}`.
+impl core::fmt::Debug for AivaxVerifier {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AivaxVerifier")
+            .field("aivax", &self.aivax)
+            .field("credential", &self.credential)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
 }
 
 impl AivaxVerifier {
@@ -182,7 +195,9 @@ impl AivaxVerifier {
         if !(1..=MAX_BODY_LIMIT).contains(&max_body_bytes) {
             return Err(ConfigError::Limit("max_body_bytes"));
         }
+        use sha2::{Digest, Sha256};
         Ok(AivaxVerifier {
+            key_digest: Sha256::digest(&aivax.hook_key).into(),
             aivax,
             credential,
             max_body_bytes,
@@ -261,7 +276,7 @@ impl AivaxVerifier {
         body: &[u8],
         cache: &mut NonceCache,
     ) -> AivaxVerdict {
-        cache.bind(&self.aivax.hook_key);
+        cache.bind(self.key_digest);
         self.decide(method, headers, body, Some(cache))
     }
 
@@ -312,9 +327,7 @@ impl NonceCache {
         }
     }
 
-    fn bind(&mut self, hook_key: &[u8]) {
-        use sha2::{Digest, Sha256};
-        let digest: [u8; 32] = Sha256::digest(hook_key).into();
+    fn bind(&mut self, digest: [u8; 32]) {
         if self.key != Some(digest) {
             self.entries.clear();
             self.next = 0;
@@ -582,23 +595,43 @@ mod tests {
         assert!(!nonce_matches(&config, &good[..59], None));
     }
 
+    fn digest(c: &AivaxConfig) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        Sha256::digest(&c.hook_key).into()
+    }
+
+    #[test]
+    fn debug_shows_no_key() {
+        let v = AivaxVerifier::new(
+            AivaxConfig::new(b"hook-key-do-not-print".to_vec()),
+            None,
+            1024,
+        )
+        .unwrap();
+        let shown = alloc::format!("{v:?}");
+        assert!(
+            !shown.contains("hook-key-do-not-print") && !shown.contains("key_digest"),
+            "{shown}"
+        );
+    }
+
     #[test]
     fn nonce_cache_is_bound_to_its_key() {
         let good = b"$2b$04$EGdrhbKUv8Oc9vGiXX0HQOxSg445d458Muh7DAHskb6QbtCvdxcie";
         let right = AivaxConfig::new(b"correctbatteryhorsestapler".to_vec());
         let wrong = AivaxConfig::new(b"wrong".to_vec());
         let mut cache = NonceCache::new(2);
-        cache.bind(&right.hook_key);
+        cache.bind(digest(&right));
         assert!(nonce_matches(&right, good, Some(&mut cache)));
         assert_eq!(cache.len(), 1);
         assert!(nonce_matches(&right, good, Some(&mut cache)), "a hit");
         // The same cache used with another key forgets what it knew.
-        cache.bind(&wrong.hook_key);
+        cache.bind(digest(&wrong));
         assert!(cache.is_empty());
         assert!(!nonce_matches(&wrong, good, Some(&mut cache)));
         assert!(cache.is_empty(), "failures are never cached");
         // Over the cost cap is refused before the cache is consulted.
-        cache.bind(&right.hook_key);
+        cache.bind(digest(&right));
         assert!(nonce_matches(&right, good, Some(&mut cache)));
         let mut capped = right.clone();
         capped.max_bcrypt_cost = 4;
