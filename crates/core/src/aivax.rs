@@ -99,6 +99,27 @@ pub struct AivaxContext {
 }
 
 impl AivaxContext {
+    /// The flat metadata as a JSON object, members in document order.
+    pub fn metadata_json(&self) -> String {
+        let mut out = String::new();
+        self.write_metadata(&mut out);
+        out
+    }
+
+    fn write_metadata(&self, out: &mut String) {
+        use crate::json::write_str;
+        out.push('{');
+        for (i, (k, v)) in self.metadata.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_str(k, out);
+            out.push(':');
+            write_str(v, out);
+        }
+        out.push('}');
+    }
+
     /// The context as a JSON object.
     pub fn to_json(&self) -> String {
         use crate::json::write_str;
@@ -124,16 +145,8 @@ impl AivaxContext {
             out.push_str(",\"moment_offset_minutes\":");
             out.push_str(itoa(i64::from(m.offset_minutes)).as_str());
         }
-        out.push_str(",\"metadata\":{");
-        for (i, (k, v)) in self.metadata.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            write_str(k, &mut out);
-            out.push(':');
-            write_str(v, &mut out);
-        }
-        out.push('}');
+        out.push_str(",\"metadata\":");
+        self.write_metadata(&mut out);
         if let Some(id) = &self.request_id {
             out.push_str(",\"request_id\":");
             out.push_str(id);

@@ -119,19 +119,7 @@ impl AivaxField {
             AivaxField::MomentOffsetMinutes => {
                 ctx.moment.as_ref().map(|m| m.offset_minutes.to_string())
             }
-            AivaxField::Metadata => {
-                let mut out = String::from("{");
-                for (i, (k, v)) in ctx.metadata.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_str(k, &mut out);
-                    out.push(':');
-                    write_str(v, &mut out);
-                }
-                out.push('}');
-                Some(out)
-            }
+            AivaxField::Metadata => Some(ctx.metadata_json()),
             AivaxField::Context => Some(ctx.to_json()),
         }
     }
