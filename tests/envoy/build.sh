@@ -1,6 +1,8 @@
-# Builds both filter variants into target/envoy/; source it after scripts/lib.sh.
+# Builds the filter variants into target/envoy/; source it after scripts/lib.sh.
 #   toolctx_envoy.wasm             release (what ships)
 #   toolctx_envoy_test_clock.wasm  test-only: `now` from a request header
+#   toolctx_envoy_test_crash.wasm  test-only: panics on request (header
+#                                  x-toolctx-test-crash), for fail_closed.py
 # Tuning on top of the workspace's `wasm` profile (shared with other front
 # ends, so applied here for this build only): opt-level z for size, except
 # the core, kept at opt-level 3 because its checks are the hot path (about
@@ -37,6 +39,8 @@ build_envoy_filter() {
   export CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS="${remap[*]}"
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-clock)
   "$WASM_OPT" -O3 --strip-debug --strip-producers "$built" -o "$out/toolctx_envoy_test_clock.wasm"
+  (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-crash)
+  "$WASM_OPT" -O3 --strip-debug --strip-producers "$built" -o "$out/toolctx_envoy_test_crash.wasm"
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}")
   "$WASM_OPT" -O3 --strip-debug --strip-producers "$built" -o "$out/toolctx_envoy.wasm"
   unset CARGO_PROFILE_WASM_OPT_LEVEL CARGO_PROFILE_WASM_STRIP CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS

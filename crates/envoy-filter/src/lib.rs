@@ -21,6 +21,12 @@ use settings::{header_value, Profile, Settings};
 #[cfg(feature = "test-clock")]
 const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
 
+/// Test builds only: a request carrying this header makes the filter panic,
+/// in `on_http_request_headers` (value `headers`) or in
+/// `on_http_request_body` (value `body`).
+#[cfg(feature = "test-crash")]
+const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
+
 /// Longest JSON-RPC id written to a log line.
 const MAX_LOGGED_ID: usize = 64;
 
@@ -266,6 +272,17 @@ fn meta_values(settings: &Settings, body: &[u8]) -> Result<Vec<(String, String)>
     Ok(out)
 }
 
+/// Test builds only: panics when the request asks for it in `callback`
+/// (`headers` or `body`), so the tests can watch a VM crash inside Envoy.
+#[cfg(feature = "test-crash")]
+// The one deliberate panic of the crate, only in the test-crash build.
+#[allow(clippy::panic)]
+fn crash_if_asked(headers: &[(String, Bytes)], callback: &str) {
+    if find(headers, TEST_CRASH_HEADER) == Some(callback.as_bytes()) {
+        panic!("test crash in on_http_request_{callback} ({TEST_CRASH_HEADER})");
+    }
+}
+
 /// Printable, bounded text for a log line (never a token or a secret).
 fn printable(bytes: &[u8], max: usize) -> String {
     bytes
@@ -469,6 +486,8 @@ impl HttpContext for Filter {
             Ok(h) => h,
             Err(_) => return self.fail("cannot read the request headers"),
         };
+        #[cfg(feature = "test-crash")]
+        crash_if_asked(&headers, "headers");
         // Mapped headers are written only by this filter, never by a caller:
         // any the caller sent are removed (one host call per name present).
         for name in settings.written_headers() {
@@ -505,6 +524,12 @@ impl HttpContext for Filter {
 
     fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
         match &self.state {
+            #[cfg(feature = "test-crash")]
+            State::Body { headers, .. } => {
+                crash_if_asked(headers, "body");
+                self.body_seen();
+            }
+            #[cfg(not(feature = "test-crash"))]
             State::Body { .. } => self.body_seen(),
             State::Headers => return self.fail("body before headers"),
             State::Done => return Action::Continue,
