@@ -9,4 +9,6 @@ export { AivaxVerifier } from './aivax-verifier.js';
 export { contextFrom, aivaxContextFrom, authInfoFrom, type ContextSource } from './context.js';
 export { toolctx, type ToolctxIncomingMessage, type NextFunction, type MiddlewareOptions } from './node.js';
 export { withToolctx, type FetchOptions } from './fetch.js';
+export { memoryReplayStore } from './replay.js';
+export { redisReplayStore, type RedisReplayStoreOptions, type RedisSend, type RedisCommandClient } from './redis.js';
 export { tuixHeaders, withoutTuixHeaders, TUIX_HEADERS, TUIX_HEADER_NAMES } from './tuix.js';

@@ -19,6 +19,8 @@ export type ToolctxErrorCode =
   | 'config_invalid'
   /** A call got an argument of the wrong type (`now`, `headers`, `body`). */
   | 'invalid_argument'
+  /** `verify` on a verifier whose replay guard has a shared store: use `verifyAsync`. */
+  | 'replay_guard_async'
   /** The middleware found `req.body` already parsed by a body parser. */
   | 'body_already_parsed'
   /** A bug in toolctx itself: the WebAssembly boundary was misused. */

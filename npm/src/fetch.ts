@@ -40,10 +40,11 @@ export function withToolctx<A extends unknown[], C = unknown>(
     }
     if (head.outcome === 'reject') return refusal(head);
     const body = await readLimited(request, verifier.maxBodyBytes);
-    const result = verifier.verify(
-      { method: request.method, headers: request.headers, body },
-      clock ? { now: clock() } : undefined,
-    );
+    const input = { method: request.method, headers: request.headers, body };
+    const when = clock ? { now: clock() } : undefined;
+    // A replay guard with a shared store: the verdict is awaited.
+    const result =
+      verifier.verifiesAsync === true && verifier.verifyAsync ? await verifier.verifyAsync(input, when) : verifier.verify(input, when);
     if (result.outcome === 'reject') return refusal(result);
     let headers: Headers = request.headers;
     if (tuix) {

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ToolctxError } from './errors.js';
 import { authInfoWith } from './context.js';
 import { TUIX_HEADER_NAMES, tuixHeaders } from './tuix.js';
-import type { AivaxContext, CallVerifier, Reject, ToolContext, ToolctxAuthInfo } from './types.js';
+import type { AivaxContext, CallVerifier, Pass, Reject, ToolContext, ToolctxAuthInfo } from './types.js';
 
 /** What the middleware adds to the request. */
 export interface ToolctxIncomingMessage extends IncomingMessage {
@@ -74,11 +74,9 @@ export function toolctx<C>(
       refuse(res, head, false);
       return;
     }
-    const decide = (body: Uint8Array, overLimit: boolean): void => {
-      let result;
+    const settle = (result: Pass | { outcome: 'accept'; context: C } | Reject, body: Uint8Array, overLimit: boolean): void => {
       let parsed: unknown;
       try {
-        result = verifier.verify({ method, headers, body }, clock ? { now: clock() } : undefined);
         if (result.outcome === 'reject') {
           refuse(res, result, overLimit);
           return;
@@ -96,6 +94,30 @@ export function toolctx<C>(
       }
       if (tuix) replaceTuixHeaders(req, result.outcome === 'accept' ? tuixHeaders(parsed) : {});
       next();
+    };
+    const decide = (body: Uint8Array, overLimit: boolean): void => {
+      const request = { method, headers, body };
+      const when = clock ? { now: clock() } : undefined;
+      // A replay guard with a shared store: the verdict is awaited.
+      if (verifier.verifiesAsync === true && verifier.verifyAsync) {
+        let pending;
+        try {
+          pending = verifier.verifyAsync(request, when);
+        } catch (e) {
+          next(e);
+          return;
+        }
+        pending.then((result) => settle(result, body, overLimit), next);
+        return;
+      }
+      let result;
+      try {
+        result = verifier.verify(request, when);
+      } catch (e) {
+        next(e);
+        return;
+      }
+      settle(result, body, overLimit);
     };
     const given = req.body;
     if (given !== undefined) {

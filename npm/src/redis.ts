@@ -1,13 +1,19 @@
 /**
- * An idempotency store in Redis, for servers with several replicas: the
- * claim is one `SET key value NX PX lease` (atomic), the result a `SET key
- * value PX ttl`, and a claim is released with a compare-and-delete script.
+ * Redis stores for servers with several replicas.
+ *
+ * The idempotency store (`redisStore`, from `toolctx/helpers`): the claim
+ * is one `SET key value NX PX lease` (atomic), the result a `SET key value
+ * PX ttl`, and a claim is released with a compare-and-delete script.
+ *
+ * The replay guard's store (`redisReplayStore`, from `toolctx`): a token id
+ * is claimed with one `SET key 1 NX PX ms`, kept until the token expires.
  *
  * toolctx depends on no Redis client: hand it any client that sends a raw
  * command, e.g. node-redis v4+ (`client.sendCommand(args)`) or a function
  * (`(args) => ioredis.call(...args)`).
  */
 import type { DoneEntry, IdempotencyStore, RunningEntry, StoredEntry } from './idempotency.js';
+import type { ReplayStore } from './replay.js';
 
 /** Sends one command as its arguments (`['SET', key, value, 'NX', 'PX', '1000']`) and resolves to its reply. */
 export type RedisSend = (args: string[]) => Promise<unknown>;
@@ -25,8 +31,18 @@ export interface RedisStoreOptions {
 // Deletes the claim only while it is still exactly ours.
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
+function sender(client: RedisCommandClient | RedisSend): RedisSend {
+  return typeof client === 'function' ? client : (args) => client.sendCommand(args);
+}
+
+/** `SET key value NX PX ms`, atomic: whether this call set it (the key was free). */
+async function setNx(send: RedisSend, key: string, value: string, ms: number): Promise<boolean> {
+  const set = await send(['SET', key, value, 'NX', 'PX', String(Math.max(1, Math.ceil(ms)))]);
+  return set !== null && set !== undefined;
+}
+
 export function redisStore(client: RedisCommandClient | RedisSend, options: RedisStoreOptions = {}): IdempotencyStore {
-  const send: RedisSend = typeof client === 'function' ? client : (args) => client.sendCommand(args);
+  const send = sender(client);
   const prefix = options.prefix ?? 'toolctx:idem:';
   return {
     async claim(key, entry, leaseMs) {
@@ -34,8 +50,7 @@ export function redisStore(client: RedisCommandClient | RedisSend, options: Redi
       const value = encode(entry);
       // The held value can expire between the SET and the GET: try again.
       for (let round = 0; round < 3; round++) {
-        const set = await send(['SET', k, value, 'NX', 'PX', String(Math.max(1, Math.ceil(leaseMs)))]);
-        if (set !== null && set !== undefined) return null;
+        if (await setNx(send, k, value, leaseMs)) return null;
         const held = await send(['GET', k]);
         if (held !== null && held !== undefined) return decode(held);
       }
@@ -46,6 +61,28 @@ export function redisStore(client: RedisCommandClient | RedisSend, options: Redi
     },
     async release(key, entry) {
       await send(['EVAL', RELEASE, '1', prefix + key, encode(entry)]);
+    },
+  };
+}
+
+export interface RedisReplayStoreOptions {
+  /** Prefixed to every token id. Default `"toolctx:jti:"`. */
+  prefix?: string;
+}
+
+/**
+ * The replay guard's store in Redis, for several replicas:
+ * `createVerifier({ ..., replayGuard: redisReplayStore(client) })`. Each
+ * token id is one key, set with `SET key 1 NX PX ms` (atomic: one replica
+ * wins) and expiring when its token could no longer be accepted anyway.
+ * A Redis error refuses the call (`internal_error`), never lets it through.
+ */
+export function redisReplayStore(client: RedisCommandClient | RedisSend, options: RedisReplayStoreOptions = {}): ReplayStore {
+  const send = sender(client);
+  const prefix = options.prefix ?? 'toolctx:jti:';
+  return {
+    firstUse(jti, until, now) {
+      return setNx(send, prefix + jti, '1', Math.max(1, until - now) * 1000);
     },
   };
 }

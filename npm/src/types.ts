@@ -1,3 +1,5 @@
+import type { ReplayGuard } from './replay.js';
+
 /** The verified context of a `tools/call`, field names as in the contract. */
 export interface ToolContext {
   task_id: string;
@@ -58,7 +60,8 @@ export type RefusalReason =
   | 'claim_missing'
   | 'token_replayed'
   | 'nonce_missing'
-  | 'nonce_invalid';
+  | 'nonce_invalid'
+  | 'internal_error';
 
 /** Not this contract's business (not a POST, not a `tools/call`, ...): go on untouched. */
 export interface Pass {
@@ -74,7 +77,7 @@ export interface Accept {
 /** A refused request, every field as the core rendered it. */
 export interface Reject {
   outcome: 'reject';
-  /** HTTP status: 400, 401, 403 or 413. */
+  /** HTTP status: 400, 401, 403, 413, or 500 (`internal_error`: the replay guard's store failed). */
   status: number;
   /** JSON-RPC error code. */
   code: number;
@@ -87,6 +90,8 @@ export interface Reject {
 }
 
 export type VerifyResult = Pass | Accept | Reject;
+
+export type { ReplayGuard, ReplayStore, MemoryReplayStore, MemoryReplayStoreOptions } from './replay.js';
 
 /** The verdict on the method and headers alone, before the body is read. */
 export type HeadersResult = Pass | { outcome: 'read_body' } | Reject;
@@ -142,6 +147,13 @@ export interface VerifierOptions {
   protocolMajors?: readonly number[];
   /** Put `error.data.reason` in refusal bodies. Default true; status, code and message never change. */
   includeReason?: boolean;
+  /**
+   * Refuse a token whose `jti` was already used (`token_replayed`), and a
+   * token without `jti` (`claim_invalid`): `memoryReplayStore({ capacity })`
+   * for one process, `redisReplayStore(client)` for several replicas (then
+   * the verdict needs `verifyAsync`). Default: off.
+   */
+  replayGuard?: ReplayGuard | null;
 }
 
 /**
@@ -222,4 +234,11 @@ export interface CallVerifier<C = unknown> {
   readonly contextKey?: string;
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult;
   verify(request: VerifyRequest, options?: VerifyOptions): Pass | { outcome: 'accept'; context: C } | Reject;
+  /**
+   * True when the verdict needs an asynchronous step (a replay guard with
+   * a shared store): the middleware and the fetch wrapper then call
+   * `verifyAsync` instead of `verify`.
+   */
+  readonly verifiesAsync?: boolean;
+  verifyAsync?(request: VerifyRequest, options?: VerifyOptions): Promise<Pass | { outcome: 'accept'; context: C } | Reject>;
 }

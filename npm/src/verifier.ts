@@ -1,4 +1,5 @@
 import { ToolctxError, type ToolctxErrorCode } from './errors.js';
+import type { ReplayGuard, ReplayStore } from './replay.js';
 import type {
   Accept,
   CallVerifier,
@@ -7,6 +8,7 @@ import type {
   HeadersResult,
   HeaderValue,
   Pass,
+  RefusalReason,
   Reject,
   VerifierOptions,
   VerifyOptions,
@@ -17,12 +19,14 @@ import type {
 /** The class the wasm-bindgen glue exports (crates/wasm/src/lib.rs). */
 export interface WasmVerifier {
   readonly maxBodyBytes: number;
+  readonly clockSkewSeconds: number;
   checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
   verify(heads: Uint8Array, lens: Uint32Array, body: Uint8Array, now: number): string;
+  refuse(reason: string, idJson: string | undefined): string;
   describe(): string;
   free(): void;
 }
-export type WasmVerifierClass = new (config: Uint8Array, includeReason: boolean) => WasmVerifier;
+export type WasmVerifierClass = new (config: Uint8Array, includeReason: boolean, replayCapacity: number) => WasmVerifier;
 
 /** The header that carries the context token (the core's `TOKEN_HEADER`). */
 const TOKEN_HEADER = 'x-agentarea-context';
@@ -240,12 +244,20 @@ export const inspect = Symbol.for('nodejs.util.inspect.custom');
  */
 export class Verifier implements CallVerifier<ToolContext> {
   readonly #wasm: WasmVerifier;
+  readonly #store: ReplayStore | undefined;
   /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
   readonly contextKey = 'toolctx';
+  /**
+   * True with a shared replay store (`redisReplayStore`): the verdict then
+   * needs `verifyAsync`, and `verify` throws.
+   */
+  readonly verifiesAsync: boolean;
 
   /** @internal use `createVerifier` */
-  constructor(wasm: WasmVerifier) {
+  constructor(wasm: WasmVerifier, store?: ReplayStore) {
     this.#wasm = wasm;
+    this.#store = store;
+    this.verifiesAsync = store !== undefined;
   }
 
   /** Read at most this many body bytes; one more is enough to refuse `body_too_large`. */
@@ -268,10 +280,45 @@ export class Verifier implements CallVerifier<ToolContext> {
     return decode(out) as HeadersResult;
   }
 
-  /** The whole decision on one request (CONTRACT §2, steps 0 to 14). */
+  /**
+   * The whole decision on one request (CONTRACT §2, steps 0 to 14, and the
+   * replay guard when it is in memory). With a shared replay store it
+   * throws `replay_guard_async`: use `verifyAsync`.
+   */
   verify(request: VerifyRequest, options?: VerifyOptions): VerifyResult {
-    const now = options?.now ?? Math.floor(Date.now() / 1000);
-    if (!Number.isSafeInteger(now) || now < 0) throw invalid('now must be a non-negative integer (Unix seconds)');
+    if (this.#store !== undefined) {
+      throw new ToolctxError('replay_guard_async', 'the replay guard has a shared store: use verifyAsync');
+    }
+    return this.#decide(request, clock(options))[0];
+  }
+
+  /**
+   * The whole decision, replay guard included whatever its store: with a
+   * shared store, an accepted call's `jti` is claimed there and a token
+   * already used is refused `token_replayed` (a token without `jti`:
+   * `claim_invalid`; the store failing: `internal_error`), each refusal
+   * rendered by the core. Without one, `verify`'s verdict.
+   */
+  async verifyAsync(request: VerifyRequest, options?: VerifyOptions): Promise<VerifyResult> {
+    const now = clock(options);
+    const [result, out] = this.#decide(request, now);
+    const store = this.#store;
+    if (store === undefined || result.outcome !== 'accept') return result;
+    const { jti, exp } = result.context;
+    // The request's id as the core wrote it: the accepted context's last member.
+    const at = out.lastIndexOf(',"request_id":');
+    const id = at < 0 ? undefined : out.slice(at + 14, -1);
+    if (jti === undefined) return this.#refuse('claim_invalid', id);
+    let fresh: unknown;
+    try {
+      fresh = await store.firstUse(jti, exp + this.#wasm.clockSkewSeconds, now);
+    } catch {
+      return this.#refuse('internal_error', id);
+    }
+    return fresh === true ? result : this.#refuse('token_replayed', id);
+  }
+
+  #decide(request: VerifyRequest, now: number): [VerifyResult, string] {
     const body = toBytes(request.body);
     const [heads, sizes] = encodeHead(request.method, request.headers);
     let out: string;
@@ -280,7 +327,17 @@ export class Verifier implements CallVerifier<ToolContext> {
     } catch (e) {
       rethrow(e);
     }
-    return decode(out) as VerifyResult;
+    return [decode(out) as VerifyResult, out];
+  }
+
+  #refuse(reason: RefusalReason, id: string | undefined): Reject {
+    let out: string;
+    try {
+      out = this.#wasm.refuse(reason, id);
+    } catch (e) {
+      rethrow(e);
+    }
+    return decode(out) as Reject;
   }
 
   /** Releases the WebAssembly memory now instead of at garbage collection. */
@@ -302,21 +359,51 @@ export class Verifier implements CallVerifier<ToolContext> {
   }
 }
 
+function clock(options: VerifyOptions | undefined): number {
+  const now = options?.now ?? Math.floor(Date.now() / 1000);
+  if (!Number.isSafeInteger(now) || now < 0) throw invalid('now must be a non-negative integer (Unix seconds)');
+  return now;
+}
+
+/** The in-memory capacity (0: none) or the shared store of `replayGuard`. */
+function replayGuard(guard: ReplayGuard | null | undefined): [number, ReplayStore | undefined] {
+  if (guard == null) return [0, undefined];
+  if (typeof guard !== 'object') throw new ToolctxError('config_type', 'setting `replayGuard` has the wrong type');
+  if ('kind' in guard && guard.kind === 'memory') {
+    const { capacity } = guard;
+    if (!Number.isSafeInteger(capacity) || capacity < 1 || capacity > 0xffff_ffff) {
+      throw new ToolctxError('limit_out_of_range', 'replayGuard capacity must be an integer from 1 to 4294967295');
+    }
+    return [capacity, undefined];
+  }
+  if (typeof (guard as Partial<ReplayStore>).firstUse !== 'function') {
+    throw new ToolctxError('config_type', 'setting `replayGuard` needs memoryReplayStore(), redisReplayStore() or a store with firstUse');
+  }
+  return [0, guard as ReplayStore];
+}
+
 /** Builds `createVerifier` over one flavour of the wasm-bindgen glue. */
 export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOptions) => Verifier {
   return function createVerifier(options: VerifierOptions): Verifier {
-    const json = configJson(options, OPTION_NAMES, 'createVerifier');
+    // The replay guard is the front end's, not the core's configuration.
+    let guard: ReplayGuard | null | undefined;
+    let config: object = options;
+    if (options !== null && typeof options === 'object') ({ replayGuard: guard, ...config } = options);
+    const json = configJson(config, OPTION_NAMES, 'createVerifier');
     const includeReason = options.includeReason ?? true;
     if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
+    let capacity: number;
+    let store: ReplayStore | undefined;
     let wasm: WasmVerifier;
     try {
-      wasm = new Wasm(json, includeReason);
+      [capacity, store] = replayGuard(guard);
+      wasm = new Wasm(json, includeReason, capacity);
     } catch (e) {
       rethrow(e);
     } finally {
       // The config text holds the secrets: do not leave it around.
       json.fill(0);
     }
-    return new Verifier(wasm);
+    return new Verifier(wasm, store);
   };
 }

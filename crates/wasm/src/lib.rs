@@ -19,11 +19,19 @@
 //!
 //! The npm package's TypeScript layer builds the inputs and reads the tag;
 //! see `npm/src/verifier.ts`.
+//!
+//! The replay guard (CONTRACT §3, `token_replayed`) is the core's too: with
+//! an in-memory store the verifier holds a `ReplayCache` and every verdict
+//! goes through `check_once`; with a shared (asynchronous) store the
+//! TypeScript layer claims the `jti` after an accept and, when the claim
+//! fails, answers with a refusal rendered here (`refuse`).
 
 mod boundary;
 
 use boundary::{config_error, headers_verdict, refusal, split, tagged};
-use toolctx_core::{Config, UnknownSettings, Verdict, Verifier as Core};
+use toolctx_core::{
+    Config, Reason, Refusal, ReplayCache, UnknownSettings, Verdict, Verifier as Core,
+};
 use wasm_bindgen::prelude::*;
 
 /// A validated configuration with the HMAC key state precomputed, held in
@@ -32,6 +40,8 @@ use wasm_bindgen::prelude::*;
 pub struct Verifier {
     core: Core,
     include_reason: bool,
+    /// The in-memory replay guard, when configured.
+    replay: Option<ReplayCache>,
 }
 
 #[wasm_bindgen]
@@ -39,15 +49,23 @@ impl Verifier {
     /// Reads the configuration in the core's JSON form (snake_case setting
     /// names; an unknown setting is refused) and validates it.
     ///
+    /// `replay_capacity` above 0 turns on the in-memory replay guard, for
+    /// at most that many live token ids (0: no guard here).
+    ///
     /// Throws a string `"<code>\n<message>"`: the core's stable
     /// `ConfigError::code` and its message, which never contains a secret.
     #[wasm_bindgen(constructor)]
-    pub fn new(config_json: &[u8], include_reason: bool) -> Result<Verifier, JsValue> {
+    pub fn new(
+        config_json: &[u8],
+        include_reason: bool,
+        replay_capacity: u32,
+    ) -> Result<Verifier, JsValue> {
         let config = Config::from_json(config_json, UnknownSettings::Refuse);
         match config.and_then(Core::new) {
             Ok(core) => Ok(Verifier {
                 core,
                 include_reason,
+                replay: (replay_capacity > 0).then(|| ReplayCache::new(replay_capacity as usize)),
             }),
             Err(e) => Err(config_error(&e)),
         }
@@ -60,6 +78,13 @@ impl Verifier {
         self.core.max_body_bytes()
     }
 
+    /// The tolerance for `exp`, `iat` and `nbf`, in seconds: a token is
+    /// guarded against replay until `exp` plus this.
+    #[wasm_bindgen(getter, js_name = clockSkewSeconds)]
+    pub fn clock_skew_seconds(&self) -> f64 {
+        self.core.config().clock_skew_s as f64
+    }
+
     /// Steps 0 and 1 (method and static credential), before the body is read.
     #[wasm_bindgen(js_name = checkHeaders)]
     pub fn check_headers(&self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
@@ -70,10 +95,11 @@ impl Verifier {
         ))
     }
 
-    /// The whole decision. `now` is Unix seconds (the caller checks that it
-    /// is a non-negative integer).
+    /// The whole decision, with the in-memory replay guard when there is
+    /// one. `now` is Unix seconds (the caller checks that it is a
+    /// non-negative integer).
     pub fn verify(
-        &self,
+        &mut self,
         heads: &[u8],
         lens: &[u32],
         body: &[u8],
@@ -82,11 +108,30 @@ impl Verifier {
         let (method, headers) = split(heads, lens)?;
         // `as` saturates: negative and NaN become 0; the TS layer refuses both first.
         let now = now as u64;
-        Ok(match self.core.check(method, &headers, body, now) {
+        let verdict = match &mut self.replay {
+            Some(cache) => self
+                .core
+                .check_once(method, &headers, body, now, &mut |jti, until| {
+                    cache.first_use(jti, until, now)
+                }),
+            None => self.core.check(method, &headers, body, now),
+        };
+        Ok(match verdict {
             Verdict::Pass => "p".into(),
             Verdict::Accept(ctx) => tagged('a', &ctx.to_json()),
             Verdict::Reject(r) => refusal(&r, self.include_reason),
         })
+    }
+
+    /// The core's refusal for `reason` (a machine code such as
+    /// `token_replayed`), answering the request id `id_json` (JSON text, as
+    /// in an accepted context's `request_id`; `undefined` answers `null`):
+    /// `r` + the refusal as JSON, as `verify` renders one. For a verdict
+    /// completed outside the core (the replay guard's shared store).
+    pub fn refuse(&self, reason: &str, id_json: Option<String>) -> Result<String, JsValue> {
+        let reason = Reason::from_code(reason)
+            .ok_or_else(|| JsValue::from_str("internal\nunknown refusal reason"))?;
+        Ok(refusal(&Refusal::new(reason, id_json), self.include_reason))
     }
 
     /// The verifier with its configuration, secrets and credential values
