@@ -5,59 +5,17 @@
 // scripts/test-npm installs it and sets TOOLCTX_REQUIRE_REDIS=1, so that
 // there a missing server fails the run instead of skipping these tests.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { createClient } from 'redis';
 
 import { redisStore } from '../dist/helpers-node.js';
+import { haveRedis, startChild, startRedis, stopChild } from './processes.mjs';
 import { CREDENTIAL, callContext, connect } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
-if (!haveRedis && process.env.TOOLCTX_REQUIRE_REDIS === '1') throw new Error('redis-server is not on PATH');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts a child and resolves with it once its stdout printed `ready` (a line matching it). */
-async function startChild(command, args, ready, env = process.env) {
-  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout });
-  const exited = once(child, 'exit').then(([code]) => {
-    throw new Error(`${command} exited with ${code} before it was ready`);
-  });
-  const line = await Promise.race([
-    (async () => {
-      for await (const l of lines) if (ready.test(l)) return l;
-      throw new Error(`${command} closed its stdout before it was ready`);
-    })(),
-    exited,
-  ]);
-  exited.catch(() => undefined);
-  lines.on('line', () => undefined); // keep draining
-  return { child, line };
-}
-
-async function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exit = once(child, 'exit');
-  child.kill('SIGTERM');
-  await exit;
-}
 
 async function call(url, name, args, ctx) {
   const c = callContext({ tool: name, ctx });
@@ -78,13 +36,7 @@ describe('Redis store shared by two server processes', { skip: haveRedis ? false
   const replicas = [];
 
   before(async () => {
-    const port = await freePort();
-    redisUrl = `redis://127.0.0.1:${port}`;
-    ({ child: redis } = await startChild(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'notice'],
-      /Ready to accept connections/,
-    ));
+    ({ child: redis, url: redisUrl } = await startRedis());
     client = createClient({ url: redisUrl });
     await client.connect();
     for (let i = 0; i < 2; i++) {

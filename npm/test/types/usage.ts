@@ -13,10 +13,14 @@ import {
   authInfoFrom,
   contextFrom,
   createVerifier,
+  memoryReplayStore,
+  redisReplayStore,
   toolctx,
   ToolctxError,
   withToolctx,
   type RefusalReason,
+  type ReplayGuard,
+  type ReplayStore,
   type ToolContext,
   type ToolctxErrorCode,
   type ToolctxIncomingMessage,
@@ -31,6 +35,22 @@ const verifier: Verifier = createVerifier({
   clockSkewSeconds: 30,
   protocolMajors: [1],
 });
+
+// The replay guard: in memory, in Redis (any client with sendCommand, or a function), or any store.
+const inMemory: Verifier = createVerifier({ instanceId: 'i', secrets: ['s'], replayGuard: memoryReplayStore({ capacity: 1000 }) });
+const redisClient = { sendCommand: async (args: string[]): Promise<unknown> => args.length };
+const guards: ReplayGuard[] = [
+  redisReplayStore(redisClient, { prefix: 'p:' }),
+  redisReplayStore(async (args) => args[0]),
+  { firstUse: async (jti: string, until: number, now: number) => jti.length > 0 && until > now },
+];
+const shared: Verifier = createVerifier({ instanceId: 'i', secrets: ['s'], replayGuard: guards[0] ?? null });
+const store: ReplayStore = redisReplayStore(redisClient);
+const later: Promise<VerifyResult> = shared.verifyAsync({ method: 'POST', body: '{}' });
+const needsAwait: boolean = shared.verifiesAsync;
+void [inMemory, store, later, needsAwait];
+// @ts-expect-error a store needs firstUse
+createVerifier({ instanceId: 'i', secrets: ['s'], replayGuard: { claim: async () => true } });
 
 // @ts-expect-error instanceId is required
 createVerifier({ secrets: ['s'] });
@@ -180,6 +200,10 @@ const tuixKey: string = tuixIdempotencyKey({ sessionId: 's', turn: 't', tool: 'x
 // @ts-expect-error the key needs a turn
 tuixIdempotencyKey({ sessionId: 's', tool: 'x' });
 const keyInput: TuixKeyInput = { sessionId: 's', turn: 't', tool: 'x' };
+const replayReason: RefusalReason = 'token_replayed';
+const storeDown: RefusalReason = 'internal_error';
+const asyncCode: ToolctxErrorCode = 'replay_guard_async';
+void [replayReason, storeDown, asyncCode];
 const canonical: string = canonicalJson({ b: 1, a: [1.0] });
 const sameClass: AivaxVerifierClass = aivax;
 void [toolName, label, tuixKey, keyInput, canonical, sameClass];

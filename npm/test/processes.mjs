@@ -1,0 +1,59 @@
+// Child processes for the tests that need several: a free port of
+// 127.0.0.1, a child started and awaited until it prints that it is ready,
+// stopped again, and Debian's redis-server on its own free port.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+
+/** Whether `redis-server` is on PATH. */
+export const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
+if (!haveRedis && process.env.TOOLCTX_REQUIRE_REDIS === '1') throw new Error('redis-server is not on PATH');
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a child and resolves with it once its stdout printed `ready` (a line matching it). */
+export async function startChild(command, args, ready, env = process.env) {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`${command} exited with ${code} before it was ready`);
+  });
+  const line = await Promise.race([
+    (async () => {
+      for await (const l of lines) if (ready.test(l)) return l;
+      throw new Error(`${command} closed its stdout before it was ready`);
+    })(),
+    exited,
+  ]);
+  exited.catch(() => undefined);
+  lines.on('line', () => undefined); // keep draining
+  return { child, line };
+}
+
+export async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exit = once(child, 'exit');
+  child.kill('SIGTERM');
+  await exit;
+}
+
+/** redis-server on a free port of 127.0.0.1, no persistence; resolves to `{ child, url }`. */
+export async function startRedis() {
+  const port = await freePort();
+  const { child } = await startChild(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'notice'],
+    /Ready to accept connections/,
+  );
+  return { child, url: `redis://127.0.0.1:${port}` };
+}

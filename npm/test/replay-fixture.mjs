@@ -1,0 +1,114 @@
+// A stateless Streamable HTTP MCP server (the real SDK) behind the toolctx
+// middleware or the fetch wrapper, with the replay guard on. Used in-process
+// by replay.test.mjs and as a separate process by replay-server.mjs.
+import { createServer } from 'node:http';
+
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { z } from 'zod';
+
+import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from '../dist/index.js';
+import { CREDENTIAL, INSTANCE, SECRET } from './support.mjs';
+
+/** The verifier the fixtures use, with `replayGuard` and any other options. */
+export function replayVerifier(options) {
+  return createVerifier({
+    instanceId: INSTANCE,
+    secrets: [SECRET],
+    credential: { header: 'authorization', values: [CREDENTIAL] },
+    ...options,
+  });
+}
+
+function mcpServer(seen) {
+  const server = new McpServer({ name: 'toolctx-replay', version: '1.0.0' });
+  server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }, extra) => {
+    seen.runs += 1;
+    seen.jtis.push(contextFrom(extra)?.jti);
+    return { content: [{ type: 'text', text }] };
+  });
+  return server;
+}
+
+/**
+ * A node:http server behind the middleware; `GET /runs` answers how often
+ * the tool ran. Returns the server and what the tool saw.
+ */
+export function replayServer(verifier, options = {}) {
+  const seen = { runs: 0, jtis: [] };
+  const middleware = toolctx(verifier, options);
+  const http = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/runs') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ runs: seen.runs }));
+      return;
+    }
+    middleware(req, res, async (err) => {
+      try {
+        if (err) throw err;
+        const server = mcpServer(seen);
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        res.on('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        await server.connect(transport);
+        await transport.handleRequest(req, res, req.body);
+      } catch (e) {
+        if (!res.headersSent) res.writeHead(500);
+        res.end(String(e));
+      }
+    });
+  });
+  return { http, seen };
+}
+
+/** The SDK's web-standard transport behind `withToolctx`: `(request) => Response`. */
+export function replayFetchHandler(verifier, options = {}) {
+  const seen = { runs: 0, jtis: [] };
+  const handler = withToolctx(
+    verifier,
+    async (request) => {
+      const server = mcpServer(seen);
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(request, { authInfo: authInfoFrom(request) });
+      } finally {
+        await transport.close();
+        await server.close();
+      }
+    },
+    options,
+  );
+  return { handler, seen };
+}
+
+/**
+ * A fetch for the SDK client that records the JSON-RPC id of every
+ * `tools/call` it sends; `inner` sends it (the network, or a handler).
+ */
+export function recordingFetch(inner = fetch) {
+  const ids = [];
+  const fetchImpl = (url, init) => {
+    if (typeof init?.body === 'string') {
+      const message = JSON.parse(init.body);
+      if (message.method === 'tools/call') ids.push(message.id);
+    }
+    return inner(url, init);
+  };
+  return { fetchImpl, ids };
+}
+
+/** The status and JSON-RPC error a refused call came back with through the SDK's transport. */
+export async function refusedCall(client, params) {
+  const err = await client.callTool(params).then(
+    () => {
+      throw new Error('the call was not refused');
+    },
+    (e) => e,
+  );
+  const text = String(err.message);
+  return { status: err.code, json: JSON.parse(text.slice(text.indexOf('{'))) };
+}

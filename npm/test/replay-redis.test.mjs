@@ -1,0 +1,127 @@
+// The replay guard across replicas: a real redis-server (Debian's) on a
+// free port of 127.0.0.1, and two server processes (replay-server.mjs)
+// whose verifiers share it through redisReplayStore. A token accepted by
+// one process is refused token_replayed by the other, and the tool runs
+// once across both. Needs `redis-server` on PATH: scripts/test-npm
+// installs it and sets TOOLCTX_REQUIRE_REDIS=1.
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { createClient } from 'redis';
+
+import { redisReplayStore } from '../dist/index.js';
+import { haveRedis, startChild, startRedis, stopChild } from './processes.mjs';
+import { recordingFetch, refusedCall, replayVerifier } from './replay-fixture.mjs';
+import { CREDENTIAL, callContext, connect } from './support.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const PREFIX = 'toolctx-replay-test:';
+
+const runsOf = async (url) => (await (await fetch(new URL('/runs', url))).json()).runs;
+
+/** One tools/call with `c`'s token from a new client: the result, or the refusal with its request id. */
+async function call(url, c) {
+  const rec = recordingFetch();
+  const client = await connect(url, { authorization: CREDENTIAL, 'x-agentarea-context': c.token }, rec.fetchImpl);
+  try {
+    const params = { name: 'echo', arguments: { text: 'hi' }, _meta: c.meta };
+    const result = await client.callTool(params).catch((e) => e);
+    if (!(result instanceof Error)) return { result };
+    const text = String(result.message);
+    return { status: result.code, json: JSON.parse(text.slice(text.indexOf('{'))), id: rec.ids[0] };
+  } finally {
+    await client.close();
+  }
+}
+
+describe('replay guard in Redis shared by two server processes', { skip: haveRedis ? false : 'redis-server is not on PATH' }, () => {
+  let redis;
+  let redisUrl;
+  let client;
+  const replicas = [];
+
+  before(async () => {
+    ({ child: redis, url: redisUrl } = await startRedis());
+    client = createClient({ url: redisUrl });
+    await client.connect();
+    for (let i = 0; i < 2; i++) {
+      const { child, line } = await startChild(process.execPath, [join(here, 'replay-server.mjs')], /^http:\/\//, {
+        ...process.env,
+        REDIS_URL: redisUrl,
+      });
+      replicas.push({ child, url: line.trim() });
+    }
+  });
+
+  after(async () => {
+    for (const r of replicas) await stopChild(r.child);
+    await client?.quit();
+    if (redis) await stopChild(redis);
+  });
+
+  test('a token accepted by A is refused token_replayed by B; the tool ran once across both', async () => {
+    const [a, b] = replicas;
+    const before = [await runsOf(a.url), await runsOf(b.url)];
+    const c = callContext();
+    const first = await call(a.url, c);
+    assert.deepEqual(first.result.content, [{ type: 'text', text: 'hi' }]);
+    const again = await call(b.url, c);
+    assert.equal(again.status, 401);
+    assert.deepEqual(again.json, {
+      jsonrpc: '2.0',
+      id: again.id,
+      error: { code: -32001, message: 'context token already used', data: { reason: 'token_replayed' } },
+    });
+    // And by A itself.
+    assert.equal((await call(a.url, c)).json.error.data.reason, 'token_replayed');
+    assert.deepEqual([await runsOf(a.url), await runsOf(b.url)], [before[0] + 1, before[1]]);
+    // What Redis holds, read with a plain client: the jti, expiring (exp + 30 s skew at most 330 s away).
+    const jti = JSON.parse(Buffer.from(c.token.split('.')[1], 'base64url')).jti;
+    assert.equal(await client.get(PREFIX + jti), '1');
+    const ttl = await client.pTTL(PREFIX + jti);
+    assert.ok(ttl > 0 && ttl <= 330_000, `TTL ${ttl}`);
+  });
+
+  test('a retry with a new token runs at the other process', async () => {
+    const [a, b] = replicas;
+    const runs = (await runsOf(a.url)) + (await runsOf(b.url));
+    const first = callContext();
+    assert.ok((await call(a.url, first)).result);
+    assert.ok((await call(b.url, callContext({ ctx: first.ctx }))).result);
+    assert.equal((await runsOf(a.url)) + (await runsOf(b.url)), runs + 2);
+  });
+
+  test('the same token at both processes at once: one call runs, the others are refused', async () => {
+    const [a, b] = replicas;
+    const runs = (await runsOf(a.url)) + (await runsOf(b.url));
+    const c = callContext();
+    const answers = await Promise.all([a, b, a, b].map((r) => call(r.url, c)));
+    assert.equal(answers.filter((x) => x.result).length, 1);
+    for (const x of answers.filter((x) => !x.result)) assert.equal(x.json.error.data.reason, 'token_replayed');
+    assert.equal((await runsOf(a.url)) + (await runsOf(b.url)), runs + 1);
+  });
+
+  test('the store: one SET NX wins; node-redis and a bare function are both accepted; Redis failing refuses', async () => {
+    const store = redisReplayStore(client, { prefix: 'toolctx-replay-store:' });
+    const now = Math.floor(Date.now() / 1000);
+    const answers = await Promise.all(Array.from({ length: 8 }, () => store.firstUse('j1', now + 60, now)));
+    assert.equal(answers.filter((x) => x === true).length, 1);
+    const viaFunction = redisReplayStore((args) => client.sendCommand(args), { prefix: 'toolctx-replay-store:' });
+    assert.equal(await viaFunction.firstUse('j1', now + 60, now), false);
+    assert.equal(await viaFunction.firstUse('j2', now + 60, now), true);
+    // A client whose commands fail: the verifier refuses, 500 internal_error.
+    const broken = createClient({ url: redisUrl });
+    await broken.connect();
+    await broken.quit();
+    const verifier = replayVerifier({ replayGuard: redisReplayStore(broken) });
+    const c = callContext();
+    const r = await verifier.verifyAsync({
+      method: 'POST',
+      headers: { 'x-agentarea-context': c.token, authorization: CREDENTIAL, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: c.meta } }),
+    });
+    assert.deepEqual([r.status, r.code, r.reason, r.id], [500, -32603, 'internal_error', 9]);
+  });
+});

@@ -1,0 +1,294 @@
+// The replay guard (CONTRACT §3, token_replayed) through the real SDK client
+// and server: behind the middleware on 127.0.0.1 and behind the fetch
+// wrapper, with the in-memory store (the core's ReplayCache inside the
+// verifier) and with a shared store (asynchronous, as Redis is; Redis
+// itself is in replay-redis.test.mjs).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { memoryReplayStore, redisReplayStore, ToolctxError } from '../dist/index.js';
+import { recordingFetch, refusedCall, replayFetchHandler, replayServer, replayVerifier } from './replay-fixture.mjs';
+import { CREDENTIAL, INSTANCE, callContext, connect, listen, mint, stop } from './support.mjs';
+
+const REPLAYED = { code: -32001, message: 'context token already used', data: { reason: 'token_replayed' } };
+
+/** A shared store kept in a Map, asynchronous like Redis; `fail` makes it throw. */
+function mapStore() {
+  const held = new Map();
+  const calls = [];
+  return {
+    held,
+    calls,
+    fail: false,
+    async firstUse(jti, until, now) {
+      calls.push({ jti, until, now });
+      await new Promise((r) => setImmediate(r));
+      if (this.fail) throw new Error('store down');
+      if (held.has(jti)) return false;
+      held.set(jti, until);
+      return true;
+    },
+  };
+}
+
+/** The two front ends: the middleware on a real port, the fetch wrapper called directly. */
+const frontEnds = {
+  middleware: async (verifier) => {
+    const { http, seen } = replayServer(verifier);
+    const url = await listen(http);
+    return { url, seen, inner: fetch, close: () => stop(http) };
+  },
+  'fetch wrapper': async (verifier) => {
+    const { handler, seen } = replayFetchHandler(verifier);
+    return { url: 'http://127.0.0.1:9/mcp', seen, inner: (url, init) => handler(new Request(url, init)), close: async () => {} };
+  },
+};
+
+const guards = {
+  'in memory': () => memoryReplayStore({ capacity: 100 }),
+  'a shared store': () => mapStore(),
+};
+
+for (const [frontName, frontEnd] of Object.entries(frontEnds)) {
+  for (const [guardName, guard] of Object.entries(guards)) {
+    describe(`replay guard ${guardName}, ${frontName}`, () => {
+      let front;
+      before(async () => {
+        front = await frontEnd(replayVerifier({ replayGuard: guard() }));
+      });
+      after(() => front.close());
+
+      /** A client whose every request carries `token`; records its tools/call ids. */
+      async function client(token) {
+        const rec = recordingFetch(front.inner);
+        const c = await connect(front.url, { authorization: CREDENTIAL, 'x-agentarea-context': token }, rec.fetchImpl);
+        return { c, ids: rec.ids };
+      }
+
+      test('the same token twice: the second is refused 401 token_replayed with its request id; the tool ran once', async () => {
+        const { token, meta } = callContext();
+        const runs = front.seen.runs;
+        const { c, ids } = await client(token);
+        try {
+          const first = await c.callTool({ name: 'echo', arguments: { text: 'once' }, _meta: meta });
+          assert.deepEqual(first.content, [{ type: 'text', text: 'once' }]);
+          const { status, json } = await refusedCall(c, { name: 'echo', arguments: { text: 'twice' }, _meta: meta });
+          assert.equal(status, 401);
+          assert.equal(ids.length, 2);
+          assert.notEqual(ids[0], ids[1]);
+          assert.deepEqual(json, { jsonrpc: '2.0', id: ids[1], error: REPLAYED });
+        } finally {
+          await c.close();
+        }
+        // From another client too: the token, not the connection, is spent.
+        const other = await client(token);
+        try {
+          const { status, json } = await refusedCall(other.c, { name: 'echo', arguments: { text: 'again' }, _meta: meta });
+          assert.equal(status, 401);
+          assert.deepEqual(json, { jsonrpc: '2.0', id: other.ids[0], error: REPLAYED });
+        } finally {
+          await other.c.close();
+        }
+        assert.equal(front.seen.runs, runs + 1, 'the tool ran for a replayed token');
+      });
+
+      test('a retry of the same call with a new token (new jti) runs', async () => {
+        const first = callContext();
+        const retry = callContext({ ctx: first.ctx });
+        assert.equal(retry.ctx.idempotency_key, first.ctx.idempotency_key);
+        const runs = front.seen.runs;
+        for (const { token, meta } of [first, retry]) {
+          const { c } = await client(token);
+          try {
+            await c.callTool({ name: 'echo', arguments: { text: 'retry' }, _meta: meta });
+          } finally {
+            await c.close();
+          }
+        }
+        assert.equal(front.seen.runs, runs + 2);
+        assert.equal(new Set(front.seen.jtis.slice(-2)).size, 2);
+      });
+
+      test('a token without jti is refused claim_invalid; the tool does not run', async () => {
+        const { ctx, meta } = callContext();
+        const iat = Math.floor(Date.now() / 1000);
+        const token = mint({ iss: 'agentarea', aud: INSTANCE, iat, exp: iat + 300, tool: 'echo', ...ctx });
+        const runs = front.seen.runs;
+        const { c, ids } = await client(token);
+        try {
+          const { status, json } = await refusedCall(c, { name: 'echo', arguments: { text: 'x' }, _meta: meta });
+          assert.equal(status, 401);
+          assert.equal(json.id, ids[0]);
+          assert.equal(json.error.data.reason, 'claim_invalid');
+        } finally {
+          await c.close();
+        }
+        assert.equal(front.seen.runs, runs);
+      });
+    });
+  }
+
+  test(`${frontName}: a shared store that fails refuses 500 internal_error (fail closed); the tool does not run`, async () => {
+    const store = mapStore();
+    store.fail = true;
+    const front = await frontEnd(replayVerifier({ replayGuard: store }));
+    try {
+      const { token, meta } = callContext();
+      const rec = recordingFetch(front.inner);
+      const c = await connect(front.url, { authorization: CREDENTIAL, 'x-agentarea-context': token }, rec.fetchImpl);
+      try {
+        const { status, json } = await refusedCall(c, { name: 'echo', arguments: { text: 'x' }, _meta: meta });
+        assert.equal(status, 500);
+        assert.deepEqual(json, {
+          jsonrpc: '2.0',
+          id: rec.ids[0],
+          error: { code: -32603, message: 'request refused: the verifier could not run', data: { reason: 'internal_error' } },
+        });
+      } finally {
+        await c.close();
+      }
+      assert.equal(front.seen.runs, 0);
+      assert.equal(store.calls.length, 1);
+    } finally {
+      await front.close();
+    }
+  });
+}
+
+/** A tools/call request for `verify`, with the token of `c`. */
+function request(c, id = 1) {
+  return {
+    method: 'POST',
+    headers: { 'x-agentarea-context': c.token, authorization: CREDENTIAL, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: c.meta } }),
+  };
+}
+
+describe('the in-memory store is bounded', () => {
+  test('full of live token ids it refuses new tokens; ids are forgotten once their tokens expired', () => {
+    const verifier = replayVerifier({ replayGuard: memoryReplayStore({ capacity: 2 }) });
+    const t = Math.floor(Date.now() / 1000);
+    const calls = [1, 2, 3].map(() => callContext({ iat: t }));
+    assert.equal(verifier.verify(request(calls[0]), { now: t }).outcome, 'accept');
+    assert.equal(verifier.verify(request(calls[1]), { now: t }).outcome, 'accept');
+    // Two live ids fill it: refusing is the safe side.
+    assert.equal(verifier.verify(request(calls[2]), { now: t }).reason, 'token_replayed');
+    // exp + clockSkewSeconds later the first two are expired: their ids go, new tokens fit.
+    const later = t + 300 + 30;
+    const fresh = [1, 2].map(() => callContext({ iat: later }));
+    assert.equal(verifier.verify(request(fresh[0]), { now: later }).outcome, 'accept');
+    assert.equal(verifier.verify(request(fresh[1]), { now: later }).outcome, 'accept');
+    assert.equal(verifier.verify(request(fresh[0], 2), { now: later }).reason, 'token_replayed');
+    // An old token is refused as expired: forgetting its id lets nothing through.
+    assert.equal(verifier.verify(request(calls[0]), { now: later }).reason, 'token_expired');
+  });
+
+  test('a refused call spends nothing: a token first sent with a bad _meta still runs once', () => {
+    const verifier = replayVerifier({ replayGuard: memoryReplayStore({ capacity: 10 }) });
+    const c = callContext();
+    const bad = { ...c, meta: { ...c.meta, 'agentarea/task_id': 'someone-else' } };
+    assert.equal(verifier.verify(request(bad)).reason, 'meta_mismatch');
+    assert.equal(verifier.verify(request(c)).outcome, 'accept');
+    assert.equal(verifier.verify(request(c)).reason, 'token_replayed');
+  });
+});
+
+describe('a shared store through verifyAsync', () => {
+  test('verify throws replay_guard_async; verifyAsync claims the jti until exp + clockSkewSeconds', async () => {
+    const store = mapStore();
+    const verifier = replayVerifier({ replayGuard: store, clockSkewSeconds: 45 });
+    assert.equal(verifier.verifiesAsync, true);
+    const c = callContext();
+    assert.throws(() => verifier.verify(request(c)), (e) => e instanceof ToolctxError && e.code === 'replay_guard_async');
+    const now = Math.floor(Date.now() / 1000);
+    const accepted = await verifier.verifyAsync(request(c, 'req-1'), { now });
+    assert.equal(accepted.outcome, 'accept');
+    assert.deepEqual(store.calls, [{ jti: accepted.context.jti, until: accepted.context.exp + 45, now }]);
+    const replayed = await verifier.verifyAsync(request(c, 'req-2'), { now });
+    assert.deepEqual(
+      { ...replayed },
+      {
+        outcome: 'reject',
+        status: 401,
+        code: -32001,
+        reason: 'token_replayed',
+        message: 'context token already used',
+        id: 'req-2',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'req-2', error: REPLAYED }),
+      },
+    );
+  });
+
+  test('refusals after the claim are the core\'s, byte for byte: the id as sent, includeReason honoured', async () => {
+    const memory = replayVerifier({ replayGuard: memoryReplayStore(), includeReason: false });
+    const shared = replayVerifier({ replayGuard: mapStore(), includeReason: false });
+    const c = callContext();
+    // An id written as 1.50: the core answers with the same text.
+    const r = request(c);
+    r.body = r.body.replace('"id":1', '"id":1.50');
+    assert.equal(memory.verify(r).outcome, 'accept');
+    assert.equal((await shared.verifyAsync(r)).outcome, 'accept');
+    const fromMemory = memory.verify(r);
+    const fromShared = await shared.verifyAsync(r);
+    assert.equal(fromShared.body, '{"jsonrpc":"2.0","id":1.50,"error":{"code":-32001,"message":"context token already used"}}');
+    assert.deepEqual(fromShared, fromMemory);
+  });
+
+  test('the store is not asked about a refused call, nor about one without jti', async () => {
+    const store = mapStore();
+    const verifier = replayVerifier({ replayGuard: store });
+    const c = callContext();
+    const bad = { ...c, meta: { ...c.meta, 'agentarea/task_id': 'someone-else' } };
+    assert.equal((await verifier.verifyAsync(request(bad))).reason, 'meta_mismatch');
+    const iat = Math.floor(Date.now() / 1000);
+    const noJti = { ...c, token: mint({ iss: 'agentarea', aud: INSTANCE, iat, exp: iat + 300, tool: 'echo', ...c.ctx }) };
+    const refused = await verifier.verifyAsync(request(noJti, 7));
+    assert.equal(refused.reason, 'claim_invalid');
+    assert.equal(refused.id, 7);
+    assert.equal(store.calls.length, 0);
+  });
+
+  test('a store answering anything but true refuses', async () => {
+    for (const answer of [false, 'OK', 1, undefined]) {
+      const verifier = replayVerifier({ replayGuard: { firstUse: async () => answer } });
+      assert.equal((await verifier.verifyAsync(request(callContext()))).reason, 'token_replayed', String(answer));
+    }
+  });
+
+  test('redisReplayStore over a client that fails refuses internal_error', async () => {
+    const verifier = replayVerifier({ replayGuard: redisReplayStore(() => Promise.reject(new Error('ECONNREFUSED'))) });
+    const refused = await verifier.verifyAsync(request(callContext(), 3));
+    assert.equal(refused.status, 500);
+    assert.equal(refused.code, -32603);
+    assert.equal(refused.reason, 'internal_error');
+    assert.equal(refused.id, 3);
+  });
+
+  test('without a guard, or with the memory one, verifyAsync is verify', async () => {
+    const verifier = replayVerifier({});
+    assert.equal(verifier.verifiesAsync, false);
+    const c = callContext();
+    assert.equal((await verifier.verifyAsync(request(c))).outcome, 'accept');
+    assert.equal((await verifier.verifyAsync(request(c))).outcome, 'accept', 'no guard: a token may be used again');
+  });
+});
+
+describe('replayGuard configuration', () => {
+  test('bad settings throw ToolctxError with stable codes', () => {
+    const cases = [
+      [memoryReplayStore({ capacity: 0 }), 'limit_out_of_range'],
+      [memoryReplayStore({ capacity: 1.5 }), 'limit_out_of_range'],
+      [memoryReplayStore({ capacity: 2 ** 32 }), 'limit_out_of_range'],
+      [{}, 'config_type'],
+      [{ firstUse: 'no' }, 'config_type'],
+      ['memory', 'config_type'],
+    ];
+    for (const [replayGuard, code] of cases) {
+      assert.throws(() => replayVerifier({ replayGuard }), (e) => e instanceof ToolctxError && e.code === code, JSON.stringify(replayGuard));
+    }
+    // Off: null and undefined.
+    assert.equal(replayVerifier({ replayGuard: null }).verifiesAsync, false);
+    assert.equal(replayVerifier({ replayGuard: memoryReplayStore() }).verifiesAsync, false);
+    assert.equal(memoryReplayStore().capacity, 100_000);
+  });
+});
