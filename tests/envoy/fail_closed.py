@@ -12,7 +12,9 @@ requests are refused and never reach the upstream unverified.
   3. a crashing VM (the test-crash build panics on `x-toolctx-test-crash`,
      in on_http_request_headers or in on_http_request_body): with
      `failure_policy: FAIL_CLOSED` the crashing request and every request
-     after it are answered by Envoy with a 503 and reach nothing; with
+     after it are answered by Envoy with a 503 and reach nothing (with two
+     workers, only the crashed worker's VM stops; the other one goes on
+     verifying); with
      `FAIL_RELOAD` the crashing request gets the 503 and the next ones are
      judged by a fresh VM; `FAIL_OPEN`, run as a control, lets requests
      through unverified (what the checks above would catch).
@@ -47,6 +49,7 @@ GOOD = {"instance_id": INSTANCE, "secret_env": ["TOOLCTX_SECRET", "TOOLCTX_SECRE
 JSON_HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
 REFUSED = "configuration refused: "
 RELOAD_TRIES = 40
+TWO_WORKER_ROUNDS = 12
 
 # The variables named in ENV_KEYS come from FULL_ENV or nowhere: none may
 # leak in from the environment this runs in.
@@ -60,7 +63,7 @@ def good(**over):
     return {k: v for k, v in c.items() if v is not None}
 
 
-def envoy_for(plugin, env, wasm=WASM, policy="FAIL_CLOSED"):
+def envoy_for(plugin, env, wasm=WASM, policy="FAIL_CLOSED", concurrency=1):
     """One Envoy, one worker, one listener with the filter; `plugin` is a
     dict (written as JSON) or the configuration's exact text."""
     admin, listen = harness.free_ports(2)
@@ -70,7 +73,7 @@ def envoy_for(plugin, env, wasm=WASM, policy="FAIL_CLOSED"):
     cfg["failure_policy"] = policy
     cfg["configuration"]["value"] = plugin if isinstance(plugin, str) else json.dumps(plugin)
     boot = harness.bootstrap(admin, [harness.listener("mcp", listen, [wf])], rec.port)
-    return harness.Envoy(boot, env=env), admin, listen, rec
+    return harness.Envoy(boot, env=env, concurrency=concurrency), admin, listen, rec
 
 
 def request(port, headers, body=b"", method="POST"):
@@ -203,13 +206,15 @@ def missing_env_cases():
 
 # ---------------------------------------------------------------------- 3
 
-def crash_case(where, policy):
+def crash_case(where, policy, concurrency=1):
     """Starts Envoy with the test-crash build under `policy`, proves the
     listener verifies, crashes the VM in `where` (headers or body) and
     returns what came after: (envoy, listen, rec, crash outcome, log)."""
-    envoy, admin, listen, rec = envoy_for(GOOD, FULL_ENV, wasm=CRASH_WASM, policy=policy)
+    envoy, admin, listen, rec = envoy_for(GOOD, FULL_ENV, wasm=CRASH_WASM, policy=policy, concurrency=concurrency)
     envoy.start(admin)
     tag = "%s, crash in on_http_request_%s" % (policy, where)
+    if concurrency > 1:
+        tag += ", %d workers" % concurrency
     h, b, _ = valid_call()
     st, _ = request(listen, h, b)
     st2, _ = request(listen, *bad_call())
@@ -268,6 +273,38 @@ def fail_closed_crash(where):
         check("%s: the upstream saw nothing after the crash" % tag, len(rec.requests) == 1,
               "upstream saw %d" % len(rec.requests))
         print("info - %s: Envoy's 503 body: %r" % (tag, crash[1][:80]), flush=True)
+    finally:
+        envoy.stop()
+        rec.close()
+
+
+def fail_closed_two_workers():
+    """Two workers, one VM each: the crash stops the VM of the worker that
+    took the request; the other one goes on verifying. Whichever worker
+    takes a connection, a bad token is refused (401 or 503) and a valid call
+    is either verified (200 with its mapped header) or refused (503)."""
+    envoy, admin, listen, rec, crash, tag = crash_case("headers", "FAIL_CLOSED", concurrency=2)
+    try:
+        check("%s: the crashing request is answered 503 and not forwarded" % tag,
+              crash[0] == 503 and len(rec.requests) == 1, "answer %r, upstream saw %d" % (crash, len(rec.requests)))
+        bad, good_calls, forwarded_ok = [], [], True
+        for _ in range(TWO_WORKER_ROUNDS):
+            bad.append(request(listen, *bad_call())[0])
+            h, b, c = valid_call()
+            before = len(rec.requests)
+            st = request(listen, h, b)[0]
+            good_calls.append(st)
+            if st == 200:
+                got = dict((k.lower(), v) for k, v in rec.requests[-1]["headers"]) if len(rec.requests) > before else {}
+                forwarded_ok &= len(rec.requests) == before + 1 and got.get("x-toolctx-task-id") == c["task_id"]
+        check("%s: bad tokens are refused by the live VM (401) or by Envoy (503), never forwarded "
+              "(401 x %d, 503 x %d)" % (tag, bad.count(401), bad.count(503)),
+              set(bad) <= {401, 503}, repr(bad))
+        check("%s: valid calls are verified and forwarded (200 x %d) or answered 503 (x %d), nothing else"
+              % (tag, good_calls.count(200), good_calls.count(503)),
+              set(good_calls) <= {200, 503} and forwarded_ok, repr(good_calls))
+        check("%s: the upstream saw only the verified calls" % tag,
+              len(rec.requests) == 1 + good_calls.count(200), "upstream saw %d" % len(rec.requests))
     finally:
         envoy.stop()
         rec.close()
@@ -339,6 +376,7 @@ def main():
     missing_env_cases()
     fail_closed_crash("headers")
     fail_closed_crash("body")
+    fail_closed_two_workers()
     fail_reload_crash()
     fail_open_control()
     failed = results.count(False)
