@@ -14,7 +14,7 @@ requests are refused and never reach the upstream unverified.
      `failure_policy: FAIL_CLOSED` the crashing request and every request
      after it are answered by Envoy with a 503 and reach nothing (with two
      workers, only the crashed worker's VM stops; the other one goes on
-     verifying); with
+     verifying; with `failure_policy` unset Envoy 1.40 does the same); with
      `FAIL_RELOAD` the crashing request gets the 503 and the next ones are
      judged by a fresh VM; `FAIL_OPEN`, run as a control, lets requests
      through unverified (what the checks above would catch).
@@ -70,7 +70,10 @@ def envoy_for(plugin, env, wasm=WASM, policy="FAIL_CLOSED", concurrency=1):
     rec = harness.Recorder()
     wf = harness.wasm_filter(wasm, {}, ENV_KEYS)
     cfg = wf["typed_config"]["config"]
-    cfg["failure_policy"] = policy
+    if policy is None:
+        del cfg["failure_policy"]
+    else:
+        cfg["failure_policy"] = policy
     cfg["configuration"]["value"] = plugin if isinstance(plugin, str) else json.dumps(plugin)
     boot = harness.bootstrap(admin, [harness.listener("mcp", listen, [wf])], rec.port)
     return harness.Envoy(boot, env=env, concurrency=concurrency), admin, listen, rec
@@ -212,7 +215,7 @@ def crash_case(where, policy, concurrency=1):
     returns what came after: (envoy, listen, rec, crash outcome, log)."""
     envoy, admin, listen, rec = envoy_for(GOOD, FULL_ENV, wasm=CRASH_WASM, policy=policy, concurrency=concurrency)
     envoy.start(admin)
-    tag = "%s, crash in on_http_request_%s" % (policy, where)
+    tag = "%s, crash in on_http_request_%s" % (policy or "failure_policy unset", where)
     if concurrency > 1:
         tag += ", %d workers" % concurrency
     h, b, _ = valid_call()
@@ -254,8 +257,8 @@ def following(listen):
     return out
 
 
-def fail_closed_crash(where):
-    envoy, admin, listen, rec, crash, tag = crash_case(where, "FAIL_CLOSED")
+def fail_closed_crash(where, policy="FAIL_CLOSED"):
+    envoy, admin, listen, rec, crash, tag = crash_case(where, policy)
     try:
         check("%s: the crashing request is answered 503 and not forwarded" % tag,
               crash[0] == 503 and len(rec.requests) == 1, "answer %r, upstream saw %d" % (crash, len(rec.requests)))
@@ -377,6 +380,7 @@ def main():
     fail_closed_crash("headers")
     fail_closed_crash("body")
     fail_closed_two_workers()
+    fail_closed_crash("headers", policy=None)  # Envoy's default: as FAIL_CLOSED
     fail_reload_crash()
     fail_open_control()
     failed = results.count(False)
