@@ -7,7 +7,7 @@ import type {
   HeadersResult,
   VerifyRequest,
 } from './types.js';
-import { configJson, decode, encodeHead, inspect, rethrow, toBytes } from './verifier.js';
+import { WasmBacked, callOnHead, callOnRequest, configJson, decode, rethrow } from './verifier.js';
 
 /** The AIVAX class the conventions module's glue exports (crates/wasm-conventions/src/lib.rs). */
 export interface WasmAivaxVerifier {
@@ -41,13 +41,14 @@ const OPTION_NAMES: Record<string, string> = {
  * key, and a repeat of one skips bcrypt; a nonce that failed is never
  * remembered.
  */
-export class AivaxVerifier implements CallVerifier<AivaxContext> {
+export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxContext> {
   readonly #wasm: WasmAivaxVerifier;
   /** The middleware puts the context at `req.aivax` and `req.auth.extra.aivax`. */
   readonly contextKey = 'aivax';
 
   /** @internal use `createAivaxVerifier` */
   constructor(wasm: WasmAivaxVerifier) {
+    super(wasm);
     this.#wasm = wasm;
   }
 
@@ -58,14 +59,8 @@ export class AivaxVerifier implements CallVerifier<AivaxContext> {
 
   /** Method and static credential on the headers alone, before the body is read. */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
-    const [heads, sizes] = encodeHead(request.method, request.headers);
-    let out: string;
-    try {
-      out = this.#wasm.checkHeaders(heads, sizes);
-    } catch (e) {
-      rethrow(e);
-    }
-    return decode(out) as HeadersResult;
+    const wasm = this.#wasm;
+    return decode(callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes))) as HeadersResult;
   }
 
   /**
@@ -74,33 +69,8 @@ export class AivaxVerifier implements CallVerifier<AivaxContext> {
    * middleware's sake).
    */
   verify(request: VerifyRequest, _options?: { now?: number }): AivaxVerifyResult {
-    const body = toBytes(request.body);
-    const [heads, sizes] = encodeHead(request.method, request.headers);
-    let out: string;
-    try {
-      out = this.#wasm.verify(heads, sizes, body);
-    } catch (e) {
-      rethrow(e);
-    }
-    return decode(out) as unknown as AivaxVerifyResult;
-  }
-
-  /** Releases the WebAssembly memory now instead of at garbage collection. */
-  free(): void {
-    this.#wasm.free();
-  }
-
-  /** The configuration with the hook key and credential values redacted. */
-  toString(): string {
-    return this.#wasm.describe();
-  }
-
-  toJSON(): string {
-    return this.toString();
-  }
-
-  [inspect](): string {
-    return this.toString();
+    const wasm = this.#wasm;
+    return decode(callOnRequest(request, (heads, sizes, body) => wasm.verify(heads, sizes, body))) as unknown as AivaxVerifyResult;
   }
 }
 

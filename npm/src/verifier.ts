@@ -238,11 +238,65 @@ export function configJson(options: object, names: Record<string, string>, what:
 
 export const inspect = Symbol.for('nodejs.util.inspect.custom');
 
+/** Runs one call into the glue on the request's method and headers; the glue's errors become `ToolctxError`s. */
+export function callOnHead(request: Pick<VerifyRequest, 'method' | 'headers'>, call: (heads: Uint8Array, lens: Uint32Array) => string): string {
+  const [heads, sizes] = encodeHead(request.method, request.headers);
+  try {
+    return call(heads, sizes);
+  } catch (e) {
+    rethrow(e);
+  }
+}
+
+/** Runs one call into the glue on the whole request; the glue's errors become `ToolctxError`s. */
+export function callOnRequest(
+  request: VerifyRequest,
+  call: (heads: Uint8Array, lens: Uint32Array, body: Uint8Array) => string,
+): string {
+  const body = toBytes(request.body);
+  const [heads, sizes] = encodeHead(request.method, request.headers);
+  try {
+    return call(heads, sizes, body);
+  } catch (e) {
+    rethrow(e);
+  }
+}
+
+/**
+ * What `Verifier` and `AivaxVerifier` share over their wasm-bindgen object:
+ * freeing it, and the configuration it describes with secrets redacted.
+ */
+export abstract class WasmBacked {
+  readonly #glue: { describe(): string; free(): void };
+
+  constructor(glue: { describe(): string; free(): void }) {
+    this.#glue = glue;
+  }
+
+  /** Releases the WebAssembly memory now instead of at garbage collection. */
+  free(): void {
+    this.#glue.free();
+  }
+
+  /** The configuration with secrets (keys, the hook key) and credential values redacted. */
+  toString(): string {
+    return this.#glue.describe();
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+
+  [inspect](): string {
+    return this.toString();
+  }
+}
+
 /**
  * A validated configuration with the HMAC keys precomputed. Create one per
  * configuration with `createVerifier` and reuse it for every request.
  */
-export class Verifier implements CallVerifier<ToolContext> {
+export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly #wasm: WasmVerifier;
   readonly #store: ReplayStore | undefined;
   /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
@@ -255,6 +309,7 @@ export class Verifier implements CallVerifier<ToolContext> {
 
   /** @internal use `createVerifier` */
   constructor(wasm: WasmVerifier, store?: ReplayStore) {
+    super(wasm);
     this.#wasm = wasm;
     this.#store = store;
     this.verifiesAsync = store !== undefined;
@@ -270,14 +325,8 @@ export class Verifier implements CallVerifier<ToolContext> {
    * request without the credential is refused before its body is read.
    */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
-    const [heads, sizes] = encodeHead(request.method, request.headers);
-    let out: string;
-    try {
-      out = this.#wasm.checkHeaders(heads, sizes);
-    } catch (e) {
-      rethrow(e);
-    }
-    return decode(out) as HeadersResult;
+    const wasm = this.#wasm;
+    return decode(callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes))) as HeadersResult;
   }
 
   /**
@@ -319,14 +368,8 @@ export class Verifier implements CallVerifier<ToolContext> {
   }
 
   #decide(request: VerifyRequest, now: number): [VerifyResult, string] {
-    const body = toBytes(request.body);
-    const [heads, sizes] = encodeHead(request.method, request.headers);
-    let out: string;
-    try {
-      out = this.#wasm.verify(heads, sizes, body, now);
-    } catch (e) {
-      rethrow(e);
-    }
+    const wasm = this.#wasm;
+    const out = callOnRequest(request, (heads, sizes, body) => wasm.verify(heads, sizes, body, now));
     return [decode(out) as VerifyResult, out];
   }
 
@@ -338,24 +381,6 @@ export class Verifier implements CallVerifier<ToolContext> {
       rethrow(e);
     }
     return decode(out) as Reject;
-  }
-
-  /** Releases the WebAssembly memory now instead of at garbage collection. */
-  free(): void {
-    this.#wasm.free();
-  }
-
-  /** The configuration with secrets and credential values redacted. */
-  toString(): string {
-    return this.#wasm.describe();
-  }
-
-  toJSON(): string {
-    return this.toString();
-  }
-
-  [inspect](): string {
-    return this.toString();
   }
 }
 
