@@ -4,12 +4,11 @@
 import { createServer } from 'node:http';
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
 import { createVerifier, toolctx } from '../dist/index.js';
 import { cancellable, idempotent, jsonResult, noticeCancelled, progress } from '../dist/helpers-node.js';
-import { CREDENTIAL, INSTANCE, SECRET } from './support.mjs';
+import { CREDENTIAL, INSTANCE, SECRET, serveStateless } from './support.mjs';
 
 /**
  * `store`: the idempotency store (default: the in-memory one);
@@ -70,14 +69,7 @@ export function helpersServer({ store, clock, waitMs = 10_000 } = {}) {
         if (err) throw err;
         // A notifications/cancelled arrives in its own POST, at another server instance.
         noticeCancelled(req.body, req.headers);
-        const server = mcpServer();
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-        res.on('close', () => {
-          void transport.close();
-          void server.close();
-        });
-        await server.connect(transport);
-        await transport.handleRequest(req, res, req.body);
+        await serveStateless(mcpServer(), req, res);
       } catch (e) {
         if (!res.headersSent) res.statusCode = 500;
         res.end(String(e));

@@ -9,10 +9,8 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { createClient } from 'redis';
-
 import { redisStore } from '../dist/helpers-node.js';
-import { haveRedis, startChild, startRedis, stopChild } from './processes.mjs';
+import { haveRedis, redisReplicas } from './processes.mjs';
 import { CREDENTIAL, callContext, connect } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -30,29 +28,15 @@ async function call(url, name, args, ctx) {
 const runsOf = async (url) => (await (await fetch(new URL('/runs', url))).json()).runs;
 
 describe('Redis store shared by two server processes', { skip: haveRedis ? false : 'redis-server is not on PATH' }, () => {
-  let redis;
-  let redisUrl;
   let client;
-  const replicas = [];
+  let replicas;
+  const shared = redisReplicas(join(here, 'helpers-server.mjs'));
 
   before(async () => {
-    ({ child: redis, url: redisUrl } = await startRedis());
-    client = createClient({ url: redisUrl });
-    await client.connect();
-    for (let i = 0; i < 2; i++) {
-      const { child, line } = await startChild(process.execPath, [join(here, 'helpers-server.mjs')], /^http:\/\//, {
-        ...process.env,
-        REDIS_URL: redisUrl,
-      });
-      replicas.push({ child, url: line.trim() });
-    }
+    ({ client, replicas } = await shared.start());
   });
 
-  after(async () => {
-    for (const r of replicas) await stopChild(r.child);
-    await client?.quit();
-    if (redis) await stopChild(redis);
-  });
+  after(() => shared.stop());
 
   test('a retry at the second process is answered from the first one\'s result; the tool ran once across both', async () => {
     const [a, b] = replicas;

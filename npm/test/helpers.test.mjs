@@ -21,13 +21,16 @@ async function call(url, name, args, { ctx, onprogress, overrideMeta } = {}) {
 
 const structured = (r) => r.structuredContent;
 
+/** A helpersServer with `options`, listening: `{ server, url }`. */
+async function serve(options) {
+  const server = helpersServer(options);
+  return { server, url: await listen(server.http) };
+}
+
 describe('idempotent tools', () => {
   let server;
   let url;
-  before(async () => {
-    server = helpersServer();
-    url = await listen(server.http);
-  });
+  before(async () => ({ server, url } = await serve()));
   after(() => stop(server.http));
 
   test('a retry with the same key and arguments is replayed from the store, marked replayed, without running again', async () => {
@@ -80,8 +83,7 @@ describe('progress', () => {
   let clock;
   before(async () => {
     clock = fakeClock();
-    server = helpersServer({ clock });
-    url = await listen(server.http);
+    ({ server, url } = await serve({ clock }));
   });
   after(() => stop(server.http));
 
@@ -109,10 +111,7 @@ describe('progress', () => {
 describe('cancellation', () => {
   let server;
   let url;
-  before(async () => {
-    server = helpersServer();
-    url = await listen(server.http);
-  });
+  before(async () => ({ server, url } = await serve()));
   after(() => stop(server.http));
 
   const startedNow = async (label) => {

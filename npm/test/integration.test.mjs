@@ -7,13 +7,11 @@ import { createServer, request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import express from 'express';
 import { z } from 'zod';
 
 import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from '../dist/index.js';
-import { CREDENTIAL, INSTANCE, SECRET, callContext, connect, listen, mint, stop } from './support.mjs';
+import { CREDENTIAL, INSTANCE, SECRET, callContext, connect, handleStateless, listen, mint, serveStateless, stop } from './support.mjs';
 
 const MAX_BODY = 64 * 1024;
 
@@ -35,16 +33,7 @@ function mcpServer() {
 }
 
 /** The stateless pattern: a new server and transport per request, closed with the response. */
-async function handleMcp(req, res) {
-  const server = mcpServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-  res.on('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(req, res, req.body);
-}
+const handleMcp = (req, res) => serveStateless(mcpServer(), req, res);
 
 const verifier = createVerifier({
   instanceId: INSTANCE,
@@ -251,18 +240,8 @@ suite('express', () => {
 
 describe('fetch wrapper', () => {
   // The SDK's web-standard transport behind withToolctx, called through the client's `fetch` option.
-  const handler = withToolctx(verifier, async (request) => {
-    const server = mcpServer();
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await server.connect(transport);
-    try {
-      // JSON response mode: the Response is complete when it is returned.
-      return await transport.handleRequest(request, { authInfo: authInfoFrom(request) });
-    } finally {
-      await transport.close();
-      await server.close();
-    }
-  });
+  // JSON response mode: the Response is complete when it is returned.
+  const handler = withToolctx(verifier, (request) => handleStateless(mcpServer(), request, authInfoFrom(request)));
   const fetchImpl = (url, init) => handler(new Request(url, init));
   const url = 'http://127.0.0.1:9/mcp'; // never dialled: the client's fetch calls the handler directly
 

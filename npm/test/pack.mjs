@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
+import { freePort } from './processes.mjs';
 import { INSTANCE, SECRET, callContext, connect, mint } from './support.mjs';
 
 const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -208,18 +208,6 @@ console.log(JSON.stringify({ names: ['idempotent', 'memoryStore', 'redisStore', 
   }
   assert.ok(['dist/helpers.js', 'dist/helpers-node.js', 'dist/helpers-common.js', 'dist/helpers.d.ts'].every((f) => files.includes(f)));
 });
-
-/** A free port on 127.0.0.1 (closed again before it is handed over). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** The first ```js block after `heading` in the README. */
 function readmeExample(heading) {

@@ -6,6 +6,8 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 
+import { listen, stop } from './support.mjs';
+
 /** Whether `redis-server` is on PATH. */
 export const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
 if (!haveRedis && process.env.TOOLCTX_REQUIRE_REDIS === '1') throw new Error('redis-server is not on PATH');
@@ -56,4 +58,57 @@ export async function startRedis() {
     /Ready to accept connections/,
   );
   return { child, url: `redis://127.0.0.1:${port}` };
+}
+
+/**
+ * redis-server and `count` copies of the Node program `server` sharing it
+ * (REDIS_URL), each awaited until it prints its URL, and a plain client of
+ * that Redis. `start()` resolves to `{ redisUrl, client, replicas }`, each
+ * replica `{ child, url }`; `stop()` stops whatever started, even halfway.
+ */
+export function redisReplicas(server, count = 2) {
+  let redis;
+  let client;
+  const replicas = [];
+  return {
+    async start() {
+      const { createClient } = await import('redis');
+      let redisUrl;
+      ({ child: redis, url: redisUrl } = await startRedis());
+      client = createClient({ url: redisUrl });
+      await client.connect();
+      for (let i = 0; i < count; i++) {
+        const { child, line } = await startChild(process.execPath, [server], /^http:\/\//, {
+          ...process.env,
+          REDIS_URL: redisUrl,
+        });
+        replicas.push({ child, url: line.trim() });
+      }
+      return { redisUrl, client, replicas };
+    },
+    async stop() {
+      for (const r of replicas) await stopChild(r.child);
+      await client?.quit();
+      if (redis) await stopChild(redis);
+    },
+  };
+}
+
+/**
+ * The body of one replica's own process: a client of the Redis at
+ * REDIS_URL, handed to `serverWith` for the node:http server to run. Prints
+ * the server's URL as the first line of stdout; stops on SIGTERM.
+ */
+export async function runReplica(serverWith) {
+  const { createClient } = await import('redis');
+  const redis = createClient({ url: process.env.REDIS_URL });
+  await redis.connect();
+  const http = serverWith(redis);
+  const url = await listen(http);
+  process.stdout.write(`${url}\n`);
+  process.on('SIGTERM', async () => {
+    await stop(http);
+    await redis.quit();
+    process.exit(0);
+  });
 }

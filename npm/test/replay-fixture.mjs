@@ -4,12 +4,10 @@
 import { createServer } from 'node:http';
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
 
 import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from '../dist/index.js';
-import { CREDENTIAL, INSTANCE, SECRET } from './support.mjs';
+import { CREDENTIAL, INSTANCE, SECRET, handleStateless, serveStateless } from './support.mjs';
 
 /** The verifier the fixtures use, with `replayGuard` and any other options. */
 export function replayVerifier(options) {
@@ -47,14 +45,7 @@ export function replayServer(verifier, options = {}) {
     middleware(req, res, async (err) => {
       try {
         if (err) throw err;
-        const server = mcpServer(seen);
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-        res.on('close', () => {
-          void transport.close();
-          void server.close();
-        });
-        await server.connect(transport);
-        await transport.handleRequest(req, res, req.body);
+        await serveStateless(mcpServer(seen), req, res);
       } catch (e) {
         if (!res.headersSent) res.writeHead(500);
         res.end(String(e));
@@ -69,17 +60,7 @@ export function replayFetchHandler(verifier, options = {}) {
   const seen = { runs: 0, jtis: [] };
   const handler = withToolctx(
     verifier,
-    async (request) => {
-      const server = mcpServer(seen);
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      await server.connect(transport);
-      try {
-        return await transport.handleRequest(request, { authInfo: authInfoFrom(request) });
-      } finally {
-        await transport.close();
-        await server.close();
-      }
-    },
+    (request) => handleStateless(mcpServer(seen), request, authInfoFrom(request)),
     options,
   );
   return { handler, seen };

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 
 import { redisReplayStore } from '../dist/index.js';
-import { haveRedis, startChild, startRedis, stopChild } from './processes.mjs';
+import { haveRedis, redisReplicas } from './processes.mjs';
 import { recordingFetch, refusedCall, replayVerifier } from './replay-fixture.mjs';
 import { CREDENTIAL, callContext, connect } from './support.mjs';
 
@@ -37,29 +37,16 @@ async function call(url, c) {
 }
 
 describe('replay guard in Redis shared by two server processes', { skip: haveRedis ? false : 'redis-server is not on PATH' }, () => {
-  let redis;
   let redisUrl;
   let client;
-  const replicas = [];
+  let replicas;
+  const shared = redisReplicas(join(here, 'replay-server.mjs'));
 
   before(async () => {
-    ({ child: redis, url: redisUrl } = await startRedis());
-    client = createClient({ url: redisUrl });
-    await client.connect();
-    for (let i = 0; i < 2; i++) {
-      const { child, line } = await startChild(process.execPath, [join(here, 'replay-server.mjs')], /^http:\/\//, {
-        ...process.env,
-        REDIS_URL: redisUrl,
-      });
-      replicas.push({ child, url: line.trim() });
-    }
+    ({ redisUrl, client, replicas } = await shared.start());
   });
 
-  after(async () => {
-    for (const r of replicas) await stopChild(r.child);
-    await client?.quit();
-    if (redis) await stopChild(redis);
-  });
+  after(() => shared.stop());
 
   test('a token accepted by A is refused token_replayed by B; the tool ran once across both', async () => {
     const [a, b] = replicas;

@@ -5,6 +5,8 @@ import { createHmac, randomUUID } from 'node:crypto';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 
 export const SECRET = 'integration-test-secret-0123456789-abcdef';
 export const INSTANCE = '0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f';
@@ -50,6 +52,36 @@ export function stop(server) {
     server.closeAllConnections?.();
     server.close(() => resolve());
   });
+}
+
+/**
+ * The stateless pattern: `server` (new per request) on a new transport, both
+ * closed with the response; `body` is the request's JSON-RPC, already parsed.
+ */
+export async function serveStateless(server, req, res, body = req.body) {
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+}
+
+/**
+ * The same behind the fetch wrapper: the SDK's web-standard transport in
+ * JSON response mode, so the Response is complete when it is returned;
+ * `authInfo` is what the tool sees as `extra.authInfo`.
+ */
+export async function handleStateless(server, request, authInfo) {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { authInfo });
+  } finally {
+    await transport.close();
+    await server.close();
+  }
 }
 
 /** The SDK's real Client over Streamable HTTP, with fixed request headers. */
