@@ -11,37 +11,15 @@
 // Run with bench/edge/run.sh.
 import { join } from 'node:path';
 
-import { EXAMPLE_DIR, ROOT, WORKERD_VERSION, bundle, mint, readJsonc, scratchDir, startWorkerd } from '../../tests/edge/lib.mjs';
+import { INSTANCE, SECRET, callBody, context, mintToken } from '../../npm/bench/fixture.mjs';
+import { EXAMPLE_DIR, ROOT, WORKERD_VERSION, bundle, readJsonc, scratchDir, startWorkerd } from '../../tests/edge/lib.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const SLICE_MS = Number(process.env.BENCH_SLICE_MS ?? 200);
 const HERE = join(ROOT, 'bench', 'edge');
 
-const SECRET = 'bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
-const INSTANCE = '0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f';
-const now = Math.floor(Date.now() / 1000);
-const context = {
-  protocol: '1',
-  task_id: '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b',
-  tool_call_id: 'call_abc123def456',
-  workspace_id: '1b2e3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
-  agent_id: '9d4a1b2c-3d4e-4f5a-9b7c-8d9e0f1a2b3c',
-  end_user_id: 'user-42@example.com',
-  metadata: { chatId: 'c-9f8e7d6c', channel: 'web', locale: 'en-GB', plan: 'team' },
-};
-context.idempotency_key = `${context.task_id}:${context.tool_call_id}`;
-const token = mint(
-  { iss: 'agentarea', aud: INSTANCE, iat: now, exp: now + 300, jti: 'd884cf0d-a58b-42f5-8207-175189c6a9ba', tool: 'get_order', ...context },
-  SECRET,
-);
-const meta = { progressToken: 17 };
-for (const [k, v] of Object.entries(context)) meta[`agentarea/${k}`] = v;
-const body = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 17,
-  method: 'tools/call',
-  params: { name: 'get_order', arguments: { orderId: 'A-17', include: ['lines', 'shipping', 'payments'], note: 'x'.repeat(340) }, _meta: meta },
-});
+const token = mintToken(Math.floor(Date.now() / 1000));
+const body = callBody();
 // What a Worker's request.headers holds for such a call.
 const headers = [
   ['content-type', 'application/json'],

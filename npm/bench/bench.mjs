@@ -19,51 +19,15 @@ import jsonwebtoken from 'jsonwebtoken';
 
 import { createVerifier } from '../dist/index.js';
 import { CONTEXT_CLAIMS, bind } from './bind.mjs';
+import { INSTANCE, SECRET, callBody, context, mintToken } from './fixture.mjs';
 
-const SECRET = 'bench-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
-const INSTANCE = '0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f';
 const NOW = Math.floor(Date.now() / 1000);
 const SKEW = 30;
 const MAX_AGE = 600;
 
 // The token and the request.
-const context = {
-  protocol: '1',
-  task_id: '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b',
-  tool_call_id: 'call_abc123def456',
-  workspace_id: '1b2e3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
-  agent_id: '9d4a1b2c-3d4e-4f5a-9b7c-8d9e0f1a2b3c',
-  end_user_id: 'user-42@example.com',
-  metadata: { chatId: 'c-9f8e7d6c', channel: 'web', locale: 'en-GB', plan: 'team' },
-};
-context.idempotency_key = `${context.task_id}:${context.tool_call_id}`;
-const claims = {
-  iss: 'agentarea',
-  aud: INSTANCE,
-  iat: NOW,
-  exp: NOW + 300,
-  jti: 'd884cf0d-a58b-42f5-8207-175189c6a9ba',
-  tool: 'get_order',
-  ...context,
-};
-const b64url = (s) => Buffer.from(s).toString('base64url');
-const signed = `${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}`;
-const token = `${signed}.${createHmac('sha256', SECRET).update(signed).digest('base64url')}`;
-
-const meta = { progressToken: 17 };
-for (const k of CONTEXT_CLAIMS) meta[`agentarea/${k}`] = context[k];
-const body = Buffer.from(
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id: 17,
-    method: 'tools/call',
-    params: {
-      name: 'get_order',
-      arguments: { orderId: 'A-17', include: ['lines', 'shipping', 'payments'], note: 'x'.repeat(340) },
-      _meta: meta,
-    },
-  }),
-);
+const token = mintToken(NOW);
+const body = Buffer.from(callBody(CONTEXT_CLAIMS));
 // As Node hands them over: req.rawHeaders.
 const rawHeaders = [
   'Host', '127.0.0.1:3000',
@@ -82,24 +46,18 @@ for (let i = 0; i < rawHeaders.length; i += 2) headers[rawHeaders[i].toLowerCase
 const toolctx = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
 const secretBytes = new TextEncoder().encode(SECRET);
 const keyObject = createSecretKey(Buffer.from(SECRET));
-const fastVerify = fastJwtVerifier({
-  key: SECRET,
-  algorithms: ['HS256'],
-  allowedIss: 'agentarea',
-  allowedAud: INSTANCE,
-  clockTolerance: SKEW * 1000,
-  maxAge: MAX_AGE * 1000,
-  cache: false,
-});
-const fastVerifyCached = fastJwtVerifier({
-  key: SECRET,
-  algorithms: ['HS256'],
-  allowedIss: 'agentarea',
-  allowedAud: INSTANCE,
-  clockTolerance: SKEW * 1000,
-  maxAge: MAX_AGE * 1000,
-  cache: true,
-});
+const fastJwt = (cache) =>
+  fastJwtVerifier({
+    key: SECRET,
+    algorithms: ['HS256'],
+    allowedIss: 'agentarea',
+    allowedAud: INSTANCE,
+    clockTolerance: SKEW * 1000,
+    maxAge: MAX_AGE * 1000,
+    cache,
+  });
+const fastVerify = fastJwt(false);
+const fastVerifyCached = fastJwt(true);
 const jwtOptions = { algorithms: ['HS256'], issuer: 'agentarea', audience: INSTANCE, clockTolerance: SKEW, maxAge: MAX_AGE };
 
 const expectedSignature = (s) => createHmac('sha256', SECRET).update(s).digest();
