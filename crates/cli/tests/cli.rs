@@ -143,6 +143,14 @@ fn toolctx(args: &[&str], secrets: &[(&str, &str)], stdin: Option<&[u8]>) -> Out
     out
 }
 
+/// `toolctx <args> --secret-env TOOLCTX_TEST_SECRET --json`, with `secret`
+/// in that variable.
+fn secret_json(args: &[&str], secret: &str) -> Output {
+    let mut args = args.to_vec();
+    args.extend(["--secret-env", SECRET_ENV, "--json"]);
+    toolctx(&args, &[(SECRET_ENV, secret)], None)
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -192,19 +200,9 @@ fn call_prints_progress_then_the_result() {
 
     // The same with --json: the progress notifications and the result, and
     // the tool saw the verified context.
-    let out = toolctx(
-        &[
-            "call",
-            &server.url,
-            "whoami",
-            "--secret-env",
-            SECRET_ENV,
-            "--end-user-id",
-            "user-42",
-            "--json",
-        ],
-        &[(SECRET_ENV, &s)],
-        None,
+    let out = secret_json(
+        &["call", &server.url, "whoami", "--end-user-id", "user-42"],
+        &s,
     );
     assert_eq!(out.status.code(), Some(0));
     let doc: J = serde_json::from_slice(&out.stdout).unwrap();
@@ -214,18 +212,9 @@ fn call_prints_progress_then_the_result() {
     assert_eq!(saw["context"]["end_user_id"], "user-42");
     assert_eq!(saw["context"]["task_id"], doc["context"]["task_id"]);
 
-    let out = toolctx(
-        &[
-            "call",
-            &server.url,
-            "export_report",
-            r#"{"pages":2}"#,
-            "--secret-env",
-            SECRET_ENV,
-            "--json",
-        ],
-        &[(SECRET_ENV, &s)],
-        None,
+    let out = secret_json(
+        &["call", &server.url, "export_report", r#"{"pages":2}"#],
+        &s,
     );
     let doc: J = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["content_type"], "text/event-stream");
@@ -241,18 +230,9 @@ fn call_prints_progress_then_the_result() {
 fn call_and_conformance_with_json_answers() {
     let s = secret("json");
     let server = Server::start_with(true, &[&s], &["--json-response"]);
-    let out = toolctx(
-        &[
-            "call",
-            &server.url,
-            "export_report",
-            r#"{"pages":1}"#,
-            "--secret-env",
-            SECRET_ENV,
-            "--json",
-        ],
-        &[(SECRET_ENV, &s)],
-        None,
+    let out = secret_json(
+        &["call", &server.url, "export_report", r#"{"pages":1}"#],
+        &s,
     );
     assert_eq!(out.status.code(), Some(0));
     let doc: J = serde_json::from_slice(&out.stdout).unwrap();
@@ -386,17 +366,7 @@ fn conformance_fails_readably_against_the_unprotected_server() {
         "the refused call ran: {expired}"
     );
 
-    let out = toolctx(
-        &[
-            "conformance",
-            &server.url,
-            "--secret-env",
-            SECRET_ENV,
-            "--json",
-        ],
-        &[(SECRET_ENV, &s)],
-        None,
-    );
+    let out = secret_json(&["conformance", &server.url], &s);
     let doc: J = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["failed"].as_u64(), Some(failed as u64));
     assert_eq!(doc["cases"][0]["ok"], true);
@@ -405,21 +375,17 @@ fn conformance_fails_readably_against_the_unprotected_server() {
 #[test]
 fn mint_output_verifies_with_the_core() {
     let s = secret("mint");
-    let out = toolctx(
+    let out = secret_json(
         &[
             "mint",
-            "--secret-env",
-            SECRET_ENV,
             "--tool",
             "get_order",
             "--end-user-id",
             "user-7",
             "--metadata",
             r#"{"k":[1,2]}"#,
-            "--json",
         ],
-        &[(SECRET_ENV, &s)],
-        None,
+        &s,
     );
     assert_eq!(out.status.code(), Some(0));
     let doc: J = serde_json::from_slice(&out.stdout).unwrap();
@@ -492,18 +458,7 @@ fn inspect_shows_times_and_failing_checks() {
         .unwrap()
         .as_secs();
     let mint = |iat: u64| -> String {
-        let out = toolctx(
-            &[
-                "mint",
-                "--secret-env",
-                SECRET_ENV,
-                "--iat",
-                &iat.to_string(),
-                "--json",
-            ],
-            &[(SECRET_ENV, &s)],
-            None,
-        );
+        let out = secret_json(&["mint", "--iat", &iat.to_string()], &s);
         let doc: J = serde_json::from_slice(&out.stdout).unwrap();
         doc["token"].as_str().unwrap().to_string()
     };
