@@ -336,13 +336,7 @@ def main():
         if change:
             text = text.replace(*change)
         bad = harness.Envoy(text, env={k: env2.get(k, "") for k in env})
-        started = True
-        try:
-            bad.start(bad_admin, timeout=15)
-        except RuntimeError:
-            started = False
-        finally:
-            bad.stop()
+        started = harness.starts(bad, bad_admin)
         log = bad.tail(200)
         check("bad configuration (%s) stops Envoy with a clear log line" % what,
               not started and expect in log and SECRET not in log, log[-600:])

@@ -329,13 +329,7 @@ def main():
     inline.pop("hook_key_env")
     bad = harness.Envoy(harness.bootstrap(bad_admin, [harness.listener(
         "bad", bad_port, [harness.wasm_filter(wasm, inline, ENV)])], upstream.port), env=ENV)
-    started = True
-    try:
-        bad.start(bad_admin, timeout=15)
-    except RuntimeError:
-        started = False
-    finally:
-        bad.stop()
+    started = harness.starts(bad, bad_admin)
     log = bad.tail(200)
     check("an inline hook_key stops Envoy with a clear log line",
           not started and "inline `hook_key` is refused" in log, log[-400:])

@@ -145,6 +145,18 @@ class Envoy:
             stop(self.proc)
 
 
+def starts(envoy, admin_port, timeout=15):
+    """Starts `envoy` on a configuration it should refuse, and stops it
+    again either way: whether it became ready (its log is still there)."""
+    try:
+        envoy.start(admin_port, timeout=timeout)
+        return True
+    except RuntimeError:
+        return False
+    finally:
+        envoy.stop()
+
+
 def wasm_filter(wasm_path, plugin_config, env_keys):
     """The toolctx HTTP filter as Envoy configuration (examples/envoy/envoy.yaml
     is the same thing written by hand)."""
