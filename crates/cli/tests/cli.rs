@@ -143,12 +143,31 @@ fn toolctx(args: &[&str], secrets: &[(&str, &str)], stdin: Option<&[u8]>) -> Out
     out
 }
 
-/// `toolctx <args> --secret-env TOOLCTX_TEST_SECRET --json`, with `secret`
-/// in that variable.
+/// `toolctx <args> --secret-env TOOLCTX_TEST_SECRET`, with `secret` in
+/// that variable.
+fn with_secret(args: &[&str], secret: &str) -> Output {
+    let mut args = args.to_vec();
+    args.extend(["--secret-env", SECRET_ENV]);
+    toolctx(&args, &[(SECRET_ENV, secret)], None)
+}
+
+/// The same with `--json`.
 fn secret_json(args: &[&str], secret: &str) -> Output {
     let mut args = args.to_vec();
-    args.extend(["--secret-env", SECRET_ENV, "--json"]);
-    toolctx(&args, &[(SECRET_ENV, secret)], None)
+    args.push("--json");
+    with_secret(&args, secret)
+}
+
+/// A conformance run's stdout, once it is checked to have exited 0 with no
+/// case failed.
+fn all_passed(out: &Output) -> String {
+    let text = stdout(out);
+    assert_eq!(
+        (out.status.code(), summary_line(&text).1),
+        (Some(0), 0),
+        "{text}"
+    );
+    text
 }
 
 fn stdout(o: &Output) -> String {
@@ -241,39 +260,20 @@ fn call_and_conformance_with_json_answers() {
         doc["result"]["content"][0]["text"], "exported 1 pages",
         "{doc}"
     );
-    let out = toolctx(
-        &["conformance", &server.url, "--secret-env", SECRET_ENV],
-        &[(SECRET_ENV, &s)],
-        None,
-    );
-    let text = stdout(&out);
-    assert_eq!(
-        (out.status.code(), summary_line(&text).1),
-        (Some(0), 0),
-        "{text}"
-    );
+    all_passed(&with_secret(&["conformance", &server.url], &s));
 
     // Valid calls to another tool: the probe's count then proves nothing.
-    let out = toolctx(
+    let text = all_passed(&with_secret(
         &[
             "conformance",
             &server.url,
-            "--secret-env",
-            SECRET_ENV,
             "--tool",
             "get_order",
             "--args",
             r#"{"orderId":"A-1"}"#,
         ],
-        &[(SECRET_ENV, &s)],
-        None,
-    );
-    let text = stdout(&out);
-    assert_eq!(
-        (out.status.code(), summary_line(&text).1),
-        (Some(0), 0),
-        "{text}"
-    );
+        &s,
+    ));
     assert!(text.contains("runs not counted"), "{text}");
 }
 
@@ -339,11 +339,7 @@ fn conformance_passes_against_the_protected_server() {
 fn conformance_fails_readably_against_the_unprotected_server() {
     let s = secret("unprotected");
     let server = Server::start(false, &[]);
-    let out = toolctx(
-        &["conformance", &server.url, "--secret-env", SECRET_ENV],
-        &[(SECRET_ENV, &s)],
-        None,
-    );
+    let out = with_secret(&["conformance", &server.url], &s);
     let text = stdout(&out);
     let (passed, failed) = summary_line(&text);
     assert_eq!(out.status.code(), Some(1), "{text}");
