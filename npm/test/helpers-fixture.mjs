@@ -1,14 +1,12 @@
 // A stateless Streamable HTTP MCP server (the real SDK) behind the toolctx
 // middleware, with tools built on toolctx/helpers. Used in-process by
 // helpers.test.mjs and as a separate process by helpers-server.mjs.
-import { createServer } from 'node:http';
-
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 
 import { createVerifier, toolctx } from '../dist/index.js';
 import { cancellable, idempotent, jsonResult, noticeCancelled, progress } from '../dist/helpers-node.js';
-import { CREDENTIAL, INSTANCE, SECRET, serveStateless } from './support.mjs';
+import { CREDENTIAL, INSTANCE, SECRET, runsServer, serveStateless } from './support.mjs';
 
 /**
  * `store`: the idempotency store (default: the in-memory one);
@@ -58,23 +56,10 @@ export function helpersServer({ store, clock, waitMs = 10_000 } = {}) {
   }
 
   const middleware = toolctx(verifier);
-  const http = createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/runs') {
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ runs: seen.runs }));
-      return;
-    }
-    middleware(req, res, async (err) => {
-      try {
-        if (err) throw err;
-        // A notifications/cancelled arrives in its own POST, at another server instance.
-        noticeCancelled(req.body, req.headers);
-        await serveStateless(mcpServer(), req, res);
-      } catch (e) {
-        if (!res.headersSent) res.statusCode = 500;
-        res.end(String(e));
-      }
-    });
+  const http = runsServer(seen, middleware, (req, res) => {
+    // A notifications/cancelled arrives in its own POST, at another server instance.
+    noticeCancelled(req.body, req.headers);
+    return serveStateless(mcpServer(), req, res);
   });
   return { http, seen };
 }

@@ -1,13 +1,11 @@
 // A stateless Streamable HTTP MCP server (the real SDK) behind the toolctx
 // middleware or the fetch wrapper, with the replay guard on. Used in-process
 // by replay.test.mjs and as a separate process by replay-server.mjs.
-import { createServer } from 'node:http';
-
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 
 import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from '../dist/index.js';
-import { CREDENTIAL, INSTANCE, SECRET, handleStateless, serveStateless } from './support.mjs';
+import { CREDENTIAL, INSTANCE, SECRET, handleStateless, runsServer, serveStateless } from './support.mjs';
 
 /** The verifier the fixtures use, with `replayGuard` and any other options. */
 export function replayVerifier(options) {
@@ -36,22 +34,7 @@ function mcpServer(seen) {
 export function replayServer(verifier, options = {}) {
   const seen = { runs: 0, jtis: [] };
   const middleware = toolctx(verifier, options);
-  const http = createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/runs') {
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ runs: seen.runs }));
-      return;
-    }
-    middleware(req, res, async (err) => {
-      try {
-        if (err) throw err;
-        await serveStateless(mcpServer(seen), req, res);
-      } catch (e) {
-        if (!res.headersSent) res.writeHead(500);
-        res.end(String(e));
-      }
-    });
-  });
+  const http = runsServer(seen, middleware, (req, res) => serveStateless(mcpServer(seen), req, res));
   return { http, seen };
 }
 

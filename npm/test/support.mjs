@@ -2,6 +2,7 @@
 // hand with node:crypto (not with toolctx's own minting code), and the real
 // SDK client on 127.0.0.1.
 import { createHmac, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -51,6 +52,30 @@ export function stop(server) {
   return new Promise((resolve) => {
     server.closeAllConnections?.();
     server.close(() => resolve());
+  });
+}
+
+/**
+ * A node:http server whose `GET /runs` answers `seen.runs` (how often the
+ * tools ran); every other request goes through `middleware`, then to
+ * `handle(req, res)`, a failure answered 500 with its text.
+ */
+export function runsServer(seen, middleware, handle) {
+  return createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/runs') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ runs: seen.runs }));
+      return;
+    }
+    middleware(req, res, async (err) => {
+      try {
+        if (err) throw err;
+        await handle(req, res);
+      } catch (e) {
+        if (!res.headersSent) res.statusCode = 500;
+        res.end(String(e));
+      }
+    });
   });
 }
 
