@@ -19,9 +19,9 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
+import { serveStateless } from '../../npm/test/support.mjs';
 import { EDGE_DIR, EXAMPLE_DIR, bundle, mint, readJsonc, scratchDir, startWorkerd } from './lib.mjs';
 
 const SECRET = 'edge-e2e-secret-0123456789-abcdefghijklmnop';
@@ -82,14 +82,7 @@ const originServer = createServer(async (req, res) => {
     rpc = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   }
   origin.requests.push({ method: req.method, rpc: rpc?.method, probe: req.headers['x-e2e-probe'] });
-  const server = mcpServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-  res.on('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(req, res, rpc);
+  await serveStateless(mcpServer(), req, res, rpc);
 });
 
 // ---- the edge ------------------------------------------------------------

@@ -4,7 +4,6 @@
 // module of its own), write a capnp config, and run npm's `workerd` binary
 // on 127.0.0.1, always stopping it afterwards.
 import { spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
@@ -235,10 +234,5 @@ export function readJsonc(file) {
   return JSON.parse(stripped);
 }
 
-const b64url = (s) => Buffer.from(s).toString('base64url');
-
-/** An HS256 compact JWS, by hand with node:crypto (never with toolctx's own minting). */
-export function mint(claims, secret) {
-  const signed = `${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}`;
-  return `${signed}.${createHmac('sha256', secret).update(signed).digest('base64url')}`;
-}
+/** An HS256 compact JWS, by hand with node:crypto (never with toolctx's own minting): the npm tests' own. */
+export { mint } from '../../npm/test/support.mjs';
