@@ -17,7 +17,7 @@ import { createVerifier as fastJwtVerifier } from 'fast-jwt';
 import { jwtVerify } from 'jose';
 import jsonwebtoken from 'jsonwebtoken';
 
-import { createVerifier } from '../dist/index.js';
+import { createVerifier } from 'toolctx';
 import { CONTEXT_CLAIMS, bind } from './bind.mjs';
 import { INSTANCE, SECRET, callBody, context, mintToken } from './fixture.mjs';
 

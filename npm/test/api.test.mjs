@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { inspect } from 'node:util';
 import { test } from 'node:test';
 
-import { contextFrom, createVerifier, toolctx, ToolctxError } from '../dist/index.js';
+import { contextFrom, createVerifier, toolctx, ToolctxError } from 'toolctx';
 
 const SECRET = 'api-test-secret-must-not-leak-0123456789';
 const INSTANCE = 'instance-1';

@@ -10,10 +10,10 @@ import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { inspect } from 'node:util';
 
-import { AivaxVerifier, aivaxContextFrom, contextFrom, createVerifier, toolctx, ToolctxError, tuixHeaders, withToolctx, withoutTuixHeaders } from '../dist/index.js';
-import { AivaxVerifier as AivaxVerifierFromSubpath, createAivaxVerifier } from '../dist/aivax-node.js';
-import { canonicalJson, qualifiedToolName, serverLabel, tuixIdempotencyKey } from '../dist/conventions-node.js';
-import { canonicalJson as helpersCanonicalJson } from '../dist/helpers-node.js';
+import { AivaxVerifier, aivaxContextFrom, contextFrom, createVerifier, toolctx, ToolctxError, tuixHeaders, withToolctx, withoutTuixHeaders } from 'toolctx';
+import { AivaxVerifier as AivaxVerifierFromSubpath, createAivaxVerifier } from 'toolctx/aivax';
+import { canonicalJson, qualifiedToolName, serverLabel, tuixIdempotencyKey } from 'toolctx/conventions';
+import { canonicalJson as helpersCanonicalJson } from 'toolctx/helpers';
 import { INSTANCE, SECRET, callContext, listen, stop } from './support.mjs';
 
 const vectors = JSON.parse(readFileSync(new URL('../../tests/vectors/conventions/aivax.json', import.meta.url), 'utf8'));
@@ -267,7 +267,7 @@ describe('AIVAX verifier', () => {
 
   test('toolctx/aivax exports the class the main entry exports; the main entry offers no factory', async () => {
     assert.equal(AivaxVerifierFromSubpath, AivaxVerifier);
-    const main = await import('../dist/index.js');
+    const main = await import('toolctx');
     for (const name of ['createAivaxVerifier', 'qualifiedToolName', 'serverLabel', 'canonicalJson', 'tuixIdempotencyKey']) {
       assert.equal(main[name], undefined, name);
     }

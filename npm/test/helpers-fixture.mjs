@@ -4,8 +4,8 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 
-import { createVerifier, toolctx } from '../dist/index.js';
-import { cancellable, idempotent, jsonResult, noticeCancelled, progress } from '../dist/helpers-node.js';
+import { createVerifier, toolctx } from 'toolctx';
+import { cancellable, idempotent, jsonResult, noticeCancelled, progress } from 'toolctx/helpers';
 import { CREDENTIAL, INSTANCE, SECRET, runsServer, serveStateless } from './support.mjs';
 
 /**

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { redisStore } from '../dist/helpers-node.js';
+import { redisStore } from 'toolctx/helpers';
 import { haveRedis, redisReplicas } from './processes.mjs';
 import { CREDENTIAL, callContext, connect } from './support.mjs';
 

@@ -29,7 +29,7 @@ const {
   toolResult,
   withLimits,
 } = await import('../dist/helpers.js');
-const forNode = await import('../dist/helpers-node.js');
+const forNode = await import('toolctx/helpers');
 
 /** A tool handler's `extra` as the SDK builds it after the toolctx middleware. */
 function extraFor(ctx, more = {}) {

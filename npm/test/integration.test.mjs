@@ -10,7 +10,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import express from 'express';
 import { z } from 'zod';
 
-import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from '../dist/index.js';
+import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from 'toolctx';
 import { CREDENTIAL, INSTANCE, SECRET, callContext, connect, handleStateless, listen, mint, serveStateless, stop } from './support.mjs';
 
 const MAX_BODY = 64 * 1024;

@@ -4,7 +4,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 
-import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from '../dist/index.js';
+import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from 'toolctx';
 import { CREDENTIAL, INSTANCE, SECRET, handleStateless, runsServer, serveStateless } from './support.mjs';
 
 /** The verifier the fixtures use, with `replayGuard` and any other options. */

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 import { createClient } from 'redis';
 
-import { redisReplayStore } from '../dist/index.js';
+import { redisReplayStore } from 'toolctx';
 import { haveRedis, redisReplicas } from './processes.mjs';
 import { recordingFetch, refusedCall, replayVerifier } from './replay-fixture.mjs';
 import { CREDENTIAL, callContext, connect } from './support.mjs';

@@ -1,7 +1,7 @@
 // One replica of the replay test server in its own process, its replay
 // guard's store in Redis (REDIS_URL) shared with the others. Prints its URL
 // as the first line of stdout; stops on SIGTERM.
-import { redisReplayStore } from '../dist/index.js';
+import { redisReplayStore } from 'toolctx';
 import { replayServer, replayVerifier } from './replay-fixture.mjs';
 import { runReplica } from './processes.mjs';
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { memoryReplayStore, redisReplayStore, ToolctxError } from '../dist/index.js';
+import { memoryReplayStore, redisReplayStore, ToolctxError } from 'toolctx';
 import { recordingFetch, refusedCall, replayFetchHandler, replayServer, replayVerifier } from './replay-fixture.mjs';
 import { CREDENTIAL, INSTANCE, callContext, connect, listen, mint, stop } from './support.mjs';
 

@@ -19,9 +19,9 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { createAivaxVerifier } from '../dist/aivax-node.js';
-import { qualifiedToolName, tuixIdempotencyKey } from '../dist/conventions-node.js';
-import { createVerifier } from '../dist/index.js';
+import { createAivaxVerifier } from 'toolctx/aivax';
+import { qualifiedToolName, tuixIdempotencyKey } from 'toolctx/conventions';
+import { createVerifier } from 'toolctx';
 
 const encoder = new TextEncoder();
 
