@@ -17,7 +17,7 @@
  * `X-AgentArea-Context` token the call was verified with, so only a holder
  * of that token can cancel the call.
  */
-import type { ToolExtra, ToolHandler } from './extra.js';
+import { callOf, headerValue, withSignal, type ToolExtra, type ToolHandler } from './extra.js';
 
 const TOKEN_HEADER = 'x-agentarea-context';
 
@@ -50,7 +50,8 @@ export interface CancellableOptions {
 }
 
 /**
- * Wraps a tool handler so that the `extra.signal` it sees aborts on any of:
+ * Wraps a tool handler so that the signal it sees (`extra.signal` in SDK v1,
+ * `ctx.mcpReq.signal` in SDK v2) aborts on any of:
  * the SDK's own signal (transport closed, cancellation at this instance), a
  * `notifications/cancelled` handed to `noticeCancelled` from any request to
  * this process, or `timeoutMs`. Abort reasons are kept (`signal.reason`).
@@ -61,14 +62,15 @@ export function cancellable<A, E extends ToolExtra, R>(
 ): (args: A, extra: E) => Promise<R> {
   const registry = options.registry ?? defaultCancelRegistry;
   return async function cancellableTool(args: A, extra: E): Promise<R> {
+    const call = callOf(extra, 'cancellable');
     const own = new AbortController();
     const signals = [own.signal];
-    if (extra.signal) signals.push(extra.signal);
+    if (call.signal) signals.push(call.signal);
     if (options.timeoutMs !== undefined) signals.push(AbortSignal.timeout(options.timeoutMs));
-    const key = callKey(extra.requestId, header(extra.requestInfo?.headers, TOKEN_HEADER));
+    const key = callKey(call.requestId, call.header(TOKEN_HEADER));
     if (key !== undefined) registry.calls.set(key, own);
     try {
-      return await handler(args, { ...extra, signal: AbortSignal.any(signals) });
+      return await handler(args, withSignal(extra, AbortSignal.any(signals)));
     } finally {
       if (key !== undefined && registry.calls.get(key) === own) registry.calls.delete(key);
     }
@@ -88,7 +90,7 @@ export function noticeCancelled(
   registry: CancelRegistry = defaultCancelRegistry,
 ): boolean {
   if (registry.calls.size === 0) return false;
-  const token = header(headers, TOKEN_HEADER);
+  const token = headerValue(headers, TOKEN_HEADER);
   let found = false;
   for (const message of Array.isArray(body) ? body : [body]) {
     const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } } | null;
@@ -114,12 +116,4 @@ function callKey(id: string | number | undefined, token: string | undefined): st
   if (id === undefined || token === undefined) return undefined;
   // The id's type is part of it: 1 and "1" are different JSON-RPC ids.
   return `${typeof id}:${id}\n${token}`;
-}
-
-function header(headers: Headers | Record<string, string | string[] | undefined> | undefined, name: string): string | undefined {
-  if (headers === undefined) return undefined;
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
-  const v = (headers as Record<string, string | string[] | undefined>)[name];
-  // A token sent twice was refused by the verifier; never match on one here.
-  return typeof v === 'string' ? v : undefined;
 }

@@ -1,3 +1,4 @@
+import { callOf, type AuthInfoLike, type ToolExtra } from './extra.js';
 import type { AivaxContext, ToolContext, ToolctxAuthInfo } from './types.js';
 
 /** The contexts of a Request by key (`toolctx`, `aivax`). */
@@ -16,27 +17,38 @@ export function authInfoWith(previous: ToolctxAuthInfo | undefined, context: unk
 
 /** Anything that can carry the verified context. */
 export type ContextSource =
-  /** A tool handler's `extra` (the SDK puts `req.auth` there as `authInfo`). */
-  | { authInfo?: { extra?: Record<string, unknown> } | undefined }
+  /**
+   * A tool handler's second argument: SDK v1's `extra` (the SDK puts
+   * `req.auth` there as `authInfo`) or SDK v2's `ctx` (`ctx.http.authInfo`,
+   * or the Request the fetch wrapper handed on).
+   */
+  | ToolExtra
   /** A Node request after the middleware. */
-  | { auth?: { extra?: Record<string, unknown> } | undefined }
+  | { auth?: AuthInfoLike | undefined; method?: string; headers?: unknown; rawHeaders?: unknown }
   /** The Request the fetch wrapper handed to its inner handler. */
-  | Request
-  | null
-  | undefined;
+  | Request;
 
 /**
  * The verified context, or `undefined` when the call carried none (a call
  * that `requireContext: false` let pass, or a request toolctx never saw).
+ * `source` is a tool handler's second argument (SDK v1 `extra`, SDK v2
+ * `ctx`), a Node request after the middleware, or the Request the fetch
+ * wrapper handed on; anything else (`undefined`, the tool's arguments) throws
+ * a `ToolctxError` (`invalid_argument`) rather than reading as "no context".
  *
  * ```ts
+ * // SDK v2 (@modelcontextprotocol/server)
+ * server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, async ({ text }, ctx) => {
+ *   const context = contextFrom(ctx); // context?.task_id, context?.idempotency_key, ...
+ * });
+ * // SDK v1 (@modelcontextprotocol/sdk)
  * server.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }, extra) => {
- *   const ctx = contextFrom(extra); // ctx?.task_id, ctx?.idempotency_key, ...
+ *   const context = contextFrom(extra);
  * });
  * ```
  */
 export function contextFrom(source: ContextSource): ToolContext | undefined {
-  const found = find(source, 'toolctx');
+  const found = find(source, 'toolctx', 'contextFrom');
   return isContext(found) ? found : undefined;
 }
 
@@ -46,16 +58,21 @@ export function contextFrom(source: ContextSource): ToolContext | undefined {
  * `contextFrom`; `undefined` when there is none.
  */
 export function aivaxContextFrom(source: ContextSource): AivaxContext | undefined {
-  const found = find(source, 'aivax');
+  const found = find(source, 'aivax', 'aivaxContextFrom');
   return isAivaxContext(found) ? found : undefined;
 }
 
-function find(source: ContextSource, key: string): unknown {
-  if (source == null || typeof source !== 'object') return undefined;
-  const remembered = byRequest.get(source)?.[key];
-  if (remembered !== undefined) return remembered;
-  const s = source as { authInfo?: { extra?: Record<string, unknown> }; auth?: { extra?: Record<string, unknown> } };
-  return s.authInfo?.extra?.[key] ?? s.auth?.extra?.[key];
+function find(source: unknown, key: string, helper: string): unknown {
+  if (typeof Request !== 'undefined' && source instanceof Request) return byRequest.get(source)?.[key];
+  // A Node request (IncomingMessage, Express): a method and its headers.
+  const node = source as { auth?: AuthInfoLike; method?: unknown } | null;
+  if (node !== null && typeof node === 'object' && typeof node.method === 'string' && ('headers' in node || 'rawHeaders' in node)) {
+    return node.auth?.extra?.[key];
+  }
+  const call = callOf(source, helper);
+  const fromAuth = call.authInfo?.extra?.[key];
+  if (fromAuth !== undefined) return fromAuth;
+  return call.request === undefined ? undefined : byRequest.get(call.request)?.[key];
 }
 
 /** For the SDK's web-standard transport: `transport.handleRequest(req, { authInfo: authInfoFrom(req) })`. */

@@ -1,21 +1,71 @@
 /**
- * The parts of the MCP SDK's `RequestHandlerExtra` (a tool handler's second
- * argument) the server helpers use, typed structurally so that toolctx needs
- * no dependency on the SDK: the SDK's own `extra` is assignable to it.
+ * A tool handler's second argument, from either MCP TypeScript SDK line,
+ * typed structurally so that toolctx depends on neither: SDK v1's
+ * `RequestHandlerExtra` (`@modelcontextprotocol/sdk` 1.x) and SDK v2's
+ * `ServerContext` (`@modelcontextprotocol/server` 2.x) are both assignable.
+ * `callOf` reads either into the one shape the helpers use.
  */
-export interface ToolExtra {
+import { ToolctxError } from './errors.js';
+
+/** `params._meta` of the call, with the client's `progressToken`. */
+export interface CallMeta {
+  progressToken?: string | number;
+  [key: string]: unknown;
+}
+
+/** Where an auth layer (the toolctx middleware, `authInfoFrom`) puts what it verified. */
+export interface AuthInfoLike {
+  extra?: Record<string, unknown>;
+}
+
+/** SDK v1 (`@modelcontextprotocol/sdk` 1.x): `(args, extra) => ...`. */
+export interface SdkV1Extra {
   /** Aborts on `notifications/cancelled` or when the transport closes. */
   signal?: AbortSignal;
   /** The JSON-RPC id of the `tools/call`. */
   requestId?: string | number;
-  /** `params._meta` of the call, with the client's `progressToken`. */
-  _meta?: { progressToken?: string | number; [key: string]: unknown };
+  _meta?: CallMeta;
   /** Sends a notification on the call's response stream. */
   sendNotification?(notification: ProgressNotification): Promise<void>;
   /** The HTTP request the call came in (headers with lower-case names). */
   requestInfo?: { headers?: Record<string, string | string[] | undefined> };
-  /** Where the toolctx middleware put the verified context. */
-  authInfo?: { extra?: Record<string, unknown> } | undefined;
+  /** Where the toolctx middleware put the verified context (`req.auth`). */
+  authInfo?: AuthInfoLike | undefined;
+}
+
+/** SDK v2 (`@modelcontextprotocol/server` 2.x): `(args, ctx) => ...`. */
+export interface SdkV2Context {
+  sessionId?: string;
+  mcpReq: {
+    /** The JSON-RPC id of the `tools/call`. */
+    id?: string | number;
+    /** `_meta` with the reserved `io.modelcontextprotocol/*` keys lifted out; `agentarea/*` and `progressToken` stay. */
+    _meta?: CallMeta;
+    /** Aborts on cancellation or when the exchange ends. */
+    signal?: AbortSignal;
+    /** Sends a notification related to this call. */
+    notify?(notification: ProgressNotification): Promise<void>;
+  };
+  http?:
+    | {
+        /** `req.auth` through `toNodeHandler`, or `handler.fetch(request, { authInfo })`. */
+        authInfo?: AuthInfoLike | undefined;
+        /** The web `Request` the call came in. */
+        req?: { readonly headers: Headers } | undefined;
+      }
+    | undefined;
+}
+
+/**
+ * A tool handler's second argument: SDK v1's `extra` or SDK v2's `ctx`, as
+ * one shape with both lines' members optional, so that a handler whose
+ * `extra` the compiler cannot infer still reads `extra.signal` (v1) or
+ * `extra.mcpReq` (v2).
+ */
+export interface ToolExtra extends SdkV1Extra {
+  sessionId?: string;
+  mcpReq?: SdkV2Context['mcpReq'];
+  http?: SdkV2Context['http'];
 }
 
 /** `notifications/progress` (MCP). */
@@ -24,8 +74,99 @@ export interface ProgressNotification {
   params: { progressToken: string | number; progress: number; total?: number; message?: string };
 }
 
-/** A tool handler as `McpServer.registerTool` takes it. */
+/** A tool handler as `McpServer.registerTool` takes it, in either SDK line. */
 export type ToolHandler<A, E, R> = (args: A, extra: E) => R | Promise<R>;
+
+/** What the helpers read of one call, whichever SDK line it came from. */
+export interface Call {
+  signal: AbortSignal | undefined;
+  requestId: string | number | undefined;
+  meta: CallMeta | undefined;
+  notify: ((notification: ProgressNotification) => Promise<void>) | undefined;
+  authInfo: AuthInfoLike | undefined;
+  /** The web `Request` (SDK v2), where the fetch wrapper may have left the context. */
+  request: object | undefined;
+  /** One request header by lower-case name; `undefined` when absent or sent more than once. */
+  header(name: string): string | undefined;
+}
+
+const V1_KEYS = ['signal', 'requestId', 'sendNotification', 'requestInfo', 'authInfo', '_meta'];
+
+/** Whether `value` is SDK v2's `ctx`. */
+export function isV2Context(value: unknown): value is SdkV2Context {
+  return typeof value === 'object' && value !== null && typeof (value as { mcpReq?: unknown }).mcpReq === 'object' && (value as { mcpReq?: unknown }).mcpReq !== null;
+}
+
+/** Whether `value` looks like SDK v1's `extra`: an object with at least one of its members. */
+export function isV1Extra(value: unknown): value is SdkV1Extra {
+  return typeof value === 'object' && value !== null && V1_KEYS.some((k) => k in value);
+}
+
+/**
+ * Reads a tool handler's second argument. Anything else (the arguments by
+ * mistake, `undefined` from a handler declared with one parameter) is a
+ * `ToolctxError` (`invalid_argument`) naming `helper`: a helper that cannot
+ * see the call never guesses.
+ */
+export function callOf(extra: unknown, helper: string): Call {
+  if (isV2Context(extra)) {
+    const { mcpReq, http } = extra;
+    const notify = mcpReq.notify;
+    return {
+      signal: mcpReq.signal,
+      requestId: mcpReq.id,
+      meta: mcpReq._meta,
+      notify: typeof notify === 'function' ? (n) => notify.call(mcpReq, n) : undefined,
+      authInfo: http?.authInfo,
+      request: http?.req ?? undefined,
+      header: (name) => headerValue(http?.req?.headers, name),
+    };
+  }
+  if (isV1Extra(extra)) {
+    const send = extra.sendNotification;
+    return {
+      signal: extra.signal,
+      requestId: extra.requestId,
+      meta: extra._meta,
+      notify: typeof send === 'function' ? (n) => send.call(extra, n) : undefined,
+      authInfo: extra.authInfo,
+      request: undefined,
+      header: (name) => headerValue(extra.requestInfo?.headers, name),
+    };
+  }
+  throw new ToolctxError(
+    'invalid_argument',
+    `${helper}: expected the tool handler's second argument (SDK v1 \`extra\` or SDK v2 \`ctx\`), got ${describe(extra)}`,
+  );
+}
+
+/** `extra` with its abort signal replaced, in the shape it came in. */
+export function withSignal<E>(extra: E, signal: AbortSignal): E {
+  if (isV2Context(extra)) return { ...extra, mcpReq: { ...extra.mcpReq, signal } };
+  return { ...extra, signal };
+}
+
+/**
+ * One header by lower-case name from a web `Headers` or a Node headers
+ * record; `undefined` when absent or repeated (a Node array, or the ", "
+ * a web `Headers` joins repeats with: a token is never matched on those).
+ */
+export function headerValue(headers: Headers | Record<string, string | string[] | undefined> | undefined, name: string): string | undefined {
+  if (headers === undefined) return undefined;
+  if (typeof (headers as Headers).get === 'function') {
+    const v = (headers as Headers).get(name);
+    return v === null || v.includes(',') ? undefined : v;
+  }
+  const v = (headers as Record<string, string | string[] | undefined>)[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  const keys = Object.keys(value).slice(0, 4);
+  return keys.length === 0 ? 'an empty object' : `an object with ${keys.map((k) => `\`${k}\``).join(', ')}`;
+}
 
 /** A clock and timers, injectable for tests; defaults to the global ones. */
 export interface Clock {

@@ -5,7 +5,7 @@
  * `helpers-node.ts` do for their own flavour of the wasm.
  */
 export { canonicalJson, canonicalHash } from './canonical.js';
-export type { ToolExtra, ToolHandler, ProgressNotification, Clock } from './extra.js';
+export type { ToolExtra, SdkV1Extra, SdkV2Context, CallMeta, ToolHandler, ProgressNotification, Clock } from './extra.js';
 export {
   idempotent,
   memoryStore,

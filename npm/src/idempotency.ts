@@ -6,7 +6,7 @@
  */
 import { canonicalHash } from './canonical.js';
 import { contextFrom } from './context.js';
-import type { ToolExtra, ToolHandler } from './extra.js';
+import { callOf, type ToolExtra, type ToolHandler } from './extra.js';
 
 /** A claim held while the first call runs. */
 export interface RunningEntry {
@@ -44,7 +44,12 @@ export interface IdempotencyStore {
   release(key: string, entry: RunningEntry): Promise<void>;
 }
 
-export type IdempotencyOutcome = 'conflict' | 'in_progress';
+/**
+ * Why a call was refused: `conflict` (same key, other arguments),
+ * `in_progress` (the first call still running after `waitMs`), `unverified`
+ * (no verified context, so no key: see `allowUnverified`).
+ */
+export type IdempotencyOutcome = 'conflict' | 'in_progress' | 'unverified';
 
 export interface IdempotencyOptions {
   /** Default: an in-memory LRU (`memoryStore()`), one per wrapped tool. */
@@ -62,9 +67,19 @@ export interface IdempotencyOptions {
   /** Prefixed to the idempotency key in the store (one namespace per tool, say). Default `""`. */
   namespace?: string;
   /**
-   * The answer to a refused duplicate (same key with other arguments, or the
-   * first call still running after `waitMs`). Default: an `isError` result
-   * naming the reason, with `_meta["toolctx/idempotency"]` set to the outcome.
+   * A call with no verified toolctx context has no idempotency key, so it
+   * cannot be guarded: by default it is refused (`unverified`) and the tool
+   * does not run. `true` runs such calls as they are, unguarded: for a server
+   * whose verifier has `requireContext: false` and whose tool is safe to run
+   * twice for callers without a context.
+   */
+  allowUnverified?: boolean;
+  /**
+   * The answer to a refused call: a duplicate with other arguments
+   * (`conflict`), the first call still running after `waitMs`
+   * (`in_progress`), or a call without verified context (`unverified`; `key`
+   * is then `""`). Default: an `isError` result naming the reason, with
+   * `_meta["toolctx/idempotency"]` set to the outcome.
    */
   refuse?: (outcome: IdempotencyOutcome, key: string) => unknown;
   /**
@@ -89,7 +104,9 @@ const DAY = 24 * 60 * 60 * 1000;
 /**
  * Wraps a tool handler `(args, extra) => result`:
  *
- * - a call without verified context runs as it is (there is no key);
+ * - a call without verified context has no key: it is refused
+ *   (`unverified`, the tool does not run) unless `allowUnverified: true`
+ *   runs it unguarded;
  * - the first call with a key claims it in the store, runs, and stores its
  *   result (an `isError` result too: the tool ran). A handler that throws
  *   releases the claim, so a retry runs again;
@@ -114,9 +131,11 @@ export function idempotent<A, E extends ToolExtra, R>(
   const refuse = options.refuse ?? refusal;
   const onStoreError = options.onStoreError ?? ((e: unknown) => console.warn('toolctx: the idempotency store failed to record a result', e));
 
+  const allowUnverified = options.allowUnverified === true;
   return async function idempotentTool(args: A, extra: E): Promise<R> {
+    const signal = callOf(extra, 'idempotent').signal;
     const context = contextFrom(extra);
-    if (context === undefined) return handler(args, extra);
+    if (context === undefined) return allowUnverified ? handler(args, extra) : (refuse('unverified', '') as R);
     const key = namespace + context.idempotency_key;
     const hash = await hashOf(args ?? {});
     const mine: RunningEntry = { state: 'running', hash, owner: crypto.randomUUID() };
@@ -127,8 +146,8 @@ export function idempotent<A, E extends ToolExtra, R>(
       if (held === null) break;
       if (held.hash !== hash) return refuse('conflict', context.idempotency_key) as R;
       if (held.state === 'done') return replayed(held.result) as R;
-      if (now() >= deadline || extra.signal?.aborted) return refuse('in_progress', context.idempotency_key) as R;
-      await sleep(Math.min(pause, Math.max(1, deadline - now())), extra.signal);
+      if (now() >= deadline || signal?.aborted) return refuse('in_progress', context.idempotency_key) as R;
+      await sleep(Math.min(pause, Math.max(1, deadline - now())), signal);
       pause = Math.min(pause * 2, 250);
     }
     let result: R;
@@ -156,7 +175,10 @@ function refusal(outcome: IdempotencyOutcome, key: string): unknown {
   const text =
     outcome === 'conflict'
       ? `idempotency conflict: key ${key} was already used with different arguments`
-      : `call ${key} is still running; retry later`;
+      : outcome === 'in_progress'
+        ? `call ${key} is still running; retry later`
+        : 'refused: this tool is idempotent and the call carries no verified toolctx context, so it cannot be guarded ' +
+          '(is the toolctx middleware or withToolctx in front of the MCP handler, and its authInfo handed on?)';
   return { content: [{ type: 'text', text }], isError: true, _meta: { 'toolctx/idempotency': outcome } };
 }
 

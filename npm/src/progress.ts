@@ -8,7 +8,8 @@
  * With the SDK's Streamable HTTP transport, progress needs the SSE response:
  * `enableJsonResponse: true` drops every notification.
  */
-import { systemClock, type Clock, type ToolExtra } from './extra.js';
+import { ToolctxError } from './errors.js';
+import { callOf, systemClock, type Clock, type ToolExtra } from './extra.js';
 
 export interface ProgressOptions {
   /** The least time between two sends. Default 500 ms (the platform's rate). */
@@ -41,16 +42,25 @@ interface Report {
 }
 
 /**
- * The progress reporter of the call `extra` belongs to. Without a
- * `progressToken` (the client asked for none) every report is a no-op.
+ * The progress reporter of the call `extra` (SDK v1) or `ctx` (SDK v2)
+ * belongs to. Without a `progressToken` (the client asked for none) every
+ * report is a no-op. Anything that is not a tool handler's second argument,
+ * or a call with a `progressToken` but no way to send a notification, throws
+ * a `ToolctxError` (`invalid_argument`) here, rather than dropping every
+ * report.
  *
  * ```ts
- * const report = progress(extra);
+ * const report = progress(ctx); // or progress(extra) with SDK v1
  * for (const [i, sheet] of sheets.entries()) { await read(sheet); void report(i + 1, sheets.length, `sheet ${i + 1}`); }
  * ```
  */
 export function progress(extra: ToolExtra, options: ProgressOptions = {}): Progress {
-  const token = extra._meta?.progressToken;
+  const call = callOf(extra, 'progress');
+  const token = call.meta?.progressToken;
+  const notify = call.notify;
+  if (token !== undefined && notify === undefined) {
+    throw new ToolctxError('invalid_argument', 'progress: the call has a progressToken but its extra/ctx has no sendNotification/mcpReq.notify');
+  }
   const interval = options.intervalMs ?? 500;
   const clock = options.clock ?? systemClock;
   const onError = options.onError ?? (() => undefined);
@@ -65,7 +75,7 @@ export function progress(extra: ToolExtra, options: ProgressOptions = {}): Progr
     if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
   };
-  extra.signal?.addEventListener('abort', () => {
+  call.signal?.addEventListener('abort', () => {
     finished = true;
     pending = undefined;
     cancelTimer();
@@ -75,12 +85,12 @@ export function progress(extra: ToolExtra, options: ProgressOptions = {}): Progr
     lastSentAt = clock.now();
     pending = undefined;
     cancelTimer();
-    if (token === undefined || extra.sendNotification === undefined) return Promise.resolve();
+    if (token === undefined || notify === undefined) return Promise.resolve();
     sent += 1;
     const params: Report & { progressToken: string | number } = { progressToken: token, progress: r.progress };
     if (r.total !== undefined) params.total = r.total;
     if (r.message !== undefined) params.message = r.message;
-    return extra.sendNotification({ method: 'notifications/progress', params }).catch(onError);
+    return notify({ method: 'notifications/progress', params }).catch(onError);
   };
 
   const report = (done: number, total?: number, message?: string): Promise<void> => {

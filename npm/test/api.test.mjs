@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { inspect } from 'node:util';
 import { test } from 'node:test';
 
-import { contextFrom, createVerifier, toolctx, ToolctxError } from 'toolctx';
+import { aivaxContextFrom, contextFrom, createVerifier, toolctx, ToolctxError } from 'toolctx';
 
 const SECRET = 'api-test-secret-must-not-leak-0123456789';
 const INSTANCE = 'instance-1';
@@ -155,8 +155,29 @@ test('the middleware refuses a body already parsed into an object', async () => 
 });
 
 test('contextFrom is undefined without a context', () => {
-  assert.equal(contextFrom(undefined), undefined);
-  assert.equal(contextFrom({}), undefined);
+  assert.equal(contextFrom({ authInfo: undefined, signal: new AbortController().signal }), undefined);
   assert.equal(contextFrom({ authInfo: { token: 'x', clientId: 'y', scopes: [] } }), undefined);
   assert.equal(contextFrom({ authInfo: { extra: { toolctx: 'forged' } } }), undefined);
+  // SDK v2's ctx: no http (stdio), no authInfo, a forged value.
+  assert.equal(contextFrom({ mcpReq: { id: 1 } }), undefined);
+  assert.equal(contextFrom({ mcpReq: { id: 1 }, http: {} }), undefined);
+  assert.equal(contextFrom({ mcpReq: { id: 1 }, http: { authInfo: { extra: { toolctx: 'forged' } } } }), undefined);
+  assert.equal(contextFrom(new Request('http://127.0.0.1/')), undefined);
+});
+
+test('contextFrom reads SDK v2\'s ctx: ctx.http.authInfo, or the Request the fetch wrapper handed on', () => {
+  const context = { task_id: 't', idempotency_key: 't:c' };
+  assert.equal(contextFrom({ mcpReq: { id: 1 }, http: { authInfo: { extra: { toolctx: context } } } }), context);
+  assert.equal(aivaxContextFrom({ mcpReq: { id: 1 }, http: { authInfo: { extra: { aivax: { nonce_verified: true } } } } }).nonce_verified, true);
+});
+
+test('contextFrom refuses what is not a call, rather than reading it as "no context"', () => {
+  for (const notACall of [undefined, null, {}, { orderId: 'x' }, 'extra', 7]) {
+    assert.throws(
+      () => contextFrom(notACall),
+      (e) => e instanceof ToolctxError && e.code === 'invalid_argument' && /contextFrom: expected the tool handler's second argument/.test(e.message),
+      String(notACall),
+    );
+  }
+  assert.throws(() => aivaxContextFrom(undefined), (e) => e.code === 'invalid_argument' && /aivaxContextFrom/.test(e.message));
 });

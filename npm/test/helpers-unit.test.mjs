@@ -1,7 +1,7 @@
 // toolctx/helpers without a server: canonical JSON against the repository's
 // vectors, the in-memory store, the idempotency wrapper's edges, progress
 // with an injected clock, result limits, cancellation timeouts. Imports the
-// BUILT package (npm/dist): the worker flavour (dist/helpers.js, whose
+// BUILT package (npm/dist): the worker flavour (dist/web/helpers.js, whose
 // `.wasm` import the hooks in wasm-modules.mjs load) and the Node one.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -28,7 +28,7 @@ const {
   textResult,
   toolResult,
   withLimits,
-} = await import('../dist/helpers.js');
+} = await import('../dist/web/helpers.js');
 const forNode = await import('toolctx/helpers');
 
 /** A tool handler's `extra` as the SDK builds it after the toolctx middleware. */
@@ -106,12 +106,50 @@ describe('memoryStore', () => {
 });
 
 describe('idempotent', () => {
-  test('a call without verified context runs every time', async () => {
+  test('a call without verified context is refused (the tool does not run) unless plain calls are allowed', async () => {
     let runs = 0;
-    const tool = idempotent(async () => ({ content: [], run: ++runs }));
-    await tool({ a: 1 }, {});
-    await tool({ a: 1 }, {});
-    assert.equal(runs, 2);
+    const handler = async () => ({ content: [], run: ++runs });
+    for (const idem of [idempotent, forNode.idempotent]) {
+      const tool = idem(handler);
+      // SDK v1's extra and SDK v2's ctx without a context.
+      for (const extra of [{ signal: new AbortController().signal }, { mcpReq: { id: 1, signal: new AbortController().signal } }]) {
+        const refused = await tool({ a: 1 }, extra);
+        assert.equal(refused.isError, true);
+        assert.equal(refused._meta['toolctx/idempotency'], 'unverified');
+        assert.match(refused.content[0].text, /no verified toolctx context/);
+      }
+      const custom = await idem(handler, { refuse: (outcome, key) => ({ outcome, key }) })({}, { signal: undefined });
+      assert.deepEqual(custom, { outcome: 'unverified', key: '' });
+    }
+    assert.equal(runs, 0);
+    const plain = idempotent(handler, { allowUnverified: true });
+    await plain({ a: 1 }, { signal: undefined });
+    await plain({ a: 1 }, { mcpReq: { id: 2 } });
+    assert.equal(runs, 2, 'allowUnverified runs every plain call, unguarded');
+  });
+
+  test('something that is not a tool handler\'s extra or ctx is a clear error, never an unguarded run', async () => {
+    let runs = 0;
+    const tool = idempotent(async () => ({ content: [], run: ++runs }), { allowUnverified: true });
+    for (const notACall of [undefined, {}, { orderId: 'x' }]) {
+      await assert.rejects(tool({}, notACall), (e) => e.code === 'invalid_argument' && /idempotent: expected the tool handler's second argument/.test(e.message));
+    }
+    assert.equal(runs, 0);
+  });
+
+  test('SDK v2\'s ctx: a retry with the same key is replayed, the tool runs once', async () => {
+    let runs = 0;
+    const tool = forNode.idempotent(async ({ amount }) => ({ content: [{ type: 'text', text: `charged ${amount}` }], run: ++runs }));
+    const { ctx } = callContext();
+    const v2 = (c) => ({ mcpReq: { id: 1, signal: new AbortController().signal }, http: { authInfo: extraFor(c).authInfo } });
+    const first = await tool({ amount: 5 }, v2(ctx));
+    const retry = await tool({ amount: 5 }, v2(ctx));
+    assert.equal(runs, 1);
+    assert.equal(first._meta, undefined);
+    assert.equal(retry._meta['agentarea/replayed'], true);
+    const conflict = await tool({ amount: 6 }, v2(ctx));
+    assert.equal(conflict._meta['toolctx/idempotency'], 'conflict');
+    assert.equal(runs, 1);
   });
 
   test('a handler that throws releases its claim: the retry runs', async () => {
@@ -226,6 +264,29 @@ describe('progress', () => {
     assert.equal(none.sent.length, 0);
   });
 
+  test('SDK v2\'s ctx: the token from ctx.mcpReq._meta, sent with ctx.mcpReq.notify, stopped by ctx.mcpReq.signal', async () => {
+    const clock = fakeClock();
+    const abort = new AbortController();
+    const sent = [];
+    const mcpReq = { id: 3, _meta: { progressToken: 'v2' }, signal: abort.signal, notify: async (n) => sent.push(n) };
+    const report = progress({ mcpReq, http: {} }, { clock });
+    await report(1, 4);
+    assert.deepEqual(sent, [{ method: 'notifications/progress', params: { progressToken: 'v2', progress: 1, total: 4 } }]);
+    await report(2, 4);
+    abort.abort();
+    clock.advance(10_000);
+    assert.equal(sent.length, 1);
+  });
+
+  test('progress refuses what it cannot serve, rather than dropping every report', () => {
+    for (const notACall of [undefined, {}, { orderId: 'x' }]) {
+      assert.throws(() => progress(notACall), (e) => e.code === 'invalid_argument' && /progress: expected/.test(e.message));
+    }
+    // A progressToken with no way to send it.
+    assert.throws(() => progress({ _meta: { progressToken: 1 }, signal: undefined }), (e) => e.code === 'invalid_argument' && /no sendNotification/.test(e.message));
+    assert.throws(() => progress({ mcpReq: { _meta: { progressToken: 1 } } }), (e) => e.code === 'invalid_argument');
+  });
+
   test('a failing send never rejects', async () => {
     const errors = [];
     const report = progress(
@@ -307,5 +368,31 @@ describe('cancellable', () => {
     assert.equal(noticeCancelled([cancel(7, 'timed out')], new Headers(headers), registry), true);
     assert.equal(await running, 'timed out');
     assert.equal(registry.size, 0);
+  });
+
+  test('SDK v2\'s ctx: the id from ctx.mcpReq.id, the token from ctx.http.req; the handler sees the combined signal at ctx.mcpReq.signal', async () => {
+    const registry = createCancelRegistry();
+    const seen = [];
+    const tool = cancellable(
+      async (_args, ctx) => {
+        seen.push(typeof ctx.mcpReq.notify, ctx.http.req.headers.get('x-agentarea-context'));
+        return new Promise((resolve) => ctx.mcpReq.signal.addEventListener('abort', () => resolve(ctx.mcpReq.signal.reason.message)));
+      },
+      { registry },
+    );
+    const sdkSignal = new AbortController();
+    const req = new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { 'x-agentarea-context': 'token-v2' } });
+    const running = tool({}, { mcpReq: { id: 'r1', signal: sdkSignal.signal, notify: async () => undefined }, http: { req } });
+    assert.equal(registry.size, 1);
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'r1', reason: 'stop' } };
+    assert.equal(noticeCancelled(cancel, { 'x-agentarea-context': 'token-other' }, registry), false);
+    assert.equal(noticeCancelled(cancel, req.headers, registry), true);
+    assert.equal(await running, 'stop');
+    assert.deepEqual(seen, ['function', 'token-v2']);
+    assert.equal(registry.size, 0);
+    // The SDK's own signal still reaches the handler.
+    const second = tool({}, { mcpReq: { id: 'r2', signal: sdkSignal.signal }, http: { req } });
+    sdkSignal.abort(new Error('transport closed'));
+    assert.equal(await second, 'transport closed');
   });
 });
