@@ -1,39 +1,37 @@
-// A real stateless Streamable HTTP MCP server (@modelcontextprotocol/sdk) on
-// 127.0.0.1 behind the toolctx middleware, driven by the SDK's real Client.
-// Tokens are minted by hand with node:crypto (support.mjs), not with
-// toolctx's own minting code. Imports the BUILT package (npm/dist).
+// A real stateless Streamable HTTP MCP server on 127.0.0.1 behind the
+// toolctx middleware (node:http, Express) or the fetch wrapper, driven by a
+// real SDK Client: every cell of sdks.mjs (SDK v1 and v2, each wiring, the
+// 2025 and 2026-07-28 clients). Tokens are minted by hand with node:crypto
+// (support.mjs), not with toolctx's own minting code. Imports the BUILT
+// package (npm/dist).
 import assert from 'node:assert/strict';
-import { createServer, request as httpRequest } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import express from 'express';
 import { z } from 'zod';
 
-import { authInfoFrom, contextFrom, createVerifier, toolctx, withToolctx } from 'toolctx';
-import { CREDENTIAL, INSTANCE, SECRET, callContext, connect, handleStateless, listen, mint, serveStateless, stop } from './support.mjs';
+import { contextFrom, createVerifier } from 'toolctx';
+import { cells, refusedConnect, start } from './sdks.mjs';
+import { CREDENTIAL, INSTANCE, SECRET, callContext, mint } from './support.mjs';
 
 const MAX_BODY = 64 * 1024;
 
 /** What the tool handler saw: proof it ran, and with what. */
 const seen = [];
 
-function mcpServer() {
-  const server = new McpServer({ name: 'toolctx-integration', version: '1.0.0' });
-  server.registerTool(
-    'echo',
-    { description: 'echoes its input', inputSchema: { text: z.string() } },
-    async ({ text }, extra) => {
+/** The tool, for `sdk`'s McpServer: `extra` is the SDK's own (v1's `extra`, v2's `ctx`). */
+const tools = (sdk) => [
+  {
+    name: 'echo',
+    description: 'echoes its input',
+    shape: { text: z.string() },
+    handler: async ({ text }, extra) => {
       const context = contextFrom(extra);
-      seen.push({ text, context, progressToken: extra._meta?.progressToken });
+      seen.push({ text, context, progressToken: sdk.meta(extra)?.progressToken });
       return { content: [{ type: 'text', text: JSON.stringify({ text, task_id: context?.task_id ?? null }) }] };
     },
-  );
-  return server;
-}
-
-/** The stateless pattern: a new server and transport per request, closed with the response. */
-const handleMcp = (req, res) => serveStateless(mcpServer(), req, res);
+  },
+];
 
 const verifier = createVerifier({
   instanceId: INSTANCE,
@@ -42,28 +40,20 @@ const verifier = createVerifier({
   maxBodyBytes: MAX_BODY,
 });
 
-/** The status and JSON-RPC error a refused call came back with through the SDK's transport. */
-async function refusedCall(client, params) {
-  const err = await client.callTool(params).then(
-    () => assert.fail('the call was not refused'),
-    (e) => e,
-  );
-  const text = String(err.message);
-  const json = JSON.parse(text.slice(text.indexOf('{')));
-  return { status: err.code, json };
-}
+/** A cell's server: its wiring around the echo tool, started. */
+const serve = (cell) => start(cell, { verifier, name: 'toolctx-integration', tools: tools(cell.sdk) });
 
-function suite(name, makeServer) {
-  describe(name, () => {
-    let server;
+/** The cells served on a port (node:http, Express): the whole suite, raw HTTP included. */
+function suite(cell) {
+  describe(cell.label, () => {
+    let front;
     let url;
+    const connect = (u, headers) => cell.client.connect(u, headers, front.fetchImpl);
     before(async () => {
-      server = makeServer();
-      url = await listen(server);
+      front = await serve(cell);
+      url = front.url;
     });
-    after(async () => {
-      await stop(server);
-    });
+    after(() => front.close());
 
     test('a verified call reaches the tool with its context and _meta', async () => {
       const { ctx, token, meta } = callContext();
@@ -94,13 +84,9 @@ function suite(name, makeServer) {
       const before = seen.length;
       // 401 at step 1: without the static credential even `initialize` is
       // refused, before its body is read.
-      const noCredential = await connect(url, {}).then(
-        () => assert.fail('connected without the credential'),
-        (e) => e,
-      );
-      assert.equal(noCredential.code, 401);
-      const refused = JSON.parse(noCredential.message.slice(noCredential.message.indexOf('{')));
-      assert.deepEqual(refused, {
+      const noCredential = await refusedConnect(cell.client, url, {}, front.fetchImpl);
+      assert.equal(noCredential.status, 401);
+      assert.deepEqual(noCredential.json, {
         jsonrpc: '2.0',
         id: null,
         error: { code: -32001, message: 'missing credential', data: { reason: 'credential_missing' } },
@@ -120,7 +106,7 @@ function suite(name, makeServer) {
       for (const c of cases) {
         const client = await connect(url, c.headers);
         try {
-          const { status, json } = await refusedCall(client, { name: 'echo', arguments: { text: 'no' }, _meta: c.meta });
+          const { status, json } = await client.refused({ name: 'echo', arguments: { text: 'no' }, _meta: c.meta });
           assert.equal(status, c.want[0], JSON.stringify(json));
           assert.equal(json.jsonrpc, '2.0');
           assert.equal(json.error.code, c.want[1]);
@@ -213,80 +199,64 @@ function rawPost(url, headers, body) {
   });
 }
 
-suite('node:http', () => {
-  const middleware = toolctx(verifier);
-  return createServer((req, res) => {
-    middleware(req, res, (err) => {
-      if (err) {
-        res.statusCode = 500;
-        res.end(String(err));
-        return;
+/** The cells behind the fetch wrapper, called in process through the client's `fetch` option. */
+function fetchSuite(cell) {
+  describe(cell.label, () => {
+    let front;
+    let handler;
+    let url; // never dialled: the client's fetch calls the handler directly
+    const connect = (u, headers) => cell.client.connect(u, headers, front.fetchImpl);
+    before(async () => {
+      front = await serve(cell);
+      ({ handler, url } = front);
+    });
+    after(() => front.close());
+
+    test('a verified call reaches the tool with its context', async () => {
+      const { ctx, token, meta } = callContext();
+      const client = await connect(url, { authorization: CREDENTIAL, 'x-agentarea-context': token });
+      try {
+        await client.callTool({ name: 'echo', arguments: { text: 'web' }, _meta: meta });
+        const call = seen.at(-1);
+        assert.equal(call.text, 'web');
+        assert.equal(call.context.task_id, ctx.task_id);
+      } finally {
+        await client.close();
       }
-      handleMcp(req, res).catch((e) => {
-        if (!res.headersSent) res.statusCode = 500;
-        res.end(String(e));
-      });
+    });
+
+    test('a refusal is answered before the inner handler', async () => {
+      const before = seen.length;
+      const { meta } = callContext();
+      const client = await connect(url, { authorization: CREDENTIAL });
+      try {
+        const { status, json } = await client.refused({ name: 'echo', arguments: { text: 'x' }, _meta: meta });
+        assert.equal(status, 401);
+        assert.equal(json.error.data.reason, 'token_missing');
+      } finally {
+        await client.close();
+      }
+      assert.equal(seen.length, before);
+    });
+
+    test('Headers joins a repeated token header; it still counts as two', async () => {
+      const { token, meta } = callContext();
+      const headers = new Headers({ authorization: CREDENTIAL, 'content-type': 'application/json' });
+      headers.append('x-agentarea-context', token);
+      headers.append('x-agentarea-context', token);
+      const res = await handler(
+        new Request(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'echo', _meta: meta } }),
+        }),
+      );
+      assert.equal(res.status, 401);
+      const json = await res.json();
+      assert.equal(json.id, 'a');
+      assert.equal(json.error.data.reason, 'token_duplicated');
     });
   });
-});
+}
 
-suite('express', () => {
-  const app = express();
-  app.post('/mcp', toolctx(verifier), (req, res, next) => {
-    handleMcp(req, res).catch(next);
-  });
-  return createServer(app);
-});
-
-describe('fetch wrapper', () => {
-  // The SDK's web-standard transport behind withToolctx, called through the client's `fetch` option.
-  // JSON response mode: the Response is complete when it is returned.
-  const handler = withToolctx(verifier, (request) => handleStateless(mcpServer(), request, authInfoFrom(request)));
-  const fetchImpl = (url, init) => handler(new Request(url, init));
-  const url = 'http://127.0.0.1:9/mcp'; // never dialled: the client's fetch calls the handler directly
-
-  test('a verified call reaches the tool with its context', async () => {
-    const { ctx, token, meta } = callContext();
-    const client = await connect(url, { authorization: CREDENTIAL, 'x-agentarea-context': token }, fetchImpl);
-    try {
-      await client.callTool({ name: 'echo', arguments: { text: 'web' }, _meta: meta });
-      const call = seen.at(-1);
-      assert.equal(call.text, 'web');
-      assert.equal(call.context.task_id, ctx.task_id);
-    } finally {
-      await client.close();
-    }
-  });
-
-  test('a refusal is answered before the inner handler', async () => {
-    const before = seen.length;
-    const { meta } = callContext();
-    const client = await connect(url, { authorization: CREDENTIAL }, fetchImpl);
-    try {
-      const { status, json } = await refusedCall(client, { name: 'echo', arguments: { text: 'x' }, _meta: meta });
-      assert.equal(status, 401);
-      assert.equal(json.error.data.reason, 'token_missing');
-    } finally {
-      await client.close();
-    }
-    assert.equal(seen.length, before);
-  });
-
-  test('Headers joins a repeated token header; it still counts as two', async () => {
-    const { token, meta } = callContext();
-    const headers = new Headers({ authorization: CREDENTIAL, 'content-type': 'application/json' });
-    headers.append('x-agentarea-context', token);
-    headers.append('x-agentarea-context', token);
-    const res = await handler(
-      new Request(url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'echo', _meta: meta } }),
-      }),
-    );
-    assert.equal(res.status, 401);
-    const json = await res.json();
-    assert.equal(json.id, 'a');
-    assert.equal(json.error.data.reason, 'token_duplicated');
-  });
-});
+for (const cell of cells) (cell.wiring.kind === 'node' ? suite : fetchSuite)(cell);
