@@ -5,6 +5,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT"
-[ -f npm/dist/worker.js ] || { echo "npm/dist is missing: run scripts/test-npm (or cd npm && npm ci && npm run build) first" >&2; exit 1; }
+[ -f npm/dist/web/index.js ] || { echo "npm/dist is missing: run scripts/test-npm (or cd npm && npm ci && npm run build) first" >&2; exit 1; }
 [ -d tests/edge/node_modules/workerd ] || (cd tests/edge && npm ci --no-audit --no-fund --loglevel=error)
 exec node bench/edge/bench.mjs

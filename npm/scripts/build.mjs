@@ -8,7 +8,9 @@
 //   2. wasm-bindgen twice for each: experimental-nodejs-module (Node,
 //      synchronous) and web (initSync, for workerd and browsers), into npm/wasm/;
 //   3. wasm-opt from the npm package `binaryen` (Debian's breaks the output);
-//   4. tsc, then the glue copied next to the compiled entries.
+//   4. tsc (src/node/* and src/web/* into dist/node/ and dist/web/), then
+//      the wasm-bindgen glue copied to dist/wasm/{node,web}/, where
+//      dist/node/glue.js and dist/web/glue.js (and the conventions glues) import it.
 // Needs the wasm32 target and a wasm-bindgen CLI matching Cargo.lock
 // (scripts/test-npm installs both).
 import { execFileSync } from 'node:child_process';
@@ -67,8 +69,12 @@ for (const flavour of ['node', 'web']) {
     filter: (src) => !src.endsWith('.gitignore'),
   });
 }
-for (const f of ['index.js', 'worker.js', 'index.d.ts', 'conventions.js', 'conventions-node.js', 'aivax.js', 'aivax-node.js']) {
-  if (!existsSync(join(dist, f))) throw new Error(`build did not produce dist/${f}`);
+// Every entry of the `exports` map, for each flavour: dist/node/* for Node,
+// dist/web/* for workerd, workers and browsers.
+for (const flavour of ['node', 'web']) {
+  for (const f of ['index.js', 'index.d.ts', 'conventions.js', 'aivax.js', 'helpers.js']) {
+    if (!existsSync(join(dist, flavour, f))) throw new Error(`build did not produce dist/${flavour}/${f}`);
+  }
 }
 
 for (const { stem } of MODULES) {

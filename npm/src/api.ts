@@ -7,7 +7,7 @@ export type * from './types.js';
 export { Verifier } from './verifier.js';
 export { AivaxVerifier } from './aivax-verifier.js';
 export { contextFrom, aivaxContextFrom, authInfoFrom, type ContextSource } from './context.js';
-export { toolctx, type ToolctxIncomingMessage, type NextFunction, type MiddlewareOptions } from './node.js';
+export { toolctx, type ToolctxIncomingMessage, type NextFunction, type MiddlewareOptions } from './middleware.js';
 export { withToolctx, type FetchOptions } from './fetch.js';
 export { memoryReplayStore } from './replay.js';
 export { redisReplayStore, type RedisReplayStoreOptions, type RedisSend, type RedisCommandClient } from './redis.js';

@@ -5,7 +5,7 @@
  * (`crypto.subtle`); `toolctx/helpers` under the `node` condition uses
  * `node:crypto` over the same bytes.
  */
-import { core } from './core.js';
+import { core } from './core-functions.js';
 
 /**
  * The JSON text of a value, as `JSON.stringify` writes it (`toJSON` applied,

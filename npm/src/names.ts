@@ -6,7 +6,7 @@
  * (`core.ts`). The Tuix upstream headers need no WebAssembly: `tuix.ts`.
  */
 import { jsonText, throughCore } from './canonical.js';
-import { core } from './core.js';
+import { core } from './core-functions.js';
 import { ToolctxError } from './errors.js';
 
 export { canonicalJson } from './canonical.js';

@@ -55,19 +55,20 @@ test('the tarball holds the built entries, both glues and the wasm, and nothing 
   for (const f of [
     'package.json',
     'README.md',
-    'dist/index.js',
-    'dist/index.d.ts',
-    'dist/worker.js',
+    'dist/node/index.js',
+    'dist/node/index.d.ts',
+    'dist/web/index.js',
+    'dist/web/index.d.ts',
     'dist/wasm/node/toolctx_wasm.js',
     'dist/wasm/node/toolctx_wasm_bg.wasm',
     'dist/wasm/web/toolctx_wasm.js',
     'dist/wasm/web/toolctx_wasm_bg.wasm',
-    'dist/conventions.js',
-    'dist/conventions-node.js',
-    'dist/conventions.d.ts',
-    'dist/aivax.js',
-    'dist/aivax-node.js',
-    'dist/aivax.d.ts',
+    'dist/web/conventions.js',
+    'dist/node/conventions.js',
+    'dist/web/conventions.d.ts',
+    'dist/web/aivax.js',
+    'dist/node/aivax.js',
+    'dist/web/aivax.d.ts',
     'dist/wasm/node/toolctx_wasm_conventions.js',
     'dist/wasm/node/toolctx_wasm_conventions_bg.wasm',
     'dist/wasm/web/toolctx_wasm_conventions.js',
@@ -104,15 +105,15 @@ test(`the conventions' wasm is within its budget (${CONVENTIONS_RAW_BUDGET} byte
 test('the exports conditions pick the right entry', () => {
   const resolve = (conditions) =>
     node([...conditions.map((c) => `--conditions=${c}`), '--input-type=module', '-e', 'console.log(import.meta.resolve("toolctx"))']).trim();
-  assert.match(resolve([]), /\/dist\/index\.js$/);
-  for (const c of ['workerd', 'worker', 'browser']) assert.match(resolve([c]), /\/dist\/worker\.js$/, c);
+  assert.match(resolve([]), /\/dist\/node\/index\.js$/);
+  for (const c of ['workerd', 'worker', 'browser']) assert.match(resolve([c]), /\/dist\/web\/index\.js$/, c);
   const explicit = node(['--input-type=module', '-e', 'console.log(import.meta.resolve("toolctx/worker"))']).trim();
-  assert.match(explicit, /\/dist\/worker\.js$/);
+  assert.match(explicit, /\/dist\/web\/index\.js$/);
   for (const sub of ['conventions', 'aivax']) {
     const at = (conditions) =>
       node([...conditions.map((c) => `--conditions=${c}`), '--input-type=module', '-e', `console.log(import.meta.resolve("toolctx/${sub}"))`]).trim();
-    assert.match(at([]), new RegExp(`/dist/${sub}-node\\.js$`));
-    for (const c of ['workerd', 'worker', 'browser']) assert.match(at([c]), new RegExp(`/dist/${sub}\\.js$`), `${sub} ${c}`);
+    assert.match(at([]), new RegExp(`/dist/node/${sub}\\.js$`));
+    for (const c of ['workerd', 'worker', 'browser']) assert.match(at([c]), new RegExp(`/dist/web/${sub}\\.js$`), `${sub} ${c}`);
   }
 });
 
@@ -195,9 +196,9 @@ console.log(JSON.stringify({ names: ['idempotent', 'memoryStore', 'redisStore', 
 `;
   const want = createHash('sha256').update('{"a":2,"b":1}').digest('hex');
   for (const [conditions, entry] of [
-    [[], /\/dist\/helpers-node\.js$/],
-    [['--conditions=workerd', '--import', './register.mjs'], /\/dist\/helpers\.js$/],
-    [['--conditions=browser', '--import', './register.mjs'], /\/dist\/helpers\.js$/],
+    [[], /\/dist\/node\/helpers\.js$/],
+    [['--conditions=workerd', '--import', './register.mjs'], /\/dist\/web\/helpers\.js$/],
+    [['--conditions=browser', '--import', './register.mjs'], /\/dist\/web\/helpers\.js$/],
   ]) {
     const out = JSON.parse(node([...conditions, '--input-type=module', '-e', probe]));
     assert.deepEqual(out.names, []);
@@ -206,7 +207,7 @@ console.log(JSON.stringify({ names: ['idempotent', 'memoryStore', 'redisStore', 
     const resolved = node([...conditions, '--input-type=module', '-e', 'console.log(import.meta.resolve("toolctx/helpers"))']).trim();
     assert.match(resolved, entry);
   }
-  assert.ok(['dist/helpers.js', 'dist/helpers-node.js', 'dist/helpers-common.js', 'dist/helpers.d.ts'].every((f) => files.includes(f)));
+  assert.ok(['dist/web/helpers.js', 'dist/node/helpers.js', 'dist/helpers-common.js', 'dist/web/helpers.d.ts'].every((f) => files.includes(f)));
 });
 
 /** The first ```js block after `heading` in the README. */

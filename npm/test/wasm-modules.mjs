@@ -1,6 +1,6 @@
 // Emulates workerd and bundlers in Node: a `.wasm` import yields a
-// WebAssembly.Module, so the worker entries (dist/worker.js,
-// dist/helpers.js) load here. Import it before importing those, dynamically.
+// WebAssembly.Module, so the worker entries (dist/web/index.js,
+// dist/web/helpers.js) load here. Import it before importing those, dynamically.
 import { register } from 'node:module';
 
 const hooks = `

@@ -52,7 +52,7 @@ impl Server {
         let dir = root().join("examples/node-server");
         assert!(
             dir.join("node_modules/@modelcontextprotocol/sdk").exists()
-                && root().join("npm/dist/index.js").exists(),
+                && root().join("npm/dist/node/index.js").exists(),
             "examples/node-server/node_modules or npm/dist missing: run scripts/test-cli"
         );
         let mut cmd = Command::new("node");

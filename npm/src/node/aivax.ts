@@ -3,14 +3,14 @@
  * The AIVAX verifier (CONTRACT §7); the middleware and the fetch wrapper of
  * `toolctx` take it as they take `createVerifier`'s.
  */
-import { aivaxVerifierFactory, AivaxVerifier } from './aivax-verifier.js';
-import { glue } from './conventions-glue-node.js';
-import type { AivaxVerifierOptions } from './types.js';
+import { aivaxVerifierFactory, AivaxVerifier } from '../aivax-verifier.js';
+import { glue } from './conventions-glue.js';
+import type { AivaxVerifierOptions } from '../types.js';
 
 export { AivaxVerifier };
-export { aivaxContextFrom } from './context.js';
-export { ToolctxError, type ToolctxErrorCode } from './errors.js';
-export type { AivaxContext, AivaxVerifierOptions, AivaxVerifyResult } from './types.js';
+export { aivaxContextFrom } from '../context.js';
+export { ToolctxError, type ToolctxErrorCode } from '../errors.js';
+export type { AivaxContext, AivaxVerifierOptions, AivaxVerifyResult } from '../types.js';
 
 /**
  * The AIVAX profile: validates the configuration once; throws a

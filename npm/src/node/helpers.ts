@@ -6,12 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 
-import { canonicalJson } from './canonical.js';
-import './conventions-glue-node.js';
-import type { ToolExtra, ToolHandler } from './extra.js';
-import { idempotent as idempotentWith, type IdempotencyOptions } from './idempotency.js';
+import { canonicalJson } from '../canonical.js';
+import './conventions-glue.js';
+import type { ToolExtra, ToolHandler } from '../extra.js';
+import { idempotent as idempotentWith, type IdempotencyOptions } from '../idempotency.js';
 
-export * from './helpers-common.js';
+export * from '../helpers-common.js';
 
 /** Lowercase hex SHA-256 of the UTF-8 bytes of `canonicalJson(value)`. */
 export async function canonicalHash(value: unknown): Promise<string> {

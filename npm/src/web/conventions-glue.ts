@@ -5,7 +5,7 @@
  * entry (`toolctx/conventions`, `toolctx/aivax`, `toolctx/helpers`) imports
  * it first; then the core's plain functions are bound.
  */
-import { bindCore } from './core.js';
+import { bindCore } from '../core-functions.js';
 import {
   AivaxVerifier,
   canonicalJson,
@@ -13,9 +13,9 @@ import {
   qualifiedToolName,
   serverLabel,
   tuixIdempotencyKey,
-} from './wasm/web/toolctx_wasm_conventions.js';
+} from '../wasm/web/toolctx_wasm_conventions.js';
 // @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs
-import wasmModule from './wasm/web/toolctx_wasm_conventions_bg.wasm';
+import wasmModule from '../wasm/web/toolctx_wasm_conventions_bg.wasm';
 
 initSync({ module: wasmModule as WebAssembly.Module });
 

@@ -4,14 +4,14 @@
  * whichever entry (`toolctx/conventions`, `toolctx/aivax`, `toolctx/helpers`)
  * imports it first.
  */
-import { bindCore } from './core.js';
+import { bindCore } from '../core-functions.js';
 import {
   AivaxVerifier,
   canonicalJson,
   qualifiedToolName,
   serverLabel,
   tuixIdempotencyKey,
-} from './wasm/node/toolctx_wasm_conventions.js';
+} from '../wasm/node/toolctx_wasm_conventions.js';
 
 export const glue = { AivaxVerifier, canonicalJson, qualifiedToolName, serverLabel, tuixIdempotencyKey };
 

@@ -5,6 +5,6 @@
  * the core through the web flavour of the conventions module (imported as a
  * module and instantiated once, shared with `toolctx/conventions`).
  */
-import './conventions-glue-web.js';
+import './conventions-glue.js';
 
-export * from './helpers-common.js';
+export * from '../helpers-common.js';

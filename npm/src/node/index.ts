@@ -4,11 +4,11 @@
  * conditions. The conventions and the AIVAX verifier are in a second module,
  * loaded only by `toolctx/conventions`, `toolctx/aivax` and `toolctx/helpers`.
  */
-import { glue } from './core-node.js';
-import type { VerifierOptions } from './types.js';
-import { verifierFactory, type Verifier } from './verifier.js';
+import { glue } from './glue.js';
+import type { VerifierOptions } from '../types.js';
+import { verifierFactory, type Verifier } from '../verifier.js';
 
-export * from './api.js';
+export * from '../api.js';
 
 /**
  * Validates the configuration once and precomputes the HMAC keys; throws a
