@@ -1,7 +1,9 @@
-// Everything but the factory (`createVerifier`), which each entry binds to
-// its own build of the verifier's wasm. Nothing here loads the conventions
-// module: `AivaxVerifier` is the class only (create one with `toolctx/aivax`),
-// the Tuix headers are plain TypeScript.
+// Shared by both flavours: everything `toolctx` exports but the factory
+// (`createVerifier`), which each entry (`node/index.ts`, `web/index.ts`)
+// binds to its own flavour of the verifier's wasm glue (`node/glue.ts`,
+// `web/glue.ts`). Nothing here loads the conventions module: `AivaxVerifier`
+// is the class only (create one with `toolctx/aivax`), the Tuix headers are
+// plain TypeScript.
 export { ToolctxError, type ToolctxErrorCode } from './errors.js';
 export type * from './types.js';
 export { Verifier } from './verifier.js';

@@ -1,8 +1,9 @@
 /**
- * The core's plain functions (CONTRACT §6 and §7), as one flavour of the
- * conventions module's glue exports them. Each flavour binds itself at import
- * (`conventions-glue-node.ts`, `conventions-glue-web.ts`); the first one
- * bound is used. Nothing here loads WebAssembly.
+ * Shared by both flavours: the core's plain functions (CONTRACT §6 and §7),
+ * as one flavour of the conventions module's glue exports them. Each flavour
+ * binds itself at import (`node/conventions-glue.ts`,
+ * `web/conventions-glue.ts`); the first one bound is used. Nothing here
+ * loads WebAssembly.
  */
 import { ToolctxError } from './errors.js';
 

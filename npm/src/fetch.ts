@@ -1,3 +1,8 @@
+/**
+ * Runs anywhere with fetch's `Request` and `Response` (workerd, workers,
+ * browsers, Node 20+): the wrapper `withToolctx(verifier, handler)` for
+ * fetch-style handlers. Exported by both entries through `api.ts`.
+ */
 import { rememberContext } from './context.js';
 import { tuixHeaders, withoutTuixHeaders } from './tuix.js';
 import type { CallVerifier, Reject } from './types.js';

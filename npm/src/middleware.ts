@@ -1,3 +1,10 @@
+/**
+ * Runs in Node: the middleware `toolctx(verifier)` for `node:http` and
+ * Express. Exported by both entries (`node/index.ts`, `web/index.ts`,
+ * through `api.ts`), but it reads a Node `IncomingMessage` and writes a
+ * `ServerResponse`; fetch-style handlers use `fetch.ts` (`withToolctx`).
+ * Only types are imported from `node:http`.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { ToolctxError } from './errors.js';

@@ -3,7 +3,7 @@
  * names and the Tuix idempotency key, computed by the Rust core through the
  * second WebAssembly module (crates/wasm-conventions), which the entries
  * `toolctx/conventions`, `toolctx/aivax` and `toolctx/helpers` load and bind
- * (`core.ts`). The Tuix upstream headers need no WebAssembly: `tuix.ts`.
+ * (`core-functions.ts`). The Tuix upstream headers need no WebAssembly: `tuix.ts`.
  */
 import { jsonText, throughCore } from './canonical.js';
 import { core } from './core-functions.js';

@@ -1,11 +1,12 @@
 /**
- * `toolctx/aivax` for Node: the conventions module loads synchronously at import.
- * The AIVAX verifier (CONTRACT §7); the middleware and the fetch wrapper of
- * `toolctx` take it as they take `createVerifier`'s.
+ * Runs in Node: `toolctx/aivax` (export condition `node`). The conventions
+ * module loads synchronously at import. The AIVAX verifier (CONTRACT §7); the
+ * middleware and the fetch wrapper of `toolctx` take it as they take
+ * `createVerifier`'s. The web flavour is `../web/aivax.ts`.
  */
 import { aivaxVerifierFactory, AivaxVerifier } from '../aivax-verifier.js';
-import { glue } from './conventions-glue.js';
 import type { AivaxVerifierOptions } from '../types.js';
+import { glue } from './conventions-glue.js';
 
 export { AivaxVerifier };
 export { aivaxContextFrom } from '../context.js';

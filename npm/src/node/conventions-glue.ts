@@ -1,8 +1,9 @@
 /**
- * The Node flavour of the conventions module's glue (crates/wasm-conventions):
- * loads synchronously at import and binds the core's plain functions, once,
- * whichever entry (`toolctx/conventions`, `toolctx/aivax`, `toolctx/helpers`)
- * imports it first.
+ * Runs in Node: the conventions module's glue (crates/wasm-conventions),
+ * Node flavour. Loads synchronously at import and binds the core's plain
+ * functions (`../core-functions.ts`), once, whichever entry
+ * (`toolctx/conventions`, `toolctx/aivax`, `toolctx/helpers`) imports it
+ * first. The web flavour is `../web/conventions-glue.ts`.
  */
 import { bindCore } from '../core-functions.js';
 import {

@@ -1,7 +1,9 @@
 /**
- * `toolctx/conventions` for Node: the conventions module loads synchronously at import.
- * Model-facing tool names, canonical JSON (RFC 8785) and the Tuix key, from
- * the Rust core through the second WebAssembly module; the Tuix headers.
+ * Runs in Node: `toolctx/conventions` (export condition `node`). The
+ * conventions module loads synchronously at import. Model-facing tool names,
+ * canonical JSON (RFC 8785) and the Tuix key, from the Rust core through the
+ * second WebAssembly module; the Tuix headers. The web flavour is
+ * `../web/conventions.ts`.
  */
 import './conventions-glue.js';
 

@@ -1,4 +1,8 @@
-/** The Node flavour of the verifier's glue: the WebAssembly module loads synchronously at import. */
+/**
+ * Runs in Node: the verifier's wasm-bindgen glue (crates/wasm), Node flavour.
+ * The WebAssembly module loads synchronously at import. The web flavour is
+ * `../web/glue.ts`.
+ */
 import { Verifier } from '../wasm/node/toolctx_wasm.js';
 
 export const glue = { Verifier };

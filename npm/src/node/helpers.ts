@@ -1,15 +1,17 @@
 /**
- * `toolctx/helpers` in Node: the same helpers, with canonical JSON from the
- * core through the Node flavour of the conventions module (loaded
- * synchronously, shared with `toolctx/conventions`), hashing arguments with `node:crypto` (a few microseconds)
- * instead of Web Crypto's asynchronous digest (tens of microseconds in Node 20).
+ * Runs in Node: `toolctx/helpers` (export condition `node`). The same
+ * helpers as `../web/helpers.ts`, with canonical JSON from the core through
+ * the Node flavour of the conventions module (loaded synchronously, shared
+ * with `toolctx/conventions`), hashing arguments with `node:crypto` (a few
+ * microseconds) instead of Web Crypto's asynchronous digest (tens of
+ * microseconds in Node 20).
  */
 import { createHash } from 'node:crypto';
 
 import { canonicalJson } from '../canonical.js';
-import './conventions-glue.js';
 import type { ToolExtra, ToolHandler } from '../extra.js';
 import { idempotent as idempotentWith, type IdempotencyOptions } from '../idempotency.js';
+import './conventions-glue.js';
 
 export * from '../helpers-common.js';
 

@@ -1,12 +1,14 @@
 /**
- * toolctx for Node: the verifier's WebAssembly module loads synchronously
- * at import. Workers and browsers get `worker.js` through the `exports`
- * conditions. The conventions and the AIVAX verifier are in a second module,
- * loaded only by `toolctx/conventions`, `toolctx/aivax` and `toolctx/helpers`.
+ * Runs in Node: the entry `toolctx` (export condition `node`, and the
+ * default). The verifier's WebAssembly module loads synchronously at import
+ * (`./glue.ts`). Workerd, workers and browsers get `../web/index.ts` through
+ * the `exports` conditions. The conventions and the AIVAX verifier are in a
+ * second module, loaded only by `toolctx/conventions`, `toolctx/aivax` and
+ * `toolctx/helpers`.
  */
-import { glue } from './glue.js';
 import type { VerifierOptions } from '../types.js';
 import { verifierFactory, type Verifier } from '../verifier.js';
+import { glue } from './glue.js';
 
 export * from '../api.js';
 

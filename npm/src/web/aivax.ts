@@ -1,11 +1,14 @@
 /**
- * `toolctx/aivax` for workerd, workers and browsers: the conventions module's `.wasm` is imported as a module and instantiated with `initSync`.
- * The AIVAX verifier (CONTRACT §7); the middleware and the fetch wrapper of
- * `toolctx` take it as they take `createVerifier`'s.
+ * Runs in workerd, workers and browsers: `toolctx/aivax` (export conditions
+ * `workerd`, `worker`, `browser`, and the default). The conventions module's
+ * `.wasm` is imported as a module and instantiated with `initSync`. The AIVAX
+ * verifier (CONTRACT §7); the middleware and the fetch wrapper of `toolctx`
+ * take it as they take `createVerifier`'s. The Node flavour is
+ * `../node/aivax.ts`.
  */
 import { aivaxVerifierFactory, AivaxVerifier } from '../aivax-verifier.js';
-import { glue } from './conventions-glue.js';
 import type { AivaxVerifierOptions } from '../types.js';
+import { glue } from './conventions-glue.js';
 
 export { AivaxVerifier };
 export { aivaxContextFrom } from '../context.js';

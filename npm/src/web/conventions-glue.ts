@@ -1,9 +1,10 @@
 /**
- * The web flavour of the conventions module's glue (crates/wasm-conventions),
- * for workerd, workers and browsers: the second `.wasm` is imported as a
- * module and instantiated synchronously with `initSync`, once, whichever
+ * Runs in workerd, workers and browsers: the conventions module's glue
+ * (crates/wasm-conventions), web flavour. The second `.wasm` is imported as
+ * a module and instantiated synchronously with `initSync`, once, whichever
  * entry (`toolctx/conventions`, `toolctx/aivax`, `toolctx/helpers`) imports
- * it first; then the core's plain functions are bound.
+ * it first; then the core's plain functions are bound
+ * (`../core-functions.ts`). The Node flavour is `../node/conventions-glue.ts`.
  */
 import { bindCore } from '../core-functions.js';
 import {

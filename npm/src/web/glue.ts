@@ -1,7 +1,8 @@
 /**
- * The web flavour of the verifier's glue, for workerd, workers and
- * browsers: the `.wasm` is imported as a module (a `WebAssembly.Module` in
- * workerd and bundlers) and instantiated synchronously with `initSync`, once.
+ * Runs in workerd, workers and browsers: the verifier's wasm-bindgen glue
+ * (crates/wasm), web flavour. The `.wasm` is imported as a module (a
+ * `WebAssembly.Module` in workerd and bundlers) and instantiated
+ * synchronously with `initSync`, once. The Node flavour is `../node/glue.ts`.
  */
 import { Verifier, initSync } from '../wasm/web/toolctx_wasm.js';
 // @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs

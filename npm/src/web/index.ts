@@ -1,13 +1,15 @@
 /**
- * toolctx for workerd, workers and browsers: the verifier's `.wasm` is
- * imported as a module (a `WebAssembly.Module` in workerd and bundlers) and
- * instantiated synchronously with `initSync`. The conventions and the AIVAX
- * verifier are in a second module, loaded only by `toolctx/conventions`,
- * `toolctx/aivax` and `toolctx/helpers`.
+ * Runs in workerd, workers and browsers: the entry `toolctx` under the
+ * export conditions `workerd`, `worker` and `browser`, and `toolctx/worker`.
+ * The verifier's `.wasm` is imported as a module (a `WebAssembly.Module` in
+ * workerd and bundlers) and instantiated synchronously with `initSync`
+ * (`./glue.ts`). The conventions and the AIVAX verifier are in a second
+ * module, loaded only by `toolctx/conventions`, `toolctx/aivax` and
+ * `toolctx/helpers`.
  */
-import { glue } from './glue.js';
 import type { VerifierOptions } from '../types.js';
 import { verifierFactory, type Verifier } from '../verifier.js';
+import { glue } from './glue.js';
 
 export * from '../api.js';
 
