@@ -19,8 +19,7 @@ export function authInfoWith(previous: ToolctxAuthInfo | undefined, context: unk
 export type ContextSource =
   /**
    * A tool handler's second argument: SDK v1's `extra` (the SDK puts
-   * `req.auth` there as `authInfo`) or SDK v2's `ctx` (`ctx.http.authInfo`,
-   * or the Request the fetch wrapper handed on).
+   * `req.auth` there as `authInfo`) or SDK v2's `ctx` (`ctx.http.authInfo`).
    */
   | ToolExtra
   /** A Node request after the middleware. */
@@ -69,10 +68,10 @@ function find(source: unknown, key: string, helper: string): unknown {
   if (node !== null && typeof node === 'object' && typeof node.method === 'string' && ('headers' in node || 'rawHeaders' in node)) {
     return node.auth?.extra?.[key];
   }
-  const call = callOf(source, helper);
-  const fromAuth = call.authInfo?.extra?.[key];
-  if (fromAuth !== undefined) return fromAuth;
-  return call.request === undefined ? undefined : byRequest.get(call.request)?.[key];
+  // Only what an auth layer handed the SDK: SDK v2's legacy-era fallback
+  // hands the tool a copy of the Request, so `ctx.http.req` would find the
+  // context for one protocol era and not the other.
+  return callOf(source, helper).authInfo?.extra?.[key];
 }
 
 /** For the SDK's web-standard transport: `transport.handleRequest(req, { authInfo: authInfoFrom(req) })`. */

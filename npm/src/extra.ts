@@ -84,8 +84,6 @@ export interface Call {
   meta: CallMeta | undefined;
   notify: ((notification: ProgressNotification) => Promise<void>) | undefined;
   authInfo: AuthInfoLike | undefined;
-  /** The web `Request` (SDK v2), where the fetch wrapper may have left the context. */
-  request: object | undefined;
   /** One request header by lower-case name; `undefined` when absent or sent more than once. */
   header(name: string): string | undefined;
 }
@@ -118,7 +116,6 @@ export function callOf(extra: unknown, helper: string): Call {
       meta: mcpReq._meta,
       notify: typeof notify === 'function' ? (n) => notify.call(mcpReq, n) : undefined,
       authInfo: http?.authInfo,
-      request: http?.req ?? undefined,
       header: (name) => headerValue(http?.req?.headers, name),
     };
   }
@@ -130,7 +127,6 @@ export function callOf(extra: unknown, helper: string): Call {
       meta: extra._meta,
       notify: typeof send === 'function' ? (n) => send.call(extra, n) : undefined,
       authInfo: extra.authInfo,
-      request: undefined,
       header: (name) => headerValue(extra.requestInfo?.headers, name),
     };
   }
