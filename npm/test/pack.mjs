@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 import { freePort } from './processes.mjs';
+import { clients } from './sdks.mjs';
 import { INSTANCE, SECRET, callContext, connect, mint } from './support.mjs';
 
 const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -152,7 +153,7 @@ const r = v.verify({ method: 'POST', headers: [], body: '{"jsonrpc":"2.0","id":1
 let code;
 try { createVerifier({ instanceId: 'i', secrets: ['short'] }); } catch (e) { code = e instanceof ToolctxError && e.code; }
 const aivax = createAivaxVerifier({ hookKey: 'k' }).verify({ method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}' }).reason;
-console.log(JSON.stringify({ reason: r.reason, status: r.status, code, none: contextFrom({}) ?? null, shown: String(v).includes('0123456789abcdef'), name: qualifiedToolName('My GitHub!', 'x'), aivax }));
+console.log(JSON.stringify({ reason: r.reason, status: r.status, code, none: contextFrom({ authInfo: undefined }) ?? null, shown: String(v).includes('0123456789abcdef'), name: qualifiedToolName('My GitHub!', 'x'), aivax }));
 `;
 
 test('Node imports the package synchronously and it verifies', () => {
@@ -217,10 +218,10 @@ function readmeExample(heading) {
   return section.slice(section.indexOf('```js\n') + 6, section.indexOf('\n```', section.indexOf('```js\n')));
 }
 
-/** The examples' other dependencies, from this package's dev dependencies. */
+/** The examples' other dependencies (both SDK lines), from this package's dev dependencies. */
 function linkExampleDependencies() {
   mkdirSync(join(project, 'node_modules/@modelcontextprotocol'), { recursive: true });
-  for (const dep of ['@modelcontextprotocol/sdk', 'zod']) {
+  for (const dep of ['@modelcontextprotocol/sdk', '@modelcontextprotocol/server', '@modelcontextprotocol/node', 'zod']) {
     if (!existsSync(join(project, 'node_modules', dep))) symlinkSync(join(npmDir, 'node_modules', dep), join(project, 'node_modules', dep));
   }
 }
@@ -275,6 +276,43 @@ test('the README example runs as written and verifies a call from the real SDK c
       assert.equal(refused.code, 403);
     } finally {
       await client.close();
+    }
+  } finally {
+    example.child.kill();
+  }
+});
+
+test('the README\'s SDK v2 example runs as written: a 2026-07-28 client and a 2025 client both get the context; a mismatch is refused', async () => {
+  const code = readmeExample('## MCP SDK v2');
+  assert.ok(code.split('\n').length <= 17, 'the example grew');
+  assert.match(code, /@modelcontextprotocol\/server/);
+  writeFileSync(join(project, 'server-v2.mjs'), code);
+  linkExampleDependencies();
+  const secret = 'readme-example-secret-0123456789abcdef';
+  const instance = 'readme-instance';
+  const example = await startExample('server-v2.mjs', { TOOLCTX_INSTANCE_ID: instance, TOOLCTX_SECRET: secret });
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const ctx = { protocol: '1', task_id: 'task-2', tool_call_id: 'call-2', workspace_id: 'ws-2', idempotency_key: 'task-2:call-2' };
+    const token = mint({ iss: 'agentarea', aud: instance, iat: now, exp: now + 300, ...ctx }, secret);
+    const meta = Object.fromEntries(Object.entries(ctx).map(([k, v]) => [`agentarea/${k}`, v]));
+    for (const kind of [clients['v2-modern'], clients.v1]) {
+      let client;
+      for (let attempt = 0; !client; attempt++) {
+        client = await kind.connect(example.url, { 'x-agentarea-context': token }).catch((e) => {
+          if (attempt >= 50 || example.child.exitCode !== null) throw e;
+          return new Promise((r) => setTimeout(r, 100)); // the server is still starting
+        });
+      }
+      try {
+        const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: meta });
+        assert.equal(result.content[0].text, 'order A-17 for task task-2', kind.name);
+        const { status, json } = await client.refused({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: { ...meta, 'agentarea/task_id': 'other' } });
+        assert.equal(status, 403, kind.name);
+        assert.equal(json.error.data.reason, 'meta_mismatch', kind.name);
+      } finally {
+        await client.close();
+      }
     }
   } finally {
     example.child.kill();
