@@ -1,3 +1,11 @@
+/**
+ * Shared by both flavours: the AIVAX verifier (CONTRACT §7) over one flavour
+ * of the conventions module's glue (`node/conventions-glue.ts` or
+ * `web/conventions-glue.ts`, whose class `node/aivax.ts` and `web/aivax.ts`
+ * pass to `aivaxVerifierFactory`). What crosses into WebAssembly and back is
+ * `boundary.ts`, as for `Verifier`.
+ */
+import { callOnHead, callOnRequest, configJson, decode, rethrow } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type {
   AivaxContext,
@@ -7,7 +15,7 @@ import type {
   HeadersResult,
   VerifyRequest,
 } from './types.js';
-import { WasmBacked, callOnHead, callOnRequest, configJson, decode, rethrow } from './verifier.js';
+import { WasmBacked } from './verifier.js';
 
 /** The AIVAX class the conventions module's glue exports (crates/wasm-conventions/src/lib.rs). */
 export interface WasmAivaxVerifier {

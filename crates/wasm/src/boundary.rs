@@ -1,7 +1,12 @@
 //! The boundary both wasm crates share (`toolctx-wasm` and, through
 //! `#[path]`, `toolctx-wasm-conventions`): the method and headers cut out of
-//! one buffer by their lengths, and the verdict strings (`p`, `b`, `a` +
-//! JSON, `r` + JSON) the npm package's TypeScript layer reads.
+//! one buffer by their lengths, the verdict strings (`p`, `b`, `a` + JSON,
+//! `r` + JSON) and the errors (`"<code>\n<message>"`) the npm package's
+//! TypeScript layer reads.
+//!
+//! Its TypeScript mirror is `npm/src/boundary.ts`, which builds these inputs
+//! and reads these outputs: the two files describe one format, and a change
+//! to it changes both.
 
 use toolctx_core::json::write_str;
 use toolctx_core::{HeadersVerdict, Refusal};

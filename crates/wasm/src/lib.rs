@@ -17,8 +17,8 @@
 //!   `r` + the refusal as JSON (`status`, `code`, `reason`, `message`, `id`,
 //!   `body`, every field as the core rendered it).
 //!
-//! The npm package's TypeScript layer builds the inputs and reads the tag;
-//! see `npm/src/verifier.ts`.
+//! The npm package's TypeScript layer builds the inputs and reads the tag:
+//! `boundary.rs` here, `npm/src/boundary.ts` there.
 //!
 //! The replay guard (CONTRACT §3, `token_replayed`) is the core's too: with
 //! an in-memory store the verifier holds a `ReplayCache` and every verdict
