@@ -9,9 +9,10 @@
  *   the body as its own `Uint8Array`; the configuration as the core's JSON
  *   (snake_case setting names) in a `Uint8Array`.
  * - Out: one string whose first character is a tag: `p` pass, `b` read the
- *   body (headers only), `a` + the context as JSON, `r` + the refusal as
- *   JSON (`status`, `code`, `reason`, `message`, `id`, `body`, each as the
- *   core rendered it).
+ *   body (headers only), `a` + the context as JSON (then, when the request
+ *   had an id, a newline and the id's JSON text as the core holds it), `r` +
+ *   the refusal as JSON (`status`, `code`, `reason`, `message`, `id`,
+ *   `body`, each as the core rendered it).
  * - Errors: the glue throws a string `"<code>\n<message>"` (a configuration
  *   error's `code` is the core's `ConfigError::code`).
  *
@@ -167,15 +168,18 @@ export function invalid(message: string): ToolctxError {
   return new ToolctxError('invalid_argument', message);
 }
 
-/** Reads the glue's tagged verdict: `p`, `b`, `a{context}` or `r{refusal}`. */
+/** Reads the glue's tagged verdict: `p`, `b`, `a{context}[\n<id>]` or `r{refusal}`. */
 export function decode(out: string): VerifyResult | HeadersResult {
   switch (out.charCodeAt(0)) {
     case 0x70: // p
       return PASS;
     case 0x62: // b
       return READ_BODY;
-    case 0x61: // a
-      return { outcome: 'accept', context: JSON.parse(out.slice(1)) } satisfies Accept;
+    case 0x61: {
+      // a
+      const nl = out.indexOf('\n');
+      return { outcome: 'accept', context: JSON.parse(nl < 0 ? out.slice(1) : out.slice(1, nl)) } satisfies Accept;
+    }
     case 0x72: {
       // r
       const r = JSON.parse(out.slice(1)) as Omit<Reject, 'outcome'>;
@@ -192,6 +196,18 @@ export function decode(out: string): VerifyResult | HeadersResult {
     default:
       throw new ToolctxError('internal', 'unexpected verdict from the WebAssembly core');
   }
+}
+
+/**
+ * The request id of an accepted verdict (`a`) as JSON text, exactly as the
+ * core holds it, for a refusal rendered afterwards (`WasmVerifier.refuse`);
+ * `undefined` when the request had no id (or one of another type). The
+ * parsed context's `request_id` is the same id, but `JSON.parse` rounds a
+ * number beyond 2^53 and rewrites one like `1.50`.
+ */
+export function acceptedRequestId(out: string): string | undefined {
+  const nl = out.indexOf('\n');
+  return nl < 0 ? undefined : out.slice(nl + 1);
 }
 
 /** Errors thrown by the glue are `"<code>\n<message>"` strings. */

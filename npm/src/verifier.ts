@@ -4,7 +4,7 @@
  * `web/glue.ts`, which pass their class to `verifierFactory`). What crosses
  * into WebAssembly and back is `boundary.ts`.
  */
-import { callOnHead, callOnRequest, configJson, decode, invalid, rethrow } from './boundary.js';
+import { acceptedRequestId, callOnHead, callOnRequest, configJson, decode, invalid, rethrow } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type { ReplayGuard, ReplayStore } from './replay.js';
 import type {
@@ -138,9 +138,8 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
     const store = this.#store;
     if (store === undefined || result.outcome !== 'accept') return result;
     const { jti, exp } = result.context;
-    // The request's id as the core wrote it: the accepted context's last member.
-    const at = out.lastIndexOf(',"request_id":');
-    const id = at < 0 ? undefined : out.slice(at + 14, -1);
+    // The request's id as the core holds it, for the core's refusal.
+    const id = acceptedRequestId(out);
     if (jti === undefined) return this.#refuse('claim_invalid', id);
     let fresh: unknown;
     try {

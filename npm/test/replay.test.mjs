@@ -234,6 +234,33 @@ describe('a shared store through verifyAsync', () => {
     assert.deepEqual(fromShared, fromMemory);
   });
 
+  test('a replayed token is refused with exactly the id the request sent: a string, a number, one beyond 2^53, none', async () => {
+    const base = callContext().ctx;
+    // No id, and metadata holding a member named request_id: the refusal answers null.
+    const withMetadata = callContext({ ctx: { ...base, metadata: { a: 1, request_id: 99 } } });
+    const cases = [
+      ['"req-7"', callContext(), '"req-7"'],
+      ['"a\\"b\\u00e9\\n"', callContext(), '"a\\"bé\\n"'],
+      ['7', callContext(), '7'],
+      ['12345678901234567890', callContext(), '12345678901234567890'],
+      ['-1.5e3', callContext(), '-1.5e3'],
+      [undefined, withMetadata, 'null'],
+    ];
+    for (const [idText, c, answered] of cases) {
+      const memory = replayVerifier({ replayGuard: memoryReplayStore() });
+      const shared = replayVerifier({ replayGuard: mapStore() });
+      const r = request(c);
+      r.body = r.body.replace('"id":1,', idText === undefined ? '' : `"id":${idText},`);
+      assert.equal(memory.verify(r).outcome, 'accept', idText);
+      assert.equal((await shared.verifyAsync(r)).outcome, 'accept', idText);
+      const fromMemory = memory.verify(r);
+      const fromShared = await shared.verifyAsync(r);
+      assert.equal(fromShared.reason, 'token_replayed', idText);
+      assert.equal(fromShared.body, `{"jsonrpc":"2.0","id":${answered},"error":${JSON.stringify(REPLAYED)}}`, idText);
+      assert.deepEqual(fromShared, fromMemory, idText);
+    }
+  });
+
   test('the store is not asked about a refused call, nor about one without jti', async () => {
     const store = mapStore();
     const verifier = replayVerifier({ replayGuard: store });

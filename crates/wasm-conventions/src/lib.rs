@@ -16,7 +16,7 @@
 #[path = "../../wasm/src/boundary.rs"]
 mod boundary;
 
-use boundary::{config_error, headers_verdict, js_error, refusal, split, tagged};
+use boundary::{accepted, config_error, headers_verdict, js_error, refusal, split};
 use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
 use toolctx_core::{jcs, json, names, UnknownSettings};
 use wasm_bindgen::prelude::*;
@@ -76,7 +76,7 @@ impl AivaxVerifier {
                 .check_cached(method, &headers, body, &mut self.nonces)
             {
                 AivaxVerdict::Pass => "p".into(),
-                AivaxVerdict::Accept(ctx) => tagged('a', &ctx.to_json()),
+                AivaxVerdict::Accept(ctx) => accepted(&ctx.to_json(), ctx.request_id.as_deref()),
                 AivaxVerdict::Reject(r) => refusal(&r, self.include_reason),
             },
         )

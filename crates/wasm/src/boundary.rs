@@ -1,7 +1,7 @@
 //! The boundary both wasm crates share (`toolctx-wasm` and, through
 //! `#[path]`, `toolctx-wasm-conventions`): the method and headers cut out of
-//! one buffer by their lengths, the verdict strings (`p`, `b`, `a` + JSON,
-//! `r` + JSON) and the errors (`"<code>\n<message>"`) the npm package's
+//! one buffer by their lengths, the verdict strings (`p`, `b`, `a` + JSON
+//! [+ newline + request id], `r` + JSON) and the errors (`"<code>\n<message>"`) the npm package's
 //! TypeScript layer reads.
 //!
 //! Its TypeScript mirror is `npm/src/boundary.ts`, which builds these inputs
@@ -20,10 +20,23 @@ pub fn config_error(e: &toolctx_core::ConfigError) -> JsValue {
     js_error(e.code(), e)
 }
 
-pub fn tagged(tag: char, json: &str) -> String {
-    let mut out = String::with_capacity(json.len() + 1);
-    out.push(tag);
-    out.push_str(json);
+/// `a` + the context as JSON, then, when the request had an id, a newline
+/// and the id's JSON text as the core holds it (`request_id`: a number as
+/// written, a string as the core writes it). The context's own `request_id`
+/// is the same id, but `JSON.parse` rounds a number beyond 2^53 and rewrites
+/// one like `1.50`; a refusal rendered after the verdict (`Verifier::refuse`,
+/// for the replay guard's shared store) answers with this text instead.
+/// Neither part holds a raw newline: the core escapes control characters in
+/// the JSON it writes, and a number has none.
+pub fn accepted(context_json: &str, request_id: Option<&str>) -> String {
+    let id = request_id.unwrap_or("");
+    let mut out = String::with_capacity(context_json.len() + id.len() + 2);
+    out.push('a');
+    out.push_str(context_json);
+    if request_id.is_some() {
+        out.push('\n');
+        out.push_str(id);
+    }
     out
 }
 
@@ -88,6 +101,18 @@ pub fn split<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn accepted_ends_with_the_request_id_as_the_core_holds_it() {
+        assert_eq!(accepted("{}", None), "a{}");
+        assert_eq!(
+            accepted(
+                "{\"request_id\":12345678901234567890}",
+                Some("12345678901234567890")
+            ),
+            "a{\"request_id\":12345678901234567890}\n12345678901234567890"
+        );
+    }
 
     #[test]
     fn split_cuts_by_lengths() {

@@ -13,7 +13,8 @@
 //!   and value for each header, in order, duplicates kept);
 //! - the body arrives as its own `Uint8Array`;
 //! - the verdict leaves as one string whose first character is a tag:
-//!   `p` pass, `b` read the body (headers only), `a` + the context as JSON,
+//!   `p` pass, `b` read the body (headers only), `a` + the context as JSON
+//!   (then a newline and the request id's JSON text, when there is one),
 //!   `r` + the refusal as JSON (`status`, `code`, `reason`, `message`, `id`,
 //!   `body`, every field as the core rendered it).
 //!
@@ -28,7 +29,7 @@
 
 mod boundary;
 
-use boundary::{config_error, headers_verdict, refusal, split, tagged};
+use boundary::{accepted, config_error, headers_verdict, refusal, split};
 use toolctx_core::{
     Config, Reason, Refusal, ReplayCache, UnknownSettings, Verdict, Verifier as Core,
 };
@@ -118,7 +119,7 @@ impl Verifier {
         };
         Ok(match verdict {
             Verdict::Pass => "p".into(),
-            Verdict::Accept(ctx) => tagged('a', &ctx.to_json()),
+            Verdict::Accept(ctx) => accepted(&ctx.to_json(), ctx.request_id.as_deref()),
             Verdict::Reject(r) => refusal(&r, self.include_reason),
         })
     }
