@@ -1,21 +1,28 @@
-// A stateless Streamable HTTP MCP server (the real SDK) behind the toolctx
-// middleware, with tools built on toolctx/helpers. Used in-process by
-// helpers.test.mjs and as a separate process by helpers-server.mjs.
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+// A stateless Streamable HTTP MCP server (the real SDK, either line) behind
+// toolctx, with tools built on toolctx/helpers, wired as one cell of
+// sdks.mjs. Used in-process by helpers.test.mjs and as a separate process by
+// helpers-server.mjs.
 import { z } from 'zod';
 
-import { createVerifier, toolctx } from 'toolctx';
+import { createVerifier } from 'toolctx';
 import { cancellable, idempotent, jsonResult, noticeCancelled, progress } from 'toolctx/helpers';
-import { CREDENTIAL, INSTANCE, SECRET, runsServer, serveStateless } from './support.mjs';
+import { CREDENTIAL, INSTANCE, SECRET } from './support.mjs';
 
 /**
+ * The helpers' tools for `cell`'s SDK line and what they saw, as the spec
+ * `start(cell, spec)` / `nodeServerOf(cell, spec)` take.
  * `store`: the idempotency store (default: the in-memory one);
- * `clock`: the progress helper's clock; `waitMs`: how long a duplicate waits.
- * Returns the node:http server and what its tools saw.
+ * `clock`: the progress helper's clock; `waitMs`: how long a duplicate waits;
+ * `requireContext`: the verifier's (default true).
  */
-export function helpersServer({ store, clock, waitMs = 10_000 } = {}) {
+export function helpersApp(cell, { store, clock, waitMs = 10_000, requireContext = true } = {}) {
   const seen = { runs: 0, cancelled: [], started: [] };
-  const verifier = createVerifier({ instanceId: INSTANCE, secrets: [SECRET], credential: { header: 'authorization', values: [CREDENTIAL] } });
+  const verifier = createVerifier({
+    instanceId: INSTANCE,
+    secrets: [SECRET],
+    credential: { header: 'authorization', values: [CREDENTIAL] },
+    requireContext,
+  });
 
   // Wrapped once per process, not per request: the wrapper holds the store.
   const charge = cancellable(
@@ -29,6 +36,14 @@ export function helpersServer({ store, clock, waitMs = 10_000 } = {}) {
       { ...(store ? { store } : {}), waitMs },
     ),
   );
+  // Safe to run for a caller without context: runs unguarded then.
+  const note = idempotent(
+    async ({ text }) => {
+      seen.runs += 1;
+      return jsonResult({ text, run: seen.runs });
+    },
+    { allowUnverified: true },
+  );
   const report = async ({ steps, stepMs }, extra) => {
     const send = progress(extra, clock ? { clock } : {});
     for (let i = 1; i <= steps; i++) {
@@ -39,27 +54,22 @@ export function helpersServer({ store, clock, waitMs = 10_000 } = {}) {
   };
   const slow = cancellable(async ({ label }, extra) => {
     seen.started.push(label);
+    const signal = cell.sdk.signal(extra);
     const reason = await new Promise((resolve) => {
-      if (extra.signal.aborted) resolve(extra.signal.reason);
-      extra.signal.addEventListener('abort', () => resolve(extra.signal.reason), { once: true });
+      if (signal.aborted) resolve(signal.reason);
+      signal.addEventListener('abort', () => resolve(signal.reason), { once: true });
     });
     seen.cancelled.push({ label, reason });
     return { content: [{ type: 'text', text: 'stopped' }] };
   });
 
-  function mcpServer() {
-    const server = new McpServer({ name: 'toolctx-helpers', version: '1.0.0' });
-    server.registerTool('charge', { inputSchema: { orderId: z.string(), amount: z.number(), delayMs: z.number().optional() } }, charge);
-    server.registerTool('report', { inputSchema: { steps: z.number(), stepMs: z.number() } }, report);
-    server.registerTool('slow', { inputSchema: { label: z.string() } }, slow);
-    return server;
-  }
-
-  const middleware = toolctx(verifier);
-  const http = runsServer(seen, middleware, (req, res) => {
-    // A notifications/cancelled arrives in its own POST, at another server instance.
-    noticeCancelled(req.body, req.headers);
-    return serveStateless(mcpServer(), req, res);
-  });
-  return { http, seen };
+  const tools = [
+    { name: 'charge', shape: { orderId: z.string(), amount: z.number(), delayMs: z.number().optional() }, handler: charge },
+    { name: 'note', shape: { text: z.string() }, handler: note },
+    { name: 'report', shape: { steps: z.number(), stepMs: z.number() }, handler: report },
+    { name: 'slow', shape: { label: z.string() }, handler: slow },
+  ];
+  // A notifications/cancelled arrives in its own POST, at another server instance.
+  const onBody = (body, headers) => noticeCancelled(body, headers);
+  return { seen, spec: { verifier, name: 'toolctx-helpers', tools, seen, onBody } };
 }

@@ -62,11 +62,12 @@ export async function startRedis() {
 
 /**
  * redis-server and `count` copies of the Node program `server` sharing it
- * (REDIS_URL), each awaited until it prints its URL, and a plain client of
- * that Redis. `start()` resolves to `{ redisUrl, client, replicas }`, each
- * replica `{ child, url }`; `stop()` stops whatever started, even halfway.
+ * (REDIS_URL, and `env` added to the environment), each awaited until it
+ * prints its URL, and a plain client of that Redis. `start()` resolves to
+ * `{ redisUrl, client, replicas }`, each replica `{ child, url }`; `stop()`
+ * stops whatever started, even halfway.
  */
-export function redisReplicas(server, count = 2) {
+export function redisReplicas(server, { env = {}, count = 2 } = {}) {
   let redis;
   let client;
   const replicas = [];
@@ -80,6 +81,7 @@ export function redisReplicas(server, count = 2) {
       for (let i = 0; i < count; i++) {
         const { child, line } = await startChild(process.execPath, [server], /^http:\/\//, {
           ...process.env,
+          ...env,
           REDIS_URL: redisUrl,
         });
         replicas.push({ child, url: line.trim() });

@@ -1,8 +1,9 @@
 // The replay guard across replicas: a real redis-server (Debian's) on a
 // free port of 127.0.0.1, and two server processes (replay-server.mjs)
-// whose verifiers share it through redisReplayStore. A token accepted by
-// one process is refused token_replayed by the other, and the tool runs
-// once across both. Needs `redis-server` on PATH: scripts/test-npm
+// whose verifiers share it through redisReplayStore, for each of the
+// node:http cells in sdks.mjs's `replicaCells` (SDK v1, and SDK v2 with both
+// clients). A token accepted by one process is refused token_replayed by
+// the other, and the tool runs once across both. Needs `redis-server` on PATH: scripts/test-npm
 // installs it and sets TOOLCTX_REQUIRE_REDIS=1.
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
@@ -13,82 +14,94 @@ import { createClient } from 'redis';
 
 import { redisReplayStore } from 'toolctx';
 import { haveRedis, redisReplicas } from './processes.mjs';
-import { recordingFetch, refusedCall, replayVerifier } from './replay-fixture.mjs';
-import { CREDENTIAL, callContext, connect } from './support.mjs';
+import { recordingFetch, replayVerifier } from './replay-fixture.mjs';
+import { replicaCells } from './sdks.mjs';
+import { CREDENTIAL, callContext } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const PREFIX = 'toolctx-replay-test:';
+const skip = haveRedis ? false : 'redis-server is not on PATH';
 
 const runsOf = async (url) => (await (await fetch(new URL('/runs', url))).json()).runs;
 
-/** One tools/call with `c`'s token from a new client: the result, or the refusal with its request id. */
-async function call(url, c) {
-  const rec = recordingFetch();
-  const client = await connect(url, { authorization: CREDENTIAL, 'x-agentarea-context': c.token }, rec.fetchImpl);
-  try {
-    const params = { name: 'echo', arguments: { text: 'hi' }, _meta: c.meta };
-    const result = await client.callTool(params).catch((e) => e);
-    if (!(result instanceof Error)) return { result };
-    const text = String(result.message);
-    return { status: result.code, json: JSON.parse(text.slice(text.indexOf('{'))), id: rec.ids[0] };
-  } finally {
-    await client.close();
-  }
-}
+for (const cell of replicaCells) describe(cell.label, { skip }, () => {
+  describe('replay guard in Redis shared by two server processes', () => {
+    let client;
+    let replicas;
+    const shared = redisReplicas(join(here, 'replay-server.mjs'), { env: { TOOLCTX_CELL: cell.id } });
 
-describe('replay guard in Redis shared by two server processes', { skip: haveRedis ? false : 'redis-server is not on PATH' }, () => {
+    /** One tools/call with `c`'s token from a new client: the result, or the refusal with its request id. */
+    async function call(url, c) {
+      const rec = recordingFetch();
+      const client = await cell.client.connect(url, { authorization: CREDENTIAL, 'x-agentarea-context': c.token }, rec.fetchImpl);
+      try {
+        const params = { name: 'echo', arguments: { text: 'hi' }, _meta: c.meta };
+        const result = await client.callTool(params).catch((e) => e);
+        if (!(result instanceof Error)) return { result };
+        const refusal = client.refusal(result);
+        if (refusal === undefined) throw result;
+        return { ...refusal, id: rec.ids[0] };
+      } finally {
+        await client.close();
+      }
+    }
+
+    before(async () => {
+      ({ client, replicas } = await shared.start());
+    });
+
+    after(() => shared.stop());
+
+    test('a token accepted by A is refused token_replayed by B; the tool ran once across both', async () => {
+      const [a, b] = replicas;
+      const before = [await runsOf(a.url), await runsOf(b.url)];
+      const c = callContext();
+      const first = await call(a.url, c);
+      assert.deepEqual(first.result.content, [{ type: 'text', text: 'hi' }]);
+      const again = await call(b.url, c);
+      assert.equal(again.status, 401);
+      assert.deepEqual(again.json, {
+        jsonrpc: '2.0',
+        id: again.id,
+        error: { code: -32001, message: 'context token already used', data: { reason: 'token_replayed' } },
+      });
+      // And by A itself.
+      assert.equal((await call(a.url, c)).json.error.data.reason, 'token_replayed');
+      assert.deepEqual([await runsOf(a.url), await runsOf(b.url)], [before[0] + 1, before[1]]);
+      // What Redis holds, read with a plain client: the jti, expiring (exp + 30 s skew at most 330 s away).
+      const jti = JSON.parse(Buffer.from(c.token.split('.')[1], 'base64url')).jti;
+      assert.equal(await client.get(PREFIX + jti), '1');
+      const ttl = await client.pTTL(PREFIX + jti);
+      assert.ok(ttl > 0 && ttl <= 330_000, `TTL ${ttl}`);
+    });
+
+    test('a retry with a new token runs at the other process', async () => {
+      const [a, b] = replicas;
+      const runs = (await runsOf(a.url)) + (await runsOf(b.url));
+      const first = callContext();
+      assert.ok((await call(a.url, first)).result);
+      assert.ok((await call(b.url, callContext({ ctx: first.ctx }))).result);
+      assert.equal((await runsOf(a.url)) + (await runsOf(b.url)), runs + 2);
+    });
+
+    test('the same token at both processes at once: one call runs, the others are refused', async () => {
+      const [a, b] = replicas;
+      const runs = (await runsOf(a.url)) + (await runsOf(b.url));
+      const c = callContext();
+      const answers = await Promise.all([a, b, a, b].map((r) => call(r.url, c)));
+      assert.equal(answers.filter((x) => x.result).length, 1);
+      for (const x of answers.filter((x) => !x.result)) assert.equal(x.json.error.data.reason, 'token_replayed');
+      assert.equal((await runsOf(a.url)) + (await runsOf(b.url)), runs + 1);
+    });
+  });
+});
+
+describe('the Redis replay store', { skip }, () => {
   let redisUrl;
   let client;
-  let replicas;
-  const shared = redisReplicas(join(here, 'replay-server.mjs'));
-
-  before(async () => {
-    ({ redisUrl, client, replicas } = await shared.start());
-  });
-
-  after(() => shared.stop());
-
-  test('a token accepted by A is refused token_replayed by B; the tool ran once across both', async () => {
-    const [a, b] = replicas;
-    const before = [await runsOf(a.url), await runsOf(b.url)];
-    const c = callContext();
-    const first = await call(a.url, c);
-    assert.deepEqual(first.result.content, [{ type: 'text', text: 'hi' }]);
-    const again = await call(b.url, c);
-    assert.equal(again.status, 401);
-    assert.deepEqual(again.json, {
-      jsonrpc: '2.0',
-      id: again.id,
-      error: { code: -32001, message: 'context token already used', data: { reason: 'token_replayed' } },
-    });
-    // And by A itself.
-    assert.equal((await call(a.url, c)).json.error.data.reason, 'token_replayed');
-    assert.deepEqual([await runsOf(a.url), await runsOf(b.url)], [before[0] + 1, before[1]]);
-    // What Redis holds, read with a plain client: the jti, expiring (exp + 30 s skew at most 330 s away).
-    const jti = JSON.parse(Buffer.from(c.token.split('.')[1], 'base64url')).jti;
-    assert.equal(await client.get(PREFIX + jti), '1');
-    const ttl = await client.pTTL(PREFIX + jti);
-    assert.ok(ttl > 0 && ttl <= 330_000, `TTL ${ttl}`);
-  });
-
-  test('a retry with a new token runs at the other process', async () => {
-    const [a, b] = replicas;
-    const runs = (await runsOf(a.url)) + (await runsOf(b.url));
-    const first = callContext();
-    assert.ok((await call(a.url, first)).result);
-    assert.ok((await call(b.url, callContext({ ctx: first.ctx }))).result);
-    assert.equal((await runsOf(a.url)) + (await runsOf(b.url)), runs + 2);
-  });
-
-  test('the same token at both processes at once: one call runs, the others are refused', async () => {
-    const [a, b] = replicas;
-    const runs = (await runsOf(a.url)) + (await runsOf(b.url));
-    const c = callContext();
-    const answers = await Promise.all([a, b, a, b].map((r) => call(r.url, c)));
-    assert.equal(answers.filter((x) => x.result).length, 1);
-    for (const x of answers.filter((x) => !x.result)) assert.equal(x.json.error.data.reason, 'token_replayed');
-    assert.equal((await runsOf(a.url)) + (await runsOf(b.url)), runs + 1);
-  });
+  const redis = redisReplicas(null, { count: 0 });
+  before(async () => ({ redisUrl, client } = await redis.start()));
+  after(() => redis.stop());
 
   test('the store: one SET NX wins; node-redis and a bare function are both accepted; Redis failing refuses', async () => {
     const store = redisReplayStore(client, { prefix: 'toolctx-replay-store:' });

@@ -1,14 +1,16 @@
 // The replay guard (CONTRACT §3, token_replayed) through the real SDK client
-// and server: behind the middleware on 127.0.0.1 and behind the fetch
-// wrapper, with the in-memory store (the core's ReplayCache inside the
-// verifier) and with a shared store (asynchronous, as Redis is; Redis
-// itself is in replay-redis.test.mjs).
+// and server, in every cell of sdks.mjs (SDK v1 and v2; behind the
+// middleware on 127.0.0.1 and behind the fetch wrapper; the 2025 and
+// 2026-07-28 clients), with the in-memory store (the core's ReplayCache
+// inside the verifier) and with a shared store (asynchronous, as Redis is;
+// Redis itself is in replay-redis.test.mjs).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { memoryReplayStore, redisReplayStore, ToolctxError } from 'toolctx';
-import { recordingFetch, refusedCall, replayFetchHandler, replayServer, replayVerifier } from './replay-fixture.mjs';
-import { CREDENTIAL, INSTANCE, callContext, connect, listen, mint, stop } from './support.mjs';
+import { recordingFetch, replayApp, replayVerifier } from './replay-fixture.mjs';
+import { cells, start } from './sdks.mjs';
+import { CREDENTIAL, INSTANCE, callContext, mint } from './support.mjs';
 
 const REPLAYED = { code: -32001, message: 'context token already used', data: { reason: 'token_replayed' } };
 
@@ -31,37 +33,34 @@ function mapStore() {
   };
 }
 
-/** The two front ends: the middleware on a real port, the fetch wrapper called directly. */
-const frontEnds = {
-  middleware: async (verifier) => {
-    const { http, seen } = replayServer(verifier);
-    const url = await listen(http);
-    return { url, seen, inner: fetch, close: () => stop(http) };
-  },
-  'fetch wrapper': async (verifier) => {
-    const { handler, seen } = replayFetchHandler(verifier);
-    return { url: 'http://127.0.0.1:9/mcp', seen, inner: (url, init) => handler(new Request(url, init)), close: async () => {} };
-  },
-};
+/**
+ * The cell's front end around `verifier`: the middleware on a real port or
+ * the fetch wrapper called directly; `inner` sends the client's requests.
+ */
+async function frontEnd(cell, verifier) {
+  const { seen, spec } = replayApp(verifier);
+  const front = await start(cell, spec);
+  return { url: front.url, seen, inner: front.fetchImpl ?? fetch, close: front.close };
+}
 
 const guards = {
   'in memory': () => memoryReplayStore({ capacity: 100 }),
   'a shared store': () => mapStore(),
 };
 
-for (const [frontName, frontEnd] of Object.entries(frontEnds)) {
+for (const cell of cells) describe(cell.label, () => {
   for (const [guardName, guard] of Object.entries(guards)) {
-    describe(`replay guard ${guardName}, ${frontName}`, () => {
+    describe(`replay guard ${guardName}`, () => {
       let front;
       before(async () => {
-        front = await frontEnd(replayVerifier({ replayGuard: guard() }));
+        front = await frontEnd(cell, replayVerifier({ replayGuard: guard() }));
       });
       after(() => front.close());
 
       /** A client whose every request carries `token`; records its tools/call ids. */
       async function client(token) {
         const rec = recordingFetch(front.inner);
-        const c = await connect(front.url, { authorization: CREDENTIAL, 'x-agentarea-context': token }, rec.fetchImpl);
+        const c = await cell.client.connect(front.url, { authorization: CREDENTIAL, 'x-agentarea-context': token }, rec.fetchImpl);
         return { c, ids: rec.ids };
       }
 
@@ -72,7 +71,7 @@ for (const [frontName, frontEnd] of Object.entries(frontEnds)) {
         try {
           const first = await c.callTool({ name: 'echo', arguments: { text: 'once' }, _meta: meta });
           assert.deepEqual(first.content, [{ type: 'text', text: 'once' }]);
-          const { status, json } = await refusedCall(c, { name: 'echo', arguments: { text: 'twice' }, _meta: meta });
+          const { status, json } = await c.refused({ name: 'echo', arguments: { text: 'twice' }, _meta: meta });
           assert.equal(status, 401);
           assert.equal(ids.length, 2);
           assert.notEqual(ids[0], ids[1]);
@@ -83,7 +82,7 @@ for (const [frontName, frontEnd] of Object.entries(frontEnds)) {
         // From another client too: the token, not the connection, is spent.
         const other = await client(token);
         try {
-          const { status, json } = await refusedCall(other.c, { name: 'echo', arguments: { text: 'again' }, _meta: meta });
+          const { status, json } = await other.c.refused({ name: 'echo', arguments: { text: 'again' }, _meta: meta });
           assert.equal(status, 401);
           assert.deepEqual(json, { jsonrpc: '2.0', id: other.ids[0], error: REPLAYED });
         } finally {
@@ -116,7 +115,7 @@ for (const [frontName, frontEnd] of Object.entries(frontEnds)) {
         const runs = front.seen.runs;
         const { c, ids } = await client(token);
         try {
-          const { status, json } = await refusedCall(c, { name: 'echo', arguments: { text: 'x' }, _meta: meta });
+          const { status, json } = await c.refused({ name: 'echo', arguments: { text: 'x' }, _meta: meta });
           assert.equal(status, 401);
           assert.equal(json.id, ids[0]);
           assert.equal(json.error.data.reason, 'claim_invalid');
@@ -128,16 +127,16 @@ for (const [frontName, frontEnd] of Object.entries(frontEnds)) {
     });
   }
 
-  test(`${frontName}: a shared store that fails refuses 500 internal_error (fail closed); the tool does not run`, async () => {
+  test('a shared store that fails refuses 500 internal_error (fail closed); the tool does not run', async () => {
     const store = mapStore();
     store.fail = true;
-    const front = await frontEnd(replayVerifier({ replayGuard: store }));
+    const front = await frontEnd(cell, replayVerifier({ replayGuard: store }));
     try {
       const { token, meta } = callContext();
       const rec = recordingFetch(front.inner);
-      const c = await connect(front.url, { authorization: CREDENTIAL, 'x-agentarea-context': token }, rec.fetchImpl);
+      const c = await cell.client.connect(front.url, { authorization: CREDENTIAL, 'x-agentarea-context': token }, rec.fetchImpl);
       try {
-        const { status, json } = await refusedCall(c, { name: 'echo', arguments: { text: 'x' }, _meta: meta });
+        const { status, json } = await c.refused({ name: 'echo', arguments: { text: 'x' }, _meta: meta });
         assert.equal(status, 500);
         assert.deepEqual(json, {
           jsonrpc: '2.0',
@@ -153,7 +152,7 @@ for (const [frontName, frontEnd] of Object.entries(frontEnds)) {
       await front.close();
     }
   });
-}
+});
 
 /** A tools/call request for `verify`, with the token of `c`. */
 function request(c, id = 1) {

@@ -468,3 +468,6 @@ export function nodeServerOf(c, spec) {
   if (c.wiring.kind !== 'node') throw new Error(`${c.label} is not served by node:http`);
   return c.wiring.http(spec);
 }
+
+/** The cells the two-process Redis suites run: node:http wirings, SDK v1 and SDK v2 with both clients. */
+export const replicaCells = ['v1-node:v1', 'v2-handler-node:v1', 'v2-handler-node:v2-modern'].map(cellById);

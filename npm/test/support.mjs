@@ -1,13 +1,11 @@
 // Test support shared by the integration and helpers tests: tokens minted by
-// hand with node:crypto (not with toolctx's own minting code), and the real
-// SDK client on 127.0.0.1.
+// hand with node:crypto (not with toolctx's own minting code), and SDK v1's
+// server transport and real client on 127.0.0.1 (both SDK lines: sdks.mjs).
 import { createHmac, randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 
 export const SECRET = 'integration-test-secret-0123456789-abcdef';
 export const INSTANCE = '0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f';
@@ -56,30 +54,6 @@ export function stop(server) {
 }
 
 /**
- * A node:http server whose `GET /runs` answers `seen.runs` (how often the
- * tools ran); every other request goes through `middleware`, then to
- * `handle(req, res)`, a failure answered 500 with its text.
- */
-export function runsServer(seen, middleware, handle) {
-  return createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/runs') {
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ runs: seen.runs }));
-      return;
-    }
-    middleware(req, res, async (err) => {
-      try {
-        if (err) throw err;
-        await handle(req, res);
-      } catch (e) {
-        if (!res.headersSent) res.statusCode = 500;
-        res.end(String(e));
-      }
-    });
-  });
-}
-
-/**
  * The stateless pattern: `server` (new per request) on a new transport, both
  * closed with the response; `body` is the request's JSON-RPC, already parsed.
  */
@@ -91,22 +65,6 @@ export async function serveStateless(server, req, res, body = req.body) {
   });
   await server.connect(transport);
   await transport.handleRequest(req, res, body);
-}
-
-/**
- * The same behind the fetch wrapper: the SDK's web-standard transport in
- * JSON response mode, so the Response is complete when it is returned;
- * `authInfo` is what the tool sees as `extra.authInfo`.
- */
-export async function handleStateless(server, request, authInfo) {
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  await server.connect(transport);
-  try {
-    return await transport.handleRequest(request, { authInfo });
-  } finally {
-    await transport.close();
-    await server.close();
-  }
 }
 
 /** The SDK's real Client over Streamable HTTP, with fixed request headers. */
