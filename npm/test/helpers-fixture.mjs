@@ -2,10 +2,12 @@
 // toolctx, with tools built on toolctx/helpers, wired as one cell of
 // sdks.mjs. Used in-process by helpers.test.mjs and as a separate process by
 // helpers-server.mjs.
+import { acceptedContent, inputRequired } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 import { createVerifier } from 'toolctx';
 import { cancellable, idempotent, jsonResult, noticeCancelled, progress } from 'toolctx/helpers';
+import { sdks } from './sdks.mjs';
 import { CREDENTIAL, INSTANCE, SECRET } from './support.mjs';
 
 /**
@@ -44,6 +46,19 @@ export function helpersApp(cell, { store, clock, waitMs = 10_000, requireContext
     },
     { allowUnverified: true },
   );
+  // SDK v2, 2026-07-28: asks the client to confirm (an input_required
+  // result), charges on the round that carries the confirmation.
+  const confirmCharge = idempotent(
+    async ({ orderId, amount }, ctx) => {
+      if (acceptedContent(ctx.mcpReq.inputResponses, 'confirm')?.confirm !== true) {
+        const requestedSchema = { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] };
+        return inputRequired({ inputRequests: { confirm: inputRequired.elicit({ message: `charge ${amount} for ${orderId}?`, requestedSchema }) } });
+      }
+      seen.runs += 1;
+      return jsonResult({ orderId, amount, run: seen.runs });
+    },
+    { ...(store ? { store } : {}), waitMs },
+  );
   const report = async ({ steps, stepMs }, extra) => {
     const send = progress(extra, clock ? { clock } : {});
     for (let i = 1; i <= steps; i++) {
@@ -69,6 +84,7 @@ export function helpersApp(cell, { store, clock, waitMs = 10_000, requireContext
     { name: 'report', shape: { steps: z.number(), stepMs: z.number() }, handler: report },
     { name: 'slow', shape: { label: z.string() }, handler: slow },
   ];
+  if (cell.sdk === sdks.v2) tools.push({ name: 'confirm_charge', shape: { orderId: z.string(), amount: z.number() }, handler: confirmCharge });
   // A notifications/cancelled arrives in its own POST, at another server instance.
   const onBody = (body, headers) => noticeCancelled(body, headers);
   return { seen, spec: { verifier, name: 'toolctx-helpers', tools, seen, onBody } };

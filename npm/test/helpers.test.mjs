@@ -124,6 +124,50 @@ for (const cell of cells) describe(cell.label, () => {
     });
   });
 
+  // 2026-07-28's multi-round-trip requests: a tool answers input_required,
+  // the client fulfils the embedded requests and sends the same tools/call
+  // again (same arguments, a fresh request id, the responses in
+  // params.inputResponses). Each round is one call of the handler.
+  if (cell.client.modern) {
+    describe('idempotent tools, a multi-round-trip call (input_required)', () => {
+      let server;
+      before(async () => (server = await serve()));
+      after(() => server.close());
+
+      test('a tool that asks for confirmation completes once confirmed, and runs once; a retry after it is replayed', async () => {
+        const runs = server.seen.runs;
+        const asked = [];
+        const elicit = (params) => {
+          asked.push(params.message);
+          return { action: 'accept', content: { confirm: true } };
+        };
+        const c = callContext({ tool: 'confirm_charge' });
+        const args = { orderId: 'M-1', amount: 9 };
+        const client = await cell.client.connect(server.url, { authorization: CREDENTIAL, 'x-agentarea-context': c.token }, server.fetchImpl, { elicit });
+        let result;
+        try {
+          // Fails today: idempotent stores the first round's input_required
+          // result as the call's result and answers every later round with
+          // it, so the confirmed round never reaches the tool (the client
+          // gives up after inputRequired.maxRounds, 10).
+          result = await client.callTool({ name: 'confirm_charge', arguments: args, _meta: c.meta });
+        } finally {
+          await client.close();
+        }
+        assert.deepEqual(asked, ['charge 9 for M-1?']);
+        assert.equal(result.resultType, undefined, 'the call ended input_required');
+        assert.deepEqual(structured(result), { ...args, run: runs + 1 });
+        assert.equal(result._meta?.['agentarea/replayed'], undefined);
+        assert.equal(server.seen.runs, runs + 1);
+        // The platform's retry of the finished call (same context, a new token): the stored result.
+        const retry = await call(server, 'confirm_charge', args, { ctx: c.ctx });
+        assert.equal(retry.result._meta['agentarea/replayed'], true);
+        assert.deepEqual(structured(retry.result), structured(result));
+        assert.equal(server.seen.runs, runs + 1);
+      });
+    });
+  }
+
   describe('progress', () => {
     let server;
     let clock;

@@ -277,7 +277,12 @@ function refusalRecorder(inner = fetch) {
   return rec;
 }
 
-/** The clients, each wrapped to the same face: `callTool(params, { onprogress, signal })`, `listTools()`, `close()`, `refused(params)`. */
+/**
+ * The clients, each wrapped to the same face: `callTool(params, { onprogress, signal })`,
+ * `listTools()`, `close()`, `refused(params)`. `connect(url, headers, fetchImpl, { elicit })`:
+ * `elicit(params)` answers the server's elicitation requests (2026-07-28 only,
+ * where they ride a tool's `input_required` result).
+ */
 export const clients = {
   v1: {
     name: `client ${V1_PROTOCOL}`,
@@ -299,9 +304,13 @@ export const clients = {
     protocol: MODERN_PROTOCOL,
     modern: true,
     cancelledBy: 'stream',
-    async connect(url, headers, fetchImpl) {
+    async connect(url, headers, fetchImpl, { elicit } = {}) {
       const rec = refusalRecorder(fetchImpl);
-      const client = new ClientV2({ name: 'toolctx-test-client', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_PROTOCOL } } });
+      const client = new ClientV2(
+        { name: 'toolctx-test-client', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: MODERN_PROTOCOL } }, ...(elicit ? { capabilities: { elicitation: { form: {} } } } : {}) },
+      );
+      if (elicit) client.setRequestHandler('elicitation/create', async (request) => elicit(request.params));
       await client.connect(new ClientTransportV2(new URL(url), { requestInit: { headers }, fetch: rec.fetch }));
       return wrapClient({
         callTool: (params, options = {}) => client.callTool(params, options),
