@@ -160,6 +160,23 @@ async function handleStreaming(server, request, authInfo) {
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
+const nodeSpec = ({ verifier, options, seen, onBody }) => ({ middleware: toolctx(verifier, options), seen, onBody });
+const mcpHandler = (spec) => createMcpHandler(() => sdks.v2.mcpServer(spec.name, spec.tools));
+
+/** SDK v1 stateless (a new server and transport per request) behind `serve` (nodeServer, expressServer). */
+const v1Stateless = (serve) => (spec) => ({
+  http: serve(nodeSpec(spec), (req, res) => serveStateless(sdks.v1.mcpServer(spec.name, spec.tools), req, res)),
+});
+
+/** SDK v2's createMcpHandler through toNodeHandler, behind `serve` (nodeServer, expressServer). */
+function v2NodeHandler(serve) {
+  return (spec) => {
+    const handler = mcpHandler(spec);
+    const node = toNodeHandler(handler);
+    return { http: serve(nodeSpec(spec), (req, res) => node(req, res, req.body)), close: () => handler.close() };
+  };
+}
+
 /**
  * How each SDK line is put behind toolctx. `kind: 'node'` wirings build a
  * node:http server (`http(spec)`), `kind: 'fetch'` ones a fetch handler
@@ -171,13 +188,13 @@ export const wirings = {
     sdk: sdks.v1,
     name: 'StreamableHTTPServerTransport · node:http',
     kind: 'node',
-    http: (spec) => ({ http: nodeServer(nodeSpec(spec), (req, res) => serveStateless(sdks.v1.mcpServer(spec.name, spec.tools), req, res)) }),
+    http: v1Stateless(nodeServer),
   },
   'v1-express': {
     sdk: sdks.v1,
     name: 'StreamableHTTPServerTransport · express',
     kind: 'node',
-    http: (spec) => ({ http: expressServer(nodeSpec(spec), (req, res) => serveStateless(sdks.v1.mcpServer(spec.name, spec.tools), req, res)) }),
+    http: v1Stateless(expressServer),
   },
   'v1-fetch': {
     sdk: sdks.v1,
@@ -191,27 +208,19 @@ export const wirings = {
     sdk: sdks.v2,
     name: 'toNodeHandler(createMcpHandler) · node:http',
     kind: 'node',
-    http: (spec) => {
-      const handler = mcpHandler(spec);
-      const node = toNodeHandler(handler);
-      return { http: nodeServer(nodeSpec(spec), (req, res) => node(req, res, req.body)), close: () => handler.close() };
-    },
+    http: v2NodeHandler(nodeServer),
   },
   'v2-handler-express': {
     sdk: sdks.v2,
     name: 'toNodeHandler(createMcpHandler) · express',
     kind: 'node',
-    http: (spec) => {
-      const handler = mcpHandler(spec);
-      const node = toNodeHandler(handler);
-      return { http: expressServer(nodeSpec(spec), (req, res) => node(req, res, req.body)), close: () => handler.close() };
-    },
+    http: v2NodeHandler(expressServer),
   },
+  // A 2025-era transport (it does not answer server/discover): the 2025 client only.
   'v2-transport-node': {
     sdk: sdks.v2,
     name: 'NodeStreamableHTTPServerTransport · node:http',
     kind: 'node',
-    modern: false, // a 2025-era transport: it does not answer server/discover
     http: (spec) => ({
       http: nodeServer(nodeSpec(spec), async (req, res) => {
         const server = sdks.v2.mcpServer(spec.name, spec.tools);
@@ -236,8 +245,6 @@ export const wirings = {
   },
 };
 
-const nodeSpec = ({ verifier, options, seen, onBody }) => ({ middleware: toolctx(verifier, options), seen, onBody });
-const mcpHandler = (spec) => createMcpHandler(() => sdks.v2.mcpServer(spec.name, spec.tools));
 
 /**
  * What a refusal came back as, from the HTTP error a client threw:
