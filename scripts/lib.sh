@@ -49,6 +49,25 @@ ensure_envoy() {
   export ENVOY
 }
 
+# The example MCP server (examples/node-server, both SDK lines): its npm
+# packages, and npm/dist, which it imports through a file: dependency,
+# built when Node cannot load `toolctx` and `toolctx/helpers` from it.
+ensure_example_server() {
+  command -v node >/dev/null 2>&1 || ensure_apt node nodejs
+  command -v npm >/dev/null 2>&1 || ensure_apt npm npm
+  local dir="$ROOT/examples/node-server"
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    step "npm ci (examples/node-server)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  if ! (cd "$dir" && node -e "Promise.all([import('toolctx'), import('toolctx/helpers')]).catch(() => process.exit(1))") 2>/dev/null; then
+    step "npm/dist is missing or incomplete: build the npm package"
+    ensure_wasm_targets
+    ensure_wasm_bindgen
+    (cd "$ROOT/npm" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
+  fi
+}
+
 # cargo-fuzz, for the nightly toolchain the machine image ships; returns 1
 # when there is no nightly (it cannot be fetched here).
 ensure_cargo_fuzz() {

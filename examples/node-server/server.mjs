@@ -1,169 +1,70 @@
-// An MCP server (stateless Streamable HTTP) whose tools/call requests are
+// An MCP server (MCP TypeScript SDK v2: @modelcontextprotocol/server 2.4.0
+// and @modelcontextprotocol/node 2.1.2) whose tools/call requests are
 // verified by the toolctx npm package before any tool runs. It is the server
-// of `./scripts/demo` and of the command line's integration tests.
+// of `./scripts/demo` and of the command line's integration tests;
+// server-v1.mjs is the same on SDK 1.x.
 //
 //   TOOLCTX_INSTANCE_ID=... TOOLCTX_SECRET=... node server.mjs [--port N]
 //
-// Options:
-//   --port N          listen on 127.0.0.1:N (default $PORT, else a free port)
-//   --no-verify       no toolctx at all: the unprotected copy that the demo
-//                     puts behind Envoy and its filter
-//   --json-response   answer with application/json instead of an SSE stream
-//                     (the SDK then drops progress notifications)
-//   --exit-with-stdin exit when standard input closes (test drivers)
+// Options (--port, --no-verify, --context-optional, --json-response,
+// --exit-with-stdin), environment and tools: see common.mjs.
 //
-// Environment: TOOLCTX_INSTANCE_ID and TOOLCTX_SECRET (required unless
-// --no-verify), TOOLCTX_SECRET_PREVIOUS (optional, accepted too: rotation),
-// TOOLCTX_CREDENTIAL (optional static credential in `authorization`).
-//
-// Tools: get_order, export_report (sends progress), whoami (what this server
-// saw: the verified context and the x-toolctx-* headers a proxy added) and
-// toolctx_probe (how many times it ran, for `toolctx conformance`).
-// Prints `listening http://127.0.0.1:PORT/mcp` once it accepts connections.
-import { createServer } from 'node:http';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
-import { contextFrom, createVerifier, toolctx } from 'toolctx';
-import { progress } from 'toolctx/helpers';
+// The toolctx middleware reads and verifies the body, then hands the request
+// to `toNodeHandler(createMcpHandler(factory))`: a fresh server per request,
+// for 2026-07-28 clients and, through the SDK's stateless fallback, for
+// 2025-era ones. `req.auth` (the verified context) reaches the tools as
+// `ctx.http.authInfo`, where `contextFrom(ctx)` finds it.
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import { listen, options, registerTools } from './common.mjs';
 
-const args = process.argv.slice(2);
-const flag = (name) => args.includes(name);
-const option = (name) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
+// Where SDK v2 keeps them: `ctx.mcpReq.signal`, `ctx.http.req` (the web
+// Request; its Headers iterate as lower-case [name, value] pairs).
+const view = {
+  signal: (ctx) => ctx.mcpReq.signal,
+  headers: (ctx) => ctx.http?.req?.headers ?? [],
 };
-const port = Number(option('--port') ?? process.env.PORT ?? 0);
-const verify = !flag('--no-verify');
-const jsonResponse = flag('--json-response');
-
-// Process-wide, across the per-request servers: the probe's run count.
-let probeRuns = 0;
 
 function newServer() {
   const server = new McpServer({ name: 'toolctx-example', version: '1.0.0' });
-
-  server.registerTool(
-    'get_order',
-    {
-      description: 'Looks up an order; says which task asked for it',
-      inputSchema: { orderId: z.string() },
-    },
-    async ({ orderId }, extra) => {
-      const ctx = contextFrom(extra);
-      const who = ctx ? `task ${ctx.task_id}${ctx.end_user_id ? ` for ${ctx.end_user_id}` : ''}` : 'no verified context';
-      return { content: [{ type: 'text', text: `order ${orderId}: 2 items, shipped (${who})` }] };
-    },
-  );
-
-  server.registerTool(
-    'export_report',
-    {
-      description: 'Exports a report page by page, reporting progress',
-      inputSchema: { pages: z.number().int().min(1).max(20).default(3) },
-    },
-    async ({ pages }, extra) => {
-      // Sends at the platform's relay rate (one per 0.5 s) and always the last.
-      const report = progress(extra);
-      for (let page = 1; page <= pages; page += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 550));
-        if (extra.signal.aborted) throw new Error('cancelled');
-        await report(page, pages, `page ${page} of ${pages}`);
-      }
-      return { content: [{ type: 'text', text: `exported ${pages} pages` }] };
-    },
-  );
-
-  server.registerTool(
-    'whoami',
-    { description: 'What this server saw: the verified context and the x-toolctx-* headers a proxy added', inputSchema: {} },
-    async (_args, extra) => {
-      const headers = extra.requestInfo?.headers ?? {};
-      const forwarded = Object.fromEntries(Object.entries(headers).filter(([k]) => k.startsWith('x-toolctx-')));
-      const saw = { verified_here: verify, context: contextFrom(extra) ?? null, proxy_headers: forwarded };
-      return { content: [{ type: 'text', text: JSON.stringify(saw) }], structuredContent: saw };
-    },
-  );
-
-  // The conformance probe: how many times it ran in this process, this run
-  // included. `toolctx conformance` reads it around every refused call to
-  // prove the call never ran.
-  server.registerTool(
-    'toolctx_probe',
-    {
-      description: 'Counts its own runs (toolctx conformance probe)',
-      inputSchema: {},
-      outputSchema: { runs: z.number().int() },
-    },
-    async () => {
-      probeRuns += 1;
-      const out = { runs: probeRuns };
-      return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
-    },
-  );
+  registerTools(server, view);
   return server;
 }
 
-// Stateless Streamable HTTP: a new server and transport per request, closed
-// with the response (or `extra.signal` never fires). Responses to tools/call
-// are SSE streams, so progress arrives as it is sent, unless --json-response.
-async function serveMcp(req, res, body) {
+// 2025-era requests with --json-response: the SDK's stateless fallback always
+// streams, so they are served here, statelessly too, with JSON answers.
+async function legacyJson(request, requestOptions) {
+  if (request.method.toUpperCase() !== 'POST') {
+    return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed.' } }, { status: 405 });
+  }
   const server = newServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: jsonResponse });
-  res.on('close', () => {
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, requestOptions);
+  } finally {
     transport.close();
     server.close();
-  });
-  try {
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-  } catch (e) {
-    if (!res.headersSent) {
-      res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: String(e) } }));
-    }
   }
 }
 
-let handle;
-if (verify) {
-  const secrets = [process.env.TOOLCTX_SECRET, process.env.TOOLCTX_SECRET_PREVIOUS].filter(Boolean);
-  const credential = process.env.TOOLCTX_CREDENTIAL
-    ? { header: 'authorization', values: [process.env.TOOLCTX_CREDENTIAL] }
-    : undefined;
-  // Throws a ToolctxError naming the problem (never the secret) on a bad configuration.
-  const verifier = createVerifier({ instanceId: process.env.TOOLCTX_INSTANCE_ID, secrets, credential });
-  const middleware = toolctx(verifier);
-  handle = (req, res) => middleware(req, res, (err) => {
-    if (err) {
-      res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'internal error' } }));
-      return;
-    }
-    serveMcp(req, res, req.body);
-  });
-} else {
-  handle = async (req, res) => {
-    const chunks = [];
-    for await (const c of req) chunks.push(c);
-    let body;
-    try {
-      body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-    } catch {
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}');
-      return;
-    }
-    serveMcp(req, res, body);
+// Responses to a tools/call that reports progress are SSE streams, so
+// progress arrives as it is sent, unless --json-response (`responseMode:
+// 'json'` drops it, like SDK 1.x's `enableJsonResponse`).
+let handler = createMcpHandler(newServer);
+if (options.jsonResponse) {
+  const modern = createMcpHandler(newServer, { responseMode: 'json', legacy: 'reject' });
+  handler = {
+    fetch: async (request, requestOptions) =>
+      (await isLegacyRequest(request, requestOptions?.parsedBody))
+        ? legacyJson(request, requestOptions)
+        : modern.fetch(request, requestOptions),
   };
 }
-
-const httpServer = createServer(handle);
-httpServer.listen(port, '127.0.0.1', () => {
-  console.log(`listening http://127.0.0.1:${httpServer.address().port}/mcp${verify ? '' : ' (verification off)'}`);
-});
-for (const sig of ['SIGTERM', 'SIGINT']) process.on(sig, () => process.exit(0));
-if (flag('--exit-with-stdin')) {
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.resume();
-}
+const nodeHandler = toNodeHandler(handler);
+listen((req, res, body) => nodeHandler(req, res, body));

@@ -4,7 +4,9 @@
 //! when each test ends, however it ends.
 //!
 //! Needs `node`, `examples/node-server/node_modules` and `npm/dist`:
-//! `scripts/test-cli` installs and builds them.
+//! `scripts/test-cli` installs and builds them. The server file is
+//! `server.mjs` (MCP SDK v2), or `$TOOLCTX_EXAMPLE_SERVER` (`scripts/test-cli`
+//! runs these tests a second time with `server-v1.mjs`, SDK 1.x).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -36,6 +38,12 @@ fn secret(tag: &str) -> String {
     format!("cli-test-{tag}-secret-{}-{nanos}", std::process::id())
 }
 
+/// The example server file these tests run: `server.mjs` unless
+/// `TOOLCTX_EXAMPLE_SERVER` names another one in examples/node-server.
+fn server_file() -> String {
+    std::env::var("TOOLCTX_EXAMPLE_SERVER").unwrap_or_else(|_| "server.mjs".to_string())
+}
+
 /// The example server; killed on drop. It also exits when its standard
 /// input closes, so it cannot outlive a test process that is killed.
 struct Server {
@@ -50,13 +58,21 @@ impl Server {
 
     fn start_with(verify: bool, secrets: &[&str], flags: &[&str]) -> Server {
         let dir = root().join("examples/node-server");
+        let file = server_file();
+        assert!(
+            dir.join(&file).exists(),
+            "examples/node-server/{file} does not exist"
+        );
         assert!(
             dir.join("node_modules/@modelcontextprotocol/sdk").exists()
+                && dir
+                    .join("node_modules/@modelcontextprotocol/server")
+                    .exists()
                 && root().join("npm/dist/node/index.js").exists(),
             "examples/node-server/node_modules or npm/dist missing: run scripts/test-cli"
         );
         let mut cmd = Command::new("node");
-        cmd.arg("server.mjs")
+        cmd.arg(&file)
             .args(["--port", "0", "--exit-with-stdin"])
             .current_dir(&dir)
             .env("TOOLCTX_INSTANCE_ID", INSTANCE)
