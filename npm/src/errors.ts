@@ -1,7 +1,8 @@
 /**
  * Why `createVerifier` (or a call with a bad argument) failed. The codes of
- * configuration errors are the core's own (`ConfigError::code`); messages
- * name the setting, never a secret's value.
+ * configuration errors are the core's own (`ConfigError::CODES`,
+ * crates/core/src/config.rs; npm/test/codes.test.mjs fails when they
+ * differ); messages name the setting, never a secret's value.
  */
 export type ToolctxErrorCode =
   | 'config_not_json'

@@ -27,7 +27,11 @@ export interface ToolContext {
   request_id?: string | number;
 }
 
-/** Stable machine codes of refusals (`error.data.reason`). */
+/**
+ * Stable machine codes of refusals (`error.data.reason`): the core's
+ * `Reason::as_str` for every `Reason::ALL` (crates/core/src/reason.rs);
+ * npm/test/codes.test.mjs fails when the two differ.
+ */
 export type RefusalReason =
   | 'credential_missing'
   | 'credential_invalid'

@@ -106,6 +106,24 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// Every [`ConfigError::code`], in the order of the variants: the list
+    /// the front ends mirror (the npm package's `ToolctxErrorCode` is checked
+    /// against it).
+    pub const CODES: [&'static str; 12] = [
+        "config_not_json",
+        "config_type",
+        "config_unknown_setting",
+        "config_missing",
+        "instance_id_empty",
+        "no_secrets",
+        "secret_length",
+        "credential_header",
+        "credential_no_values",
+        "limit_out_of_range",
+        "no_protocol_majors",
+        "config_invalid",
+    ];
+
     /// A stable machine code.
     pub fn code(&self) -> &'static str {
         match self {
@@ -327,6 +345,44 @@ pub(crate) fn size(v: &Value<'_>, name: &'static str) -> Result<usize, ConfigErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codes_lists_every_variant_code_in_order() {
+        let every = [
+            ConfigError::Json,
+            ConfigError::Type("x"),
+            ConfigError::UnknownSetting(String::from("x")),
+            ConfigError::Missing("x"),
+            ConfigError::InstanceIdEmpty,
+            ConfigError::NoSecrets,
+            ConfigError::SecretLength { index: 0, len: 0 },
+            ConfigError::CredentialHeader,
+            ConfigError::CredentialNoValues,
+            ConfigError::Limit("x"),
+            ConfigError::NoProtocolMajors,
+            ConfigError::Invalid("x"),
+        ];
+        // Exhaustive: a new variant stops this compiling until it is added
+        // to `every` above and its code to `CODES`.
+        for e in &every {
+            match e {
+                ConfigError::Json
+                | ConfigError::Type(_)
+                | ConfigError::UnknownSetting(_)
+                | ConfigError::Missing(_)
+                | ConfigError::InstanceIdEmpty
+                | ConfigError::NoSecrets
+                | ConfigError::SecretLength { .. }
+                | ConfigError::CredentialHeader
+                | ConfigError::CredentialNoValues
+                | ConfigError::Limit(_)
+                | ConfigError::NoProtocolMajors
+                | ConfigError::Invalid(_) => {}
+            }
+        }
+        let codes: Vec<&str> = every.iter().map(ConfigError::code).collect();
+        assert_eq!(codes, ConfigError::CODES);
+    }
 
     #[test]
     fn reads_json_and_redacts_debug() {

@@ -10,6 +10,9 @@
 //!   verifier so that a repeated nonce skips bcrypt.
 //! - The conventions of CONTRACT §6 and §7 (tool names, RFC 8785, the Tuix
 //!   key): plain functions over strings.
+//! - The core's machine codes ([`core_codes`]), for the npm package's test
+//!   of its hand-copied unions; here rather than in the verifier's module,
+//!   which every user of the package ships.
 //!
 //! Nothing is decided here: the core decides.
 
@@ -18,7 +21,8 @@ mod boundary;
 
 use boundary::{accepted, config_error, headers_verdict, js_error, refusal, split};
 use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
-use toolctx_core::{jcs, json, names, UnknownSettings};
+use toolctx_core::json::write_str;
+use toolctx_core::{jcs, json, names, ConfigError, Reason, UnknownSettings};
 use wasm_bindgen::prelude::*;
 
 /// Verified nonces remembered per verifier object (bound to its hook key by
@@ -119,4 +123,29 @@ pub fn tuix_idempotency_key(
     let value = json::parse(arguments_json.as_bytes()).map_err(|e| js_error("not_json", e))?;
     jcs::tuix_idempotency_key(session_id, turn, tool, &value)
         .map_err(|e| js_error("not_canonicalizable", e))
+}
+
+/// The core's machine codes, for the npm package's test that its
+/// hand-written unions still match them (`npm/test/codes.test.mjs`):
+/// `{"reasons":[...],"config_errors":[...]}`, every `Reason::as_str` in
+/// `Reason::ALL` order and every `ConfigError::CODES` entry.
+#[wasm_bindgen(js_name = coreCodes)]
+pub fn core_codes() -> String {
+    let mut out = String::from("{\"reasons\":");
+    codes_json(Reason::ALL.iter().map(|r| r.as_str()), &mut out);
+    out.push_str(",\"config_errors\":");
+    codes_json(ConfigError::CODES.iter().copied(), &mut out);
+    out.push('}');
+    out
+}
+
+fn codes_json<'a>(codes: impl Iterator<Item = &'a str>, out: &mut String) {
+    out.push('[');
+    for (i, code) in codes.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(code, out);
+    }
+    out.push(']');
 }

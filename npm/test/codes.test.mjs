@@ -1,0 +1,50 @@
+// The machine codes the TypeScript layer copies by hand from the Rust core
+// still match it: `RefusalReason` (npm/src/types.ts) against `Reason::ALL`
+// and `Reason::as_str` (crates/core/src/reason.rs, the AIVAX reasons and
+// internal_error included), and the configuration codes of
+// `ToolctxErrorCode` (npm/src/errors.ts) against `ConfigError::CODES`
+// (crates/core/src/config.rs). The core's lists come from the built
+// conventions module (`coreCodes`, crates/wasm-conventions); the unions are
+// read from the built declarations with the TypeScript compiler API, as a
+// user's editor sees them.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+
+import ts from 'typescript';
+
+import { coreCodes } from '../dist/wasm/node/toolctx_wasm_conventions.js';
+
+/** The codes `ToolctxErrorCode` has besides the core's configuration codes: the TypeScript layer's own. */
+const TS_ONLY_ERROR_CODES = ['body_already_parsed', 'internal', 'invalid_argument', 'replay_guard_async'];
+
+/** The string literals of the union type alias `name` in the built declaration file `file` (under npm/dist). */
+function unionMembers(file, name) {
+  const url = new URL(`../dist/${file}`, import.meta.url);
+  const source = ts.createSourceFile(file, readFileSync(url, 'utf8'), ts.ScriptTarget.ES2022, true);
+  const alias = source.statements.find((s) => ts.isTypeAliasDeclaration(s) && s.name.text === name);
+  assert.ok(alias, `${name} is not declared in dist/${file}`);
+  assert.ok(ts.isUnionTypeNode(alias.type), `${name} is not a union`);
+  return alias.type.types.map((t) => {
+    assert.ok(ts.isLiteralTypeNode(t) && ts.isStringLiteral(t.literal), `${name} has a member that is not a string literal: ${t.getText(source)}`);
+    return t.literal.text;
+  });
+}
+
+const sorted = (list) => [...list].sort();
+const core = JSON.parse(coreCodes());
+
+test('RefusalReason is exactly the core\'s refusal reasons', () => {
+  const reasons = unionMembers('types.d.ts', 'RefusalReason');
+  assert.equal(new Set(reasons).size, reasons.length, 'a reason listed twice');
+  assert.ok(core.reasons.length >= 33, 'the core listed too few reasons');
+  assert.deepEqual(sorted(reasons), sorted(core.reasons));
+});
+
+test('ToolctxErrorCode is the core\'s configuration codes and the TypeScript layer\'s own', () => {
+  const codes = unionMembers('errors.d.ts', 'ToolctxErrorCode');
+  assert.equal(new Set(codes).size, codes.length, 'a code listed twice');
+  assert.ok(core.config_errors.length >= 12, 'the core listed too few configuration codes');
+  for (const own of TS_ONLY_ERROR_CODES) assert.ok(!core.config_errors.includes(own), `${own} is the core's now`);
+  assert.deepEqual(sorted(codes), sorted([...core.config_errors, ...TS_ONLY_ERROR_CODES]));
+});
