@@ -113,7 +113,10 @@ const DAY = 24 * 60 * 60 * 1000;
  * - a duplicate with the same arguments (`canonicalHash(args)`) gets the
  *   stored result with `_meta["agentarea/replayed"] = true`, or waits up to
  *   `waitMs` while the first call runs;
- * - a duplicate with other arguments is refused as a conflict, never replayed.
+ * - a duplicate with other arguments is refused as a conflict, never replayed;
+ * - an `input_required` result (SDK v2's `inputRequired(...)`, a round of a
+ *   2026-07-28 multi-round-trip call) is not stored: the claim is released
+ *   and the round that carries the client's answers runs the tool.
  *
  * Put `cancellable` outside it, so that a cancelled duplicate stops waiting.
  */
@@ -157,6 +160,13 @@ export function idempotent<A, E extends ToolExtra, R>(
       await store.release(key, mine).catch(() => undefined);
       throw e;
     }
+    if (isInputRequired(result)) {
+      // A round of a 2026-07-28 multi-round-trip call, not its outcome: the
+      // client answers and sends the same call again, which must reach the
+      // tool. Nothing is stored; the claim goes, as for a handler that threw.
+      await store.release(key, mine).catch(() => undefined);
+      return result;
+    }
     try {
       await store.complete(key, { state: 'done', hash, result }, ttlMs);
     } catch (e) {
@@ -164,6 +174,11 @@ export function idempotent<A, E extends ToolExtra, R>(
     }
     return result;
   };
+}
+
+/** SDK v2's `inputRequired(...)` result (protocol 2026-07-28): the call asks the client for input first. */
+function isInputRequired(result: unknown): boolean {
+  return typeof result === 'object' && result !== null && (result as { resultType?: unknown }).resultType === 'input_required';
 }
 
 function replayed(result: unknown): unknown {

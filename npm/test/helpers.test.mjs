@@ -146,10 +146,9 @@ for (const cell of cells) describe(cell.label, () => {
         const client = await cell.client.connect(server.url, { authorization: CREDENTIAL, 'x-agentarea-context': c.token }, server.fetchImpl, { elicit });
         let result;
         try {
-          // Fails today: idempotent stores the first round's input_required
-          // result as the call's result and answers every later round with
-          // it, so the confirmed round never reaches the tool (the client
-          // gives up after inputRequired.maxRounds, 10).
+          // The first round's input_required is not stored as the call's
+          // result (else every later round got it back, and the client gave
+          // up after inputRequired.maxRounds, 10).
           result = await client.callTool({ name: 'confirm_charge', arguments: args, _meta: c.meta });
         } finally {
           await client.close();
