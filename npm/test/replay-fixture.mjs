@@ -2,6 +2,7 @@
 // the toolctx middleware or the fetch wrapper, with the replay guard on,
 // wired as one cell of sdks.mjs. Used in-process by replay.test.mjs and as a
 // separate process by replay-server.mjs.
+import { acceptedContent, inputRequired } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 
 import { contextFrom, createVerifier } from 'toolctx';
@@ -30,7 +31,21 @@ export function replayApp(verifier, options = {}) {
     seen.jtis.push(contextFrom(extra)?.jti);
     return { content: [{ type: 'text', text }] };
   };
-  const tools = [{ name: 'echo', shape: { text: z.string() }, handler: echo }];
+  // 2026-07-28's multi-round-trip call: the first round asks to confirm,
+  // the round that carries the answer does the work (called in the modern
+  // cells only).
+  const confirm = async ({ text }, ctx) => {
+    seen.rounds = (seen.rounds ?? 0) + 1;
+    if (acceptedContent(ctx.mcpReq.inputResponses, 'ok')?.ok !== true) {
+      const requestedSchema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
+      return inputRequired({ inputRequests: { ok: inputRequired.elicit({ message: `send ${text}?`, requestedSchema }) } });
+    }
+    return echo({ text }, ctx);
+  };
+  const tools = [
+    { name: 'echo', shape: { text: z.string() }, handler: echo },
+    { name: 'confirm_echo', shape: { text: z.string() }, handler: confirm },
+  ];
   return { seen, spec: { verifier, options, name: 'toolctx-replay', tools, seen } };
 }
 

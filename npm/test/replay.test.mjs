@@ -108,6 +108,41 @@ for (const cell of cells) describe(cell.label, () => {
         assert.equal(new Set(front.seen.jtis.slice(-2)).size, 2);
       });
 
+      if (cell.client.modern) {
+        test('a multi-round-trip call (input_required) re-sending its token is refused token_replayed at the second round; minting a token per round completes it', async () => {
+          const elicit = () => ({ action: 'accept', content: { ok: true } });
+          const same = callContext({ tool: 'confirm_echo' });
+          const runs = front.seen.runs;
+          const rounds = front.seen.rounds ?? 0;
+          const c = await cell.client.connect(front.url, { authorization: CREDENTIAL, 'x-agentarea-context': same.token }, front.inner, { elicit });
+          try {
+            const { status, json } = await c.refused({ name: 'confirm_echo', arguments: { text: 'x' }, _meta: same.meta });
+            assert.equal(status, 401);
+            assert.equal(json.error.data.reason, 'token_replayed');
+          } finally {
+            await c.close();
+          }
+          assert.equal(front.seen.rounds, rounds + 1, 'only the first round reached the tool');
+          assert.equal(front.seen.runs, runs, 'the work ran with a replayed token');
+          // The platform's way: a new token (same context, new jti) on every request of the call.
+          const first = callContext({ tool: 'confirm_echo' });
+          const fresh = (url, init) => {
+            const headers = new Headers(init?.headers);
+            headers.set('x-agentarea-context', callContext({ tool: 'confirm_echo', ctx: first.ctx }).token);
+            return front.inner(url, { ...init, headers });
+          };
+          const d = await cell.client.connect(front.url, { authorization: CREDENTIAL }, fresh, { elicit });
+          try {
+            const result = await d.callTool({ name: 'confirm_echo', arguments: { text: 'y' }, _meta: first.meta });
+            assert.deepEqual(result.content, [{ type: 'text', text: 'y' }]);
+          } finally {
+            await d.close();
+          }
+          assert.equal(front.seen.rounds, rounds + 3);
+          assert.equal(front.seen.runs, runs + 1);
+        });
+      }
+
       test('a token without jti is refused claim_invalid; the tool does not run', async () => {
         const { ctx, meta } = callContext();
         const iat = Math.floor(Date.now() / 1000);
