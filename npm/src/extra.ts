@@ -109,31 +109,29 @@ export function isV1Extra(value: unknown): value is SdkV1Extra {
 export function callOf(extra: unknown, helper: string): Call {
   if (isV2Context(extra)) {
     const { mcpReq, http } = extra;
-    const notify = mcpReq.notify;
-    return {
-      signal: mcpReq.signal,
-      requestId: mcpReq.id,
-      meta: mcpReq._meta,
-      notify: typeof notify === 'function' ? (n) => notify.call(mcpReq, n) : undefined,
-      authInfo: http?.authInfo,
-      header: (name) => headerValue(http?.req?.headers, name),
-    };
+    return call(mcpReq, mcpReq.notify, mcpReq.signal, mcpReq.id, mcpReq._meta, http?.authInfo, http?.req?.headers);
   }
   if (isV1Extra(extra)) {
-    const send = extra.sendNotification;
-    return {
-      signal: extra.signal,
-      requestId: extra.requestId,
-      meta: extra._meta,
-      notify: typeof send === 'function' ? (n) => send.call(extra, n) : undefined,
-      authInfo: extra.authInfo,
-      header: (name) => headerValue(extra.requestInfo?.headers, name),
-    };
+    return call(extra, extra.sendNotification, extra.signal, extra.requestId, extra._meta, extra.authInfo, extra.requestInfo?.headers);
   }
   throw new ToolctxError(
     'invalid_argument',
     `${helper}: expected the tool handler's second argument (SDK v1 \`extra\` or SDK v2 \`ctx\`), got ${describe(extra)}`,
   );
+}
+
+function call(
+  owner: object,
+  send: unknown,
+  signal: AbortSignal | undefined,
+  requestId: string | number | undefined,
+  meta: CallMeta | undefined,
+  authInfo: AuthInfoLike | undefined,
+  headers: Headers | Record<string, string | string[] | undefined> | undefined,
+): Call {
+  const notify =
+    typeof send === 'function' ? (n: ProgressNotification) => (send as (n: ProgressNotification) => Promise<void>).call(owner, n) : undefined;
+  return { signal, requestId, meta, notify, authInfo, header: (name) => headerValue(headers, name) };
 }
 
 /** `extra` with its abort signal replaced, in the shape it came in. */

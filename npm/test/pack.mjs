@@ -239,11 +239,11 @@ async function startExample(file, env) {
   return { child, url: `http://127.0.0.1:${port}/mcp`, stdout: () => Buffer.concat(output).toString('utf8') };
 }
 
-/** The SDK client, retried while the example server is still starting. */
-async function connectWhenUp({ child, url }, headers) {
+/** `connect(headers)` (a client of sdks.mjs, or the v1 SDK's), retried while the example server is still starting. */
+async function connectWhenUp({ child, url }, headers, connectTo = (u, h) => connect(u, h)) {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await connect(url, headers);
+      return await connectTo(url, headers);
     } catch (e) {
       if (attempt >= 50 || child.exitCode !== null) throw e;
       await new Promise((r) => setTimeout(r, 100)); // the server is still starting
@@ -251,73 +251,43 @@ async function connectWhenUp({ child, url }, headers) {
   }
 }
 
-test('the README example runs as written and verifies a call from the real SDK client', async () => {
-  const code = readmeExample('## An MCP server in 15 lines');
-  assert.ok(code.split('\n').length <= 17, 'the example grew');
-  writeFileSync(join(project, 'server.mjs'), code);
-  linkExampleDependencies();
-
-  const secret = 'readme-example-secret-0123456789abcdef';
-  const instance = 'readme-instance';
-  const example = await startExample('server.mjs', { TOOLCTX_INSTANCE_ID: instance, TOOLCTX_SECRET: secret });
-  try {
-    const now = Math.floor(Date.now() / 1000);
-    const ctx = { protocol: '1', task_id: 'task-1', tool_call_id: 'call-1', workspace_id: 'ws-1', idempotency_key: 'task-1:call-1' };
-    const token = mint({ iss: 'agentarea', aud: instance, iat: now, exp: now + 300, ...ctx }, secret);
-    const meta = Object.fromEntries(Object.entries(ctx).map(([k, v]) => [`agentarea/${k}`, v]));
-    const client = await connectWhenUp(example, { 'x-agentarea-context': token });
+// The two 15-line servers: SDK v1 with its (2025) client; SDK v2 with a
+// 2026-07-28 client and a 2025 one.
+for (const { heading, sdk, kinds } of [
+  { heading: '## An MCP server in 15 lines', sdk: /@modelcontextprotocol\/sdk/, kinds: ['v1'] },
+  { heading: '## MCP SDK v2', sdk: /@modelcontextprotocol\/server/, kinds: ['v2-modern', 'v1'] },
+]) {
+  test(`the README example under "${heading.slice(3)}" runs as written: ${kinds.map((k) => clients[k].name).join(' and ')} get the context, a mismatch is refused 403`, async () => {
+    const code = readmeExample(heading);
+    assert.ok(code.split('\n').length <= 17, 'the example grew');
+    assert.match(code, sdk);
+    writeFileSync(join(project, 'server.mjs'), code);
+    linkExampleDependencies();
+    const secret = 'readme-example-secret-0123456789abcdef';
+    const instance = 'readme-instance';
+    const example = await startExample('server.mjs', { TOOLCTX_INSTANCE_ID: instance, TOOLCTX_SECRET: secret });
     try {
-      const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: meta });
-      assert.equal(result.content[0].text, 'order A-17 for task task-1');
-      const refused = await client.callTool({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: { ...meta, 'agentarea/task_id': 'other' } }).then(
-        () => assert.fail('not refused'),
-        (e) => e,
-      );
-      assert.equal(refused.code, 403);
+      const now = Math.floor(Date.now() / 1000);
+      const ctx = { protocol: '1', task_id: 'task-1', tool_call_id: 'call-1', workspace_id: 'ws-1', idempotency_key: 'task-1:call-1' };
+      const token = mint({ iss: 'agentarea', aud: instance, iat: now, exp: now + 300, ...ctx }, secret);
+      const meta = Object.fromEntries(Object.entries(ctx).map(([k, v]) => [`agentarea/${k}`, v]));
+      for (const kind of kinds) {
+        const client = await connectWhenUp(example, { 'x-agentarea-context': token }, (u, h) => clients[kind].connect(u, h));
+        try {
+          const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: meta });
+          assert.equal(result.content[0].text, 'order A-17 for task task-1', kind);
+          const { status, json } = await client.refused({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: { ...meta, 'agentarea/task_id': 'other' } });
+          assert.equal(status, 403, kind);
+          assert.equal(json.error.data.reason, 'meta_mismatch', kind);
+        } finally {
+          await client.close();
+        }
+      }
     } finally {
-      await client.close();
+      example.child.kill();
     }
-  } finally {
-    example.child.kill();
-  }
-});
-
-test('the README\'s SDK v2 example runs as written: a 2026-07-28 client and a 2025 client both get the context; a mismatch is refused', async () => {
-  const code = readmeExample('## MCP SDK v2');
-  assert.ok(code.split('\n').length <= 17, 'the example grew');
-  assert.match(code, /@modelcontextprotocol\/server/);
-  writeFileSync(join(project, 'server-v2.mjs'), code);
-  linkExampleDependencies();
-  const secret = 'readme-example-secret-0123456789abcdef';
-  const instance = 'readme-instance';
-  const example = await startExample('server-v2.mjs', { TOOLCTX_INSTANCE_ID: instance, TOOLCTX_SECRET: secret });
-  try {
-    const now = Math.floor(Date.now() / 1000);
-    const ctx = { protocol: '1', task_id: 'task-2', tool_call_id: 'call-2', workspace_id: 'ws-2', idempotency_key: 'task-2:call-2' };
-    const token = mint({ iss: 'agentarea', aud: instance, iat: now, exp: now + 300, ...ctx }, secret);
-    const meta = Object.fromEntries(Object.entries(ctx).map(([k, v]) => [`agentarea/${k}`, v]));
-    for (const kind of [clients['v2-modern'], clients.v1]) {
-      let client;
-      for (let attempt = 0; !client; attempt++) {
-        client = await kind.connect(example.url, { 'x-agentarea-context': token }).catch((e) => {
-          if (attempt >= 50 || example.child.exitCode !== null) throw e;
-          return new Promise((r) => setTimeout(r, 100)); // the server is still starting
-        });
-      }
-      try {
-        const result = await client.callTool({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: meta });
-        assert.equal(result.content[0].text, 'order A-17 for task task-2', kind.name);
-        const { status, json } = await client.refused({ name: 'get_order', arguments: { orderId: 'A-17' }, _meta: { ...meta, 'agentarea/task_id': 'other' } });
-        assert.equal(status, 403, kind.name);
-        assert.equal(json.error.data.reason, 'meta_mismatch', kind.name);
-      } finally {
-        await client.close();
-      }
-    }
-  } finally {
-    example.child.kill();
-  }
-});
+  });
+}
 
 test('the README helpers example runs as written: a retry is replayed, progress ends at total', async () => {
   writeFileSync(join(project, 'helpers-server.mjs'), readmeExample('## Server helpers'));
