@@ -15,9 +15,10 @@ use crate::b64;
 use crate::config::{
     self, ConfigError, Credential, UnknownSettings, DEFAULT_MAX_BODY_BYTES, MAX_BODY_LIMIT,
 };
+use crate::envelope::{ct_eq, Envelope, HeadersVerdict, Outcome};
 use crate::json::{self, Value};
 use crate::reason::Reason;
-use crate::verify::{Envelope, HeadersVerdict, Outcome, Refusal};
+use crate::refusal::Refusal;
 
 /// Highest bcrypt cost accepted unless configured otherwise.
 pub const DEFAULT_MAX_BCRYPT_COST: u32 = 12;
@@ -456,7 +457,7 @@ fn nonce_matches(config: &AivaxConfig, nonce: &[u8], cache: Option<&mut NonceCac
     let digest = bcrypt::bcrypt(cost, salt, &key);
     let mut expected = String::with_capacity(31);
     b64::BCRYPT.encode_unpadded(digest.get(..23).unwrap_or(&[]), &mut expected);
-    let ok = crate::verify::ct_eq(expected.as_bytes(), hash);
+    let ok = ct_eq(expected.as_bytes(), hash);
     if let (true, Some(cache)) = (ok, cache) {
         cache.insert(nonce);
     }

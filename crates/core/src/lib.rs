@@ -17,10 +17,14 @@ extern crate alloc;
 pub mod aivax;
 mod b64;
 mod config;
+mod context;
+mod envelope;
 pub mod jcs;
 pub mod json;
 pub mod names;
 mod reason;
+mod refusal;
+mod replay;
 mod scan;
 mod token;
 mod verify;
@@ -29,10 +33,12 @@ pub use config::{
     Config, ConfigError, Credential, UnknownSettings, DEFAULT_CLOCK_SKEW_S, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_TOKEN_AGE_S, DEFAULT_MAX_TOKEN_BYTES, MAX_SECRET_BYTES, MIN_SECRET_BYTES,
 };
+pub use context::Context;
+pub use envelope::HeadersVerdict;
 pub use reason::Reason;
+pub use refusal::Refusal;
+pub use replay::{FirstUse, ReplayCache};
 pub use token::{
     decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,
 };
-pub use verify::{
-    Context, FirstUse, HeadersVerdict, Refusal, ReplayCache, Verdict, Verifier, TOKEN_HEADER,
-};
+pub use verify::{Verdict, Verifier, TOKEN_HEADER};

@@ -1,23 +1,24 @@
-//! The decision: CONTRACT §2, steps 0 to 14, in order.
+//! The AgentArea profile's decision: CONTRACT §2 steps 8 to 14 (token,
+//! claims, context, tool, protocol, binding) on the call that the envelope
+//! (`envelope.rs`, steps 0 to 7) hands on.
 
-use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use hmac::Mac;
 
-use crate::b64;
-use crate::config::{Config, ConfigError, Credential};
-use crate::json::{self, write_str, JsonError, Value};
+use crate::config::{Config, ConfigError};
+use crate::context::Context;
+use crate::envelope::{get_str, header, Call, Envelope, HeadersVerdict, Lookup, Outcome};
+use crate::json::{self, Value};
 use crate::reason::Reason;
-use crate::token::{self, push_u64, HmacSha256, ISSUER, META_PREFIX};
+use crate::refusal::Refusal;
+use crate::replay::FirstUse;
+use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
 
 /// Header carrying the context token.
 pub const TOKEN_HEADER: &str = "x-agentarea-context";
-const MCP_METHOD_HEADER: &str = "mcp-method";
-const MCP_NAME_HEADER: &str = "mcp-name";
-const TOOLS_CALL: &str = "tools/call";
 
 /// The context claims, required ones first (CONTRACT §2 step 11).
 const CONTEXT_CLAIMS: [&str; 8] = [
@@ -33,127 +34,6 @@ const CONTEXT_CLAIMS: [&str; 8] = [
 const REQUIRED_CLAIMS: usize = 5;
 const MAX_END_USER_ID_CHARS: usize = 256;
 
-/// A refused request: the reason and the JSON-RPC id to answer with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    reason: Reason,
-    /// The request id as JSON text; `None` answers with `null`.
-    id: Option<String>,
-}
-
-impl Refusal {
-    pub fn new(reason: Reason, id: Option<String>) -> Refusal {
-        Refusal { reason, id }
-    }
-    pub fn reason(&self) -> Reason {
-        self.reason
-    }
-    pub fn status(&self) -> u16 {
-        self.reason.status()
-    }
-    pub fn code(&self) -> i32 {
-        self.reason.code()
-    }
-    pub fn message(&self) -> &'static str {
-        self.reason.message()
-    }
-    /// The id as JSON text: a string literal, a number, or `null`.
-    pub fn id_json(&self) -> &str {
-        self.id.as_deref().unwrap_or("null")
-    }
-
-    /// The JSON-RPC error response. `include_reason: false` leaves out
-    /// `error.data`; status, code and message never change.
-    pub fn body(&self, include_reason: bool) -> String {
-        let mut out = String::with_capacity(160);
-        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-        out.push_str(self.id_json());
-        out.push_str(",\"error\":{\"code\":");
-        let code = self.code();
-        if code < 0 {
-            out.push('-');
-        }
-        push_u64(u64::from(code.unsigned_abs()), &mut out);
-        out.push_str(",\"message\":");
-        write_str(self.message(), &mut out);
-        if include_reason {
-            out.push_str(",\"data\":{\"reason\":\"");
-            out.push_str(self.reason.as_str());
-            out.push_str("\"}");
-        }
-        out.push_str("}}");
-        out
-    }
-}
-
-/// What a verified `tools/call` may rely on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Context {
-    pub task_id: String,
-    pub tool_call_id: String,
-    pub workspace_id: String,
-    pub idempotency_key: String,
-    pub protocol: String,
-    pub agent_id: Option<String>,
-    pub end_user_id: Option<String>,
-    pub metadata: Option<Value<'static>>,
-    pub tool: Option<String>,
-    pub jti: Option<String>,
-    pub iat: u64,
-    pub exp: u64,
-    /// Index of the configured secret that signed the token (never the secret).
-    pub secret_index: usize,
-    /// The request's JSON-RPC `id` as JSON text (a string literal or a
-    /// number as written); `None` when absent or of another type. Not
-    /// vouched for by the token: for answering and logging.
-    pub request_id: Option<String>,
-}
-
-impl Context {
-    /// The context as a JSON object with the field names above.
-    pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(256);
-        out.push('{');
-        let fields = [
-            ("task_id", Some(&self.task_id)),
-            ("tool_call_id", Some(&self.tool_call_id)),
-            ("workspace_id", Some(&self.workspace_id)),
-            ("idempotency_key", Some(&self.idempotency_key)),
-            ("protocol", Some(&self.protocol)),
-            ("agent_id", self.agent_id.as_ref()),
-            ("end_user_id", self.end_user_id.as_ref()),
-            ("tool", self.tool.as_ref()),
-            ("jti", self.jti.as_ref()),
-        ];
-        for (name, value) in fields {
-            if let Some(v) = value {
-                if out.len() > 1 {
-                    out.push(',');
-                }
-                write_str(name, &mut out);
-                out.push(':');
-                write_str(v, &mut out);
-            }
-        }
-        if let Some(m) = &self.metadata {
-            out.push_str(",\"metadata\":");
-            m.write(&mut out);
-        }
-        out.push_str(",\"iat\":");
-        push_u64(self.iat, &mut out);
-        out.push_str(",\"exp\":");
-        push_u64(self.exp, &mut out);
-        out.push_str(",\"secret_index\":");
-        push_u64(self.secret_index as u64, &mut out);
-        if let Some(id) = &self.request_id {
-            out.push_str(",\"request_id\":");
-            out.push_str(id);
-        }
-        out.push('}');
-        out
-    }
-}
-
 /// The verdict on a request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
@@ -162,16 +42,6 @@ pub enum Verdict {
     /// A verified `tools/call`.
     Accept(Box<Context>),
     /// Refuse with this error; nothing downstream runs.
-    Reject(Refusal),
-}
-
-/// The verdict on headers alone (step 0 and step 1), before the body is read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeadersVerdict {
-    /// Not a `POST`: forward untouched without reading the body.
-    Pass,
-    /// Read the body (up to [`Verifier::max_body_bytes`]) and call [`Verifier::check`].
-    ReadBody,
     Reject(Refusal),
 }
 
@@ -187,42 +57,6 @@ impl core::fmt::Debug for Verifier {
         f.debug_struct("Verifier")
             .field("config", &self.config)
             .finish()
-    }
-}
-
-enum Lookup<'h> {
-    Missing,
-    Once(&'h [u8]),
-    Many,
-}
-
-fn header<'h, N: AsRef<[u8]>, V: AsRef<[u8]>>(headers: &'h [(N, V)], name: &str) -> Lookup<'h> {
-    let mut found = Lookup::Missing;
-    for (n, v) in headers {
-        if n.as_ref().eq_ignore_ascii_case(name.as_bytes()) {
-            found = match found {
-                Lookup::Missing => Lookup::Once(v.as_ref()),
-                _ => return Lookup::Many,
-            };
-        }
-    }
-    found
-}
-
-/// Constant-time equality; the running time depends only on `expected`'s length.
-pub(crate) fn ct_eq(expected: &[u8], given: &[u8]) -> bool {
-    let mut diff = u8::from(expected.len() != given.len());
-    for (i, e) in expected.iter().enumerate() {
-        diff |= e ^ given.get(i).copied().unwrap_or(0);
-    }
-    core::hint::black_box(diff) == 0
-}
-
-fn json_refusal(e: JsonError) -> Reason {
-    match e {
-        JsonError::Syntax => Reason::ParseError,
-        JsonError::Duplicate => Reason::DuplicateMember,
-        JsonError::TooDeep => Reason::TooDeep,
     }
 }
 
@@ -251,10 +85,6 @@ fn context_value_ok(name: &str, value: &Value<'_>) -> bool {
         ("metadata", Value::Object(_)) => true,
         _ => !CONTEXT_CLAIMS.contains(&name),
     }
-}
-
-fn get_str<'v>(obj: &'v Value<'_>, name: &str) -> Option<&'v str> {
-    obj.get(name).and_then(Value::as_str)
 }
 
 fn owned(obj: &Value<'_>, name: &str) -> Option<String> {
@@ -552,228 +382,10 @@ impl Verifier {
     }
 }
 
-/// The replay guard's store: records a token id as used until a Unix
-/// second and says whether it was unused.
-pub type FirstUse<'a> = &'a mut dyn FnMut(&str, u64) -> bool;
-
-/// Token ids seen within their lifetime, for one process: bounded, and
-/// forgetting each id once its token could no longer be accepted anyway.
-#[derive(Debug, Clone)]
-pub struct ReplayCache {
-    /// jti -> Unix second from which the token is expired.
-    until: alloc::collections::BTreeMap<String, u64>,
-    capacity: usize,
-}
-
-impl ReplayCache {
-    /// A cache for at most `capacity` live token ids (size it for the call
-    /// rate times the token lifetime: 1000 calls/s x 330 s is 330,000).
-    pub fn new(capacity: usize) -> ReplayCache {
-        ReplayCache {
-            until: alloc::collections::BTreeMap::new(),
-            capacity,
-        }
-    }
-
-    /// Records `jti` until `until`; whether it was unused. When the cache
-    /// is full of live ids it answers `false`: refusing is the safe side.
-    pub fn first_use(&mut self, jti: &str, until: u64, now: u64) -> bool {
-        if let Some(&t) = self.until.get(jti) {
-            if t > now {
-                return false;
-            }
-        }
-        if self.until.len() >= self.capacity {
-            self.until.retain(|_, t| *t > now);
-            if self.until.len() >= self.capacity {
-                return false;
-            }
-        }
-        self.until.insert(String::from(jti), until);
-        true
-    }
-
-    pub fn len(&self) -> usize {
-        self.until.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.until.is_empty()
-    }
-}
-
-/// Steps 0 and 1: `Pass` for anything but `POST`, then the static credential.
-fn check_credential<N: AsRef<[u8]>, V: AsRef<[u8]>>(
-    credential: Option<&Credential>,
-    method: &str,
-    headers: &[(N, V)],
-) -> HeadersVerdict {
-    if method != "POST" {
-        return HeadersVerdict::Pass;
-    }
-    let Some(cred) = credential else {
-        return HeadersVerdict::ReadBody;
-    };
-    let reason = match header(headers, &cred.header) {
-        Lookup::Missing => Reason::CredentialMissing,
-        Lookup::Many => Reason::CredentialInvalid,
-        Lookup::Once(given) => {
-            // Every accepted value is compared, matched or not.
-            let ok = cred
-                .values
-                .iter()
-                .fold(false, |ok, v| ct_eq(v.as_bytes(), given) | ok);
-            if ok {
-                return HeadersVerdict::ReadBody;
-            }
-            Reason::CredentialInvalid
-        }
-    };
-    HeadersVerdict::Reject(Refusal::new(reason, None))
-}
-
-/// A single `tools/call` that passed steps 0 to 7.
-pub(crate) struct Call<'v, 'b> {
-    /// `params.name`.
-    pub name: &'v str,
-    /// The members of `params._meta` (empty when absent), in document order.
-    pub meta: &'v [(Cow<'b, str>, Value<'b>)],
-}
-
-/// A decision of any profile.
-pub(crate) enum Outcome<T> {
-    Pass,
-    /// The accepted context and the request's id as JSON text.
-    Accept(T, Option<String>),
-    Reject(Refusal),
-}
-
-/// Steps 0 to 7, the part of the contract every profile shares.
-pub(crate) struct Envelope<'c> {
-    credential: Option<&'c Credential>,
-    max_body_bytes: usize,
-}
-
-impl<'c> Envelope<'c> {
-    pub fn new(credential: Option<&'c Credential>, max_body_bytes: usize) -> Envelope<'c> {
-        Envelope {
-            credential,
-            max_body_bytes,
-        }
-    }
-
-    /// Steps 0 and 1.
-    pub fn headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
-        &self,
-        method: &str,
-        headers: &[(N, V)],
-    ) -> HeadersVerdict {
-        check_credential(self.credential, method, headers)
-    }
-
-    /// Runs steps 0 to 7, then `rest` on the call; a refusal from `rest`
-    /// carries the request's id.
-    pub fn run<N: AsRef<[u8]>, V: AsRef<[u8]>, T>(
-        &self,
-        method: &str,
-        headers: &[(N, V)],
-        body: &[u8],
-        rest: impl FnOnce(Call<'_, '_>) -> Result<Option<T>, Reason>,
-    ) -> Outcome<T> {
-        match self.headers(method, headers) {
-            HeadersVerdict::Pass => return Outcome::Pass,
-            HeadersVerdict::Reject(r) => return Outcome::Reject(r),
-            HeadersVerdict::ReadBody => {}
-        }
-        let early = |reason| Outcome::Reject(Refusal::new(reason, None));
-        // Step 2.
-        if body.len() > self.max_body_bytes {
-            return early(Reason::BodyTooLarge);
-        }
-        // Step 3.
-        let doc = match json::parse_request(body) {
-            Ok(doc) => doc,
-            Err(e) => return early(json_refusal(e)),
-        };
-        // Steps 4 and 5.
-        let request = match &doc {
-            Value::Array(items) => {
-                let has_call = items
-                    .iter()
-                    .any(|i| get_str(i, "method") == Some(TOOLS_CALL));
-                return if has_call {
-                    early(Reason::BatchWithToolsCall)
-                } else {
-                    Outcome::Pass
-                };
-            }
-            Value::Object(_) if get_str(&doc, "method") == Some(TOOLS_CALL) => &doc,
-            _ => return Outcome::Pass,
-        };
-        let id = match request.get("id") {
-            Some(Value::String(s)) => {
-                let mut text = String::with_capacity(s.len() + 2);
-                write_str(s, &mut text);
-                Some(text)
-            }
-            Some(Value::Number(n)) => Some(String::from(&**n)),
-            _ => None,
-        };
-        match call_shape(request, headers).and_then(rest) {
-            Ok(Some(accepted)) => Outcome::Accept(accepted, id),
-            Ok(None) => Outcome::Pass,
-            Err(reason) => Outcome::Reject(Refusal::new(reason, id)),
-        }
-    }
-}
-
-/// Steps 6 and 7 on a `tools/call` request object.
-fn call_shape<'v, 'b, N: AsRef<[u8]>, V: AsRef<[u8]>>(
-    request: &'v Value<'b>,
-    headers: &[(N, V)],
-) -> Result<Call<'v, 'b>, Reason> {
-    // Step 6.
-    let params = request
-        .get("params")
-        .filter(|p| p.is_object())
-        .ok_or(Reason::InvalidParams)?;
-    let name = get_str(params, "name").ok_or(Reason::InvalidParams)?;
-    let meta: &[(Cow<'b, str>, Value<'b>)] = match params.get("_meta") {
-        None => &[],
-        Some(Value::Object(members)) => members,
-        Some(_) => return Err(Reason::InvalidParams),
-    };
-    // Step 7.
-    match header(headers, MCP_METHOD_HEADER) {
-        Lookup::Missing => {}
-        Lookup::Once(v) if v == TOOLS_CALL.as_bytes() => {}
-        _ => return Err(Reason::HeaderMismatch),
-    }
-    match header(headers, MCP_NAME_HEADER) {
-        Lookup::Missing => {}
-        Lookup::Once(v) if mcp_name_matches(v, name) => {}
-        _ => return Err(Reason::HeaderMismatch),
-    }
-    Ok(Call { name, meta })
-}
-
 /// A token's header or payload: a JSON object, read by the body's reader.
 fn token_object(bytes: &[u8]) -> Result<Value<'_>, Reason> {
     json::parse(bytes)
         .ok()
         .filter(Value::is_object)
         .ok_or(Reason::TokenMalformed)
-}
-
-/// `Mcp-Name` against `params.name`, decoding the `=?base64?…?=` form.
-fn mcp_name_matches(header: &[u8], name: &str) -> bool {
-    let encoded = header
-        .strip_prefix(b"=?base64?")
-        .and_then(|rest| rest.strip_suffix(b"?="));
-    match encoded {
-        Some(encoded) => b64::STD
-            .decode_padded(encoded)
-            .is_some_and(|bytes| bytes == name.as_bytes()),
-        None => header == name.as_bytes(),
-    }
 }

@@ -1,0 +1,238 @@
+//! Steps 0 to 7 of CONTRACT §2 (method, credential, body size, strict JSON,
+//! batch, shape, MCP headers): the part every profile shares. The AgentArea
+//! verifier (`verify.rs`) and the AIVAX one (`aivax.rs`) run their own
+//! checks on the [`Call`] it hands on.
+
+use alloc::borrow::Cow;
+use alloc::string::String;
+
+use crate::b64;
+use crate::config::Credential;
+use crate::json::{self, write_str, JsonError, Value};
+use crate::reason::Reason;
+use crate::refusal::Refusal;
+
+const MCP_METHOD_HEADER: &str = "mcp-method";
+const MCP_NAME_HEADER: &str = "mcp-name";
+const TOOLS_CALL: &str = "tools/call";
+
+/// The verdict on headers alone (step 0 and step 1), before the body is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeadersVerdict {
+    /// Not a `POST`: forward untouched without reading the body.
+    Pass,
+    /// Read the body (up to [`Verifier::max_body_bytes`]) and call [`Verifier::check`].
+    ReadBody,
+    Reject(Refusal),
+}
+
+pub(crate) enum Lookup<'h> {
+    Missing,
+    Once(&'h [u8]),
+    Many,
+}
+
+pub(crate) fn header<'h, N: AsRef<[u8]>, V: AsRef<[u8]>>(
+    headers: &'h [(N, V)],
+    name: &str,
+) -> Lookup<'h> {
+    let mut found = Lookup::Missing;
+    for (n, v) in headers {
+        if n.as_ref().eq_ignore_ascii_case(name.as_bytes()) {
+            found = match found {
+                Lookup::Missing => Lookup::Once(v.as_ref()),
+                _ => return Lookup::Many,
+            };
+        }
+    }
+    found
+}
+
+/// Constant-time equality; the running time depends only on `expected`'s length.
+pub(crate) fn ct_eq(expected: &[u8], given: &[u8]) -> bool {
+    let mut diff = u8::from(expected.len() != given.len());
+    for (i, e) in expected.iter().enumerate() {
+        diff |= e ^ given.get(i).copied().unwrap_or(0);
+    }
+    core::hint::black_box(diff) == 0
+}
+
+fn json_refusal(e: JsonError) -> Reason {
+    match e {
+        JsonError::Syntax => Reason::ParseError,
+        JsonError::Duplicate => Reason::DuplicateMember,
+        JsonError::TooDeep => Reason::TooDeep,
+    }
+}
+
+pub(crate) fn get_str<'v>(obj: &'v Value<'_>, name: &str) -> Option<&'v str> {
+    obj.get(name).and_then(Value::as_str)
+}
+
+/// Steps 0 and 1: `Pass` for anything but `POST`, then the static credential.
+fn check_credential<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+    credential: Option<&Credential>,
+    method: &str,
+    headers: &[(N, V)],
+) -> HeadersVerdict {
+    if method != "POST" {
+        return HeadersVerdict::Pass;
+    }
+    let Some(cred) = credential else {
+        return HeadersVerdict::ReadBody;
+    };
+    let reason = match header(headers, &cred.header) {
+        Lookup::Missing => Reason::CredentialMissing,
+        Lookup::Many => Reason::CredentialInvalid,
+        Lookup::Once(given) => {
+            // Every accepted value is compared, matched or not.
+            let ok = cred
+                .values
+                .iter()
+                .fold(false, |ok, v| ct_eq(v.as_bytes(), given) | ok);
+            if ok {
+                return HeadersVerdict::ReadBody;
+            }
+            Reason::CredentialInvalid
+        }
+    };
+    HeadersVerdict::Reject(Refusal::new(reason, None))
+}
+
+/// A single `tools/call` that passed steps 0 to 7.
+pub(crate) struct Call<'v, 'b> {
+    /// `params.name`.
+    pub name: &'v str,
+    /// The members of `params._meta` (empty when absent), in document order.
+    pub meta: &'v [(Cow<'b, str>, Value<'b>)],
+}
+
+/// A decision of any profile.
+pub(crate) enum Outcome<T> {
+    Pass,
+    /// The accepted context and the request's id as JSON text.
+    Accept(T, Option<String>),
+    Reject(Refusal),
+}
+
+/// Steps 0 to 7, the part of the contract every profile shares.
+pub(crate) struct Envelope<'c> {
+    credential: Option<&'c Credential>,
+    max_body_bytes: usize,
+}
+
+impl<'c> Envelope<'c> {
+    pub fn new(credential: Option<&'c Credential>, max_body_bytes: usize) -> Envelope<'c> {
+        Envelope {
+            credential,
+            max_body_bytes,
+        }
+    }
+
+    /// Steps 0 and 1.
+    pub fn headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+    ) -> HeadersVerdict {
+        check_credential(self.credential, method, headers)
+    }
+
+    /// Runs steps 0 to 7, then `rest` on the call; a refusal from `rest`
+    /// carries the request's id.
+    pub fn run<N: AsRef<[u8]>, V: AsRef<[u8]>, T>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+        rest: impl FnOnce(Call<'_, '_>) -> Result<Option<T>, Reason>,
+    ) -> Outcome<T> {
+        match self.headers(method, headers) {
+            HeadersVerdict::Pass => return Outcome::Pass,
+            HeadersVerdict::Reject(r) => return Outcome::Reject(r),
+            HeadersVerdict::ReadBody => {}
+        }
+        let early = |reason| Outcome::Reject(Refusal::new(reason, None));
+        // Step 2.
+        if body.len() > self.max_body_bytes {
+            return early(Reason::BodyTooLarge);
+        }
+        // Step 3.
+        let doc = match json::parse_request(body) {
+            Ok(doc) => doc,
+            Err(e) => return early(json_refusal(e)),
+        };
+        // Steps 4 and 5.
+        let request = match &doc {
+            Value::Array(items) => {
+                let has_call = items
+                    .iter()
+                    .any(|i| get_str(i, "method") == Some(TOOLS_CALL));
+                return if has_call {
+                    early(Reason::BatchWithToolsCall)
+                } else {
+                    Outcome::Pass
+                };
+            }
+            Value::Object(_) if get_str(&doc, "method") == Some(TOOLS_CALL) => &doc,
+            _ => return Outcome::Pass,
+        };
+        let id = match request.get("id") {
+            Some(Value::String(s)) => {
+                let mut text = String::with_capacity(s.len() + 2);
+                write_str(s, &mut text);
+                Some(text)
+            }
+            Some(Value::Number(n)) => Some(String::from(&**n)),
+            _ => None,
+        };
+        match call_shape(request, headers).and_then(rest) {
+            Ok(Some(accepted)) => Outcome::Accept(accepted, id),
+            Ok(None) => Outcome::Pass,
+            Err(reason) => Outcome::Reject(Refusal::new(reason, id)),
+        }
+    }
+}
+
+/// Steps 6 and 7 on a `tools/call` request object.
+fn call_shape<'v, 'b, N: AsRef<[u8]>, V: AsRef<[u8]>>(
+    request: &'v Value<'b>,
+    headers: &[(N, V)],
+) -> Result<Call<'v, 'b>, Reason> {
+    // Step 6.
+    let params = request
+        .get("params")
+        .filter(|p| p.is_object())
+        .ok_or(Reason::InvalidParams)?;
+    let name = get_str(params, "name").ok_or(Reason::InvalidParams)?;
+    let meta: &[(Cow<'b, str>, Value<'b>)] = match params.get("_meta") {
+        None => &[],
+        Some(Value::Object(members)) => members,
+        Some(_) => return Err(Reason::InvalidParams),
+    };
+    // Step 7.
+    match header(headers, MCP_METHOD_HEADER) {
+        Lookup::Missing => {}
+        Lookup::Once(v) if v == TOOLS_CALL.as_bytes() => {}
+        _ => return Err(Reason::HeaderMismatch),
+    }
+    match header(headers, MCP_NAME_HEADER) {
+        Lookup::Missing => {}
+        Lookup::Once(v) if mcp_name_matches(v, name) => {}
+        _ => return Err(Reason::HeaderMismatch),
+    }
+    Ok(Call { name, meta })
+}
+
+/// `Mcp-Name` against `params.name`, decoding the `=?base64?…?=` form.
+fn mcp_name_matches(header: &[u8], name: &str) -> bool {
+    let encoded = header
+        .strip_prefix(b"=?base64?")
+        .and_then(|rest| rest.strip_suffix(b"?="));
+    match encoded {
+        Some(encoded) => b64::STD
+            .decode_padded(encoded)
+            .is_some_and(|bytes| bytes == name.as_bytes()),
+        None => header == name.as_bytes(),
+    }
+}

@@ -1,0 +1,61 @@
+//! A refused request (CONTRACT §3): the reason and the JSON-RPC id to
+//! answer with, rendered as the error response.
+
+use alloc::string::String;
+
+use crate::json::write_str;
+use crate::reason::Reason;
+use crate::token::push_u64;
+
+/// A refused request: the reason and the JSON-RPC id to answer with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    reason: Reason,
+    /// The request id as JSON text; `None` answers with `null`.
+    id: Option<String>,
+}
+
+impl Refusal {
+    pub fn new(reason: Reason, id: Option<String>) -> Refusal {
+        Refusal { reason, id }
+    }
+    pub fn reason(&self) -> Reason {
+        self.reason
+    }
+    pub fn status(&self) -> u16 {
+        self.reason.status()
+    }
+    pub fn code(&self) -> i32 {
+        self.reason.code()
+    }
+    pub fn message(&self) -> &'static str {
+        self.reason.message()
+    }
+    /// The id as JSON text: a string literal, a number, or `null`.
+    pub fn id_json(&self) -> &str {
+        self.id.as_deref().unwrap_or("null")
+    }
+
+    /// The JSON-RPC error response. `include_reason: false` leaves out
+    /// `error.data`; status, code and message never change.
+    pub fn body(&self, include_reason: bool) -> String {
+        let mut out = String::with_capacity(160);
+        out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+        out.push_str(self.id_json());
+        out.push_str(",\"error\":{\"code\":");
+        let code = self.code();
+        if code < 0 {
+            out.push('-');
+        }
+        push_u64(u64::from(code.unsigned_abs()), &mut out);
+        out.push_str(",\"message\":");
+        write_str(self.message(), &mut out);
+        if include_reason {
+            out.push_str(",\"data\":{\"reason\":\"");
+            out.push_str(self.reason.as_str());
+            out.push_str("\"}");
+        }
+        out.push_str("}}");
+        out
+    }
+}
