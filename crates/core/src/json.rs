@@ -195,59 +195,119 @@ impl PartialEq for Value<'_> {
     }
 }
 
-/// A number's value as (negative, significant digits, exponent), with no
-/// leading or trailing zeros in the digits; zero is (false, [], 0).
-fn normalize(text: &str) -> (bool, Vec<u8>, i64) {
-    let (negative, rest) = match text.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, text),
-    };
-    let (mantissa, exp_text) = match rest.find(['e', 'E']) {
-        Some(i) => (rest.get(..i).unwrap_or(""), rest.get(i + 1..).unwrap_or("")),
-        None => (rest, ""),
-    };
-    // Exponents beyond any realistic document saturate; both sides of a
-    // comparison saturate alike.
-    let mut exp: i64 = 0;
-    let (exp_negative, exp_digits) = match exp_text.as_bytes().first() {
-        Some(b'-') => (true, exp_text.get(1..).unwrap_or("")),
-        Some(b'+') => (false, exp_text.get(1..).unwrap_or("")),
-        _ => (false, exp_text),
-    };
-    for b in exp_digits.bytes() {
-        exp = exp
-            .saturating_mul(10)
-            .saturating_add(i64::from(b.wrapping_sub(b'0')));
-    }
-    if exp_negative {
-        exp = -exp;
-    }
-    let mut digits = Vec::with_capacity(mantissa.len());
-    let mut seen_point = false;
-    for b in mantissa.bytes() {
-        if b == b'.' {
-            seen_point = true;
-        } else {
-            if seen_point {
-                exp = exp.saturating_sub(1);
-            }
-            if !(digits.is_empty() && b == b'0') {
-                digits.push(b);
-            }
-        }
-    }
-    while digits.last() == Some(&b'0') {
-        digits.pop();
-        exp = exp.saturating_add(1);
-    }
-    if digits.is_empty() {
-        return (false, digits, 0);
-    }
-    (negative, digits, exp)
+/// A number's value as parts that compare exactly whatever their length:
+/// the value is `0.D × 10^(exponent + position)`, where `D` is `digits`
+/// with its `.` left out.
+struct Parts<'s> {
+    negative: bool,
+    /// The significant digits as written, `.` included, with no leading or
+    /// trailing zeros; empty for zero.
+    digits: &'s str,
+    /// Where the first significant digit stands: the count of integer
+    /// digits from it on, or minus the zeros between the point and it.
+    position: i128,
+    /// The exponent's sign and its digits without leading zeros (no
+    /// digits: zero, whatever the sign).
+    exp_negative: bool,
+    exp_digits: &'s [u8],
 }
 
+impl<'s> Parts<'s> {
+    fn of(text: &'s str) -> Self {
+        let (negative, rest) = match text.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, text),
+        };
+        let (mantissa, exp_text) = rest.split_once(['e', 'E']).unwrap_or((rest, ""));
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        let int_significant = int.trim_start_matches('0');
+        let position = if int_significant.is_empty() {
+            -((frac.len() - frac.trim_start_matches('0').len()) as i128)
+        } else {
+            int_significant.len() as i128
+        };
+        let (exp_negative, exp_text) = match exp_text.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, exp_text.strip_prefix('+').unwrap_or(exp_text)),
+        };
+        Parts {
+            negative,
+            digits: mantissa.trim_matches(['0', '.']),
+            position,
+            exp_negative,
+            exp_digits: exp_text.trim_start_matches('0').as_bytes(),
+        }
+    }
+
+    fn significant(&self) -> impl Iterator<Item = u8> + 's {
+        self.digits.bytes().filter(|&b| b != b'.')
+    }
+}
+
+/// Exact numeric equality in time linear in the texts, with no allocation:
+/// exponents of any length never saturate or wrap.
 fn number_eq(a: &str, b: &str) -> bool {
-    a == b || normalize(a) == normalize(b)
+    if a == b {
+        return true;
+    }
+    let (x, y) = (Parts::of(a), Parts::of(b));
+    if x.digits.is_empty() || y.digits.is_empty() {
+        return x.digits.is_empty() && y.digits.is_empty();
+    }
+    x.negative == y.negative && x.significant().eq(y.significant()) && scale_eq(&x, &y)
+}
+
+/// Whether `x.exponent + x.position == y.exponent + y.position`, that is
+/// `x.exponent - y.exponent == d` for the small `d = y.position -
+/// x.position`, on the exponents' decimal digits.
+fn scale_eq(x: &Parts<'_>, y: &Parts<'_>) -> bool {
+    let d = y.position - x.position;
+    let x_negative = x.exp_negative && !x.exp_digits.is_empty();
+    let y_negative = y.exp_negative && !y.exp_digits.is_empty();
+    let (a, b) = (x.exp_digits, y.exp_digits);
+    // Negated when x's exponent is negative: |a| - |b| == d when the signs
+    // agree, |a| + |b| == d when they differ.
+    let d = if x_negative { -d } else { d };
+    if x_negative != y_negative {
+        d >= 0 && digits_eq(a, b, false, d.unsigned_abs())
+    } else if d < 0 {
+        digits_eq(b, a, true, d.unsigned_abs())
+    } else {
+        digits_eq(a, b, true, d.unsigned_abs())
+    }
+}
+
+/// Whether `a - b` (`subtract`) or `a + b` equals `t`, for decimal digit
+/// strings of any length: one pass from the last digit, comparing each
+/// digit of the result with `t`'s.
+fn digits_eq(a: &[u8], b: &[u8], subtract: bool, mut t: u128) -> bool {
+    let digit = |s: &[u8], i: usize| {
+        s.len()
+            .checked_sub(i + 1)
+            .and_then(|j| s.get(j))
+            .map_or(0, |&c| i32::from(c.wrapping_sub(b'0')))
+    };
+    let mut carry = 0;
+    for i in 0..a.len().max(b.len()) {
+        let mut r = if subtract {
+            digit(a, i) - digit(b, i) - carry
+        } else {
+            digit(a, i) + digit(b, i) + carry
+        };
+        carry = 0;
+        if r < 0 {
+            r += 10;
+            carry = 1;
+        } else if r > 9 {
+            r -= 10;
+            carry = 1;
+        }
+        if r as u128 != t % 10 {
+            return false;
+        }
+        t /= 10;
+    }
+    carry == 0 && t == 0
 }
 
 /// Writes `s` as a JSON string: quotes, backslashes and control characters
@@ -714,6 +774,105 @@ mod tests {
         assert_eq!(p("0"), p("-0.0"));
         assert_ne!(p("1"), p("\"1\""));
         assert_ne!(p("10"), p("1"));
+    }
+
+    #[test]
+    fn numbers_compare_exactly_at_any_exponent() {
+        let eq = |a: &str, b: &str| {
+            let (x, y) = (parse(a.as_bytes()), parse(b.as_bytes()));
+            assert!(x.is_ok() && y.is_ok(), "{a} {b}");
+            assert_eq!(x == y, y == x, "{a} {b} not symmetric");
+            x == y
+        };
+        let cases = [
+            // Exponents beyond 64 bits used to saturate: these differ.
+            ("1e99999999999999999999", "1e99999999999999999998", false),
+            ("1e9223372036854775807", "1e9223372036854775808", false),
+            ("1e-99999999999999999999", "1e-99999999999999999998", false),
+            ("1e99999999999999999999", "1e-99999999999999999999", false),
+            ("1e18446744073709551616", "1", false),
+            ("1.23e999999999999999996", "1.24e999999999999999996", false),
+            ("-1e99999999999999999999", "1e99999999999999999999", false),
+            // And these, equal once the digits' position counts, did not.
+            ("10e-99999999999999999999", "1e-99999999999999999998", true),
+            ("0.1e9223372036854775808", "1e9223372036854775807", true),
+            ("1e100000000000000000000", "1000e99999999999999999997", true),
+            (
+                "123.45e-10000000000000000000",
+                "12345e-10000000000000000002",
+                true,
+            ),
+            (
+                "0.00123e9999999999999999999",
+                "1.23e9999999999999999996",
+                true,
+            ),
+            // Small exponents of opposite signs meet through a sum.
+            ("100e-1", "0.1e+2", true),
+            ("0.001e3", "1000e-3", true),
+            // Leading zeros in exponents, either case of `e`, explicit `+`.
+            ("-1E+0001", "-10", true),
+            ("-1E+0001", "-1", false),
+            ("-1E+0000", "-1", true),
+            ("1e-0001", "0.1", true),
+            ("5e000000000000000000000000000002", "500", true),
+            ("1e-00000000000000000000", "1", true),
+            // Zero is zero whatever its sign or exponent.
+            ("0e99999999999999999999", "0", true),
+            ("-0", "0", true),
+            ("-0.000e-99999999999999999999", "0e+5", true),
+            ("0e99999999999999999999", "1e-99999999999999999999", false),
+        ];
+        for (a, b, equal) in cases {
+            assert_eq!(eq(a, b), equal, "{a} vs {b}");
+        }
+        // An exponent of a million digits: one pass, no saturation.
+        let nines = "9".repeat(1_000_000);
+        let eights = "9".repeat(999_999) + "8";
+        assert!(!eq(
+            &alloc::format!("1e{nines}"),
+            &alloc::format!("1e{eights}")
+        ));
+        assert!(eq(
+            &alloc::format!("1e{nines}"),
+            &alloc::format!("10e{eights}")
+        ));
+        let zeros = "0".repeat(1_000_000);
+        assert!(eq(&alloc::format!("1e-{zeros}5"), "0.00001"));
+    }
+
+    #[test]
+    fn number_equality_matches_a_reference() {
+        // Small numbers through an independent reading: the exact value as
+        // an integer numerator scaled to a common exponent.
+        fn value(text: &str) -> (i128, i32) {
+            let (m, e) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+            let e: i32 = e.parse().unwrap_or(0);
+            let (int, frac) = m.split_once('.').unwrap_or((m, ""));
+            let digits = alloc::format!("{int}{frac}");
+            (digits.parse().unwrap_or(0), e - frac.len() as i32)
+        }
+        fn same(a: &str, b: &str) -> bool {
+            let ((ma, ea), (mb, eb)) = (value(a), value(b));
+            let low = ea.min(eb);
+            let scale = |m: i128, e: i32| m * 10i128.pow((e - low) as u32);
+            scale(ma, ea) == scale(mb, eb)
+        }
+        let mantissas = [
+            "0", "-0", "1", "-1", "10", "1.5", "15", "0.015", "150.0", "-1.50",
+        ];
+        let exponents = ["", "e0", "e+1", "E-2", "e005", "e-0003", "e1", "e-1", "E+2"];
+        let mut texts = Vec::new();
+        for m in mantissas {
+            for e in exponents {
+                texts.push(alloc::format!("{m}{e}"));
+            }
+        }
+        for a in &texts {
+            for b in &texts {
+                assert_eq!(number_eq(a, b), same(a, b), "{a} vs {b}");
+            }
+        }
     }
 
     #[test]
