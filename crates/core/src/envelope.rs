@@ -21,7 +21,7 @@ const TOOLS_CALL: &str = "tools/call";
 pub enum HeadersVerdict {
     /// Not a `POST`: forward untouched without reading the body.
     Pass,
-    /// Read the body (up to [`Verifier::max_body_bytes`]) and call [`Verifier::check`].
+    /// Read the body (up to [`crate::Verifier::max_body_bytes`]) and call [`crate::Verifier::check`].
     ReadBody,
     Reject(Refusal),
 }

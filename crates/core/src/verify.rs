@@ -149,7 +149,7 @@ impl Verifier {
     /// `until` (Unix seconds; the token is refused as expired from then on)
     /// and says whether it was unused. A token without `jti` cannot be
     /// guarded and is refused as `claim_invalid`; a used one as
-    /// `token_replayed`. [`ReplayCache`] is a ready store for one process.
+    /// `token_replayed`. [`ReplayCache`](crate::ReplayCache) is a ready store for one process.
     pub fn check_once<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         method: &str,
