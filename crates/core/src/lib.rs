@@ -14,6 +14,9 @@
 
 extern crate alloc;
 
+#[macro_use]
+mod table;
+
 pub mod aivax;
 mod b64;
 mod config;
