@@ -2,8 +2,9 @@
 
 use alloc::string::String;
 
+use crate::claims::Claim;
 use crate::json::{write_str, Value};
-use crate::token::push_u64;
+use crate::token::{member, push_u64, write_claims, ClaimValue};
 
 /// What a verified `tools/call` may rely on.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,43 +30,42 @@ pub struct Context {
 }
 
 impl Context {
-    /// The context as a JSON object with the field names above.
+    fn claim(&self, claim: Claim) -> Option<ClaimValue<'_>> {
+        match claim {
+            Claim::Protocol => Some(ClaimValue::Text(&self.protocol)),
+            Claim::TaskId => Some(ClaimValue::Text(&self.task_id)),
+            Claim::ToolCallId => Some(ClaimValue::Text(&self.tool_call_id)),
+            Claim::WorkspaceId => Some(ClaimValue::Text(&self.workspace_id)),
+            Claim::IdempotencyKey => Some(ClaimValue::Text(&self.idempotency_key)),
+            Claim::AgentId => self.agent_id.as_deref().map(ClaimValue::Text),
+            Claim::EndUserId => self.end_user_id.as_deref().map(ClaimValue::Text),
+            Claim::Metadata => self.metadata.as_ref().map(ClaimValue::Json),
+        }
+    }
+
+    /// The context as a JSON object with the field names above: the
+    /// context claims, then `tool`, `jti`, `iat`, `exp`, `secret_index` and
+    /// `request_id`.
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(256);
         out.push('{');
-        let fields = [
-            ("task_id", Some(&self.task_id)),
-            ("tool_call_id", Some(&self.tool_call_id)),
-            ("workspace_id", Some(&self.workspace_id)),
-            ("idempotency_key", Some(&self.idempotency_key)),
-            ("protocol", Some(&self.protocol)),
-            ("agent_id", self.agent_id.as_ref()),
-            ("end_user_id", self.end_user_id.as_ref()),
-            ("tool", self.tool.as_ref()),
-            ("jti", self.jti.as_ref()),
-        ];
-        for (name, value) in fields {
+        write_claims("", |c| self.claim(c), &mut out);
+        for (name, value) in [("tool", &self.tool), ("jti", &self.jti)] {
             if let Some(v) = value {
-                if out.len() > 1 {
-                    out.push(',');
-                }
-                write_str(name, &mut out);
-                out.push(':');
+                member("", name, &mut out);
                 write_str(v, &mut out);
             }
         }
-        if let Some(m) = &self.metadata {
-            out.push_str(",\"metadata\":");
-            m.write(&mut out);
+        for (name, value) in [
+            ("iat", self.iat),
+            ("exp", self.exp),
+            ("secret_index", self.secret_index as u64),
+        ] {
+            member("", name, &mut out);
+            push_u64(value, &mut out);
         }
-        out.push_str(",\"iat\":");
-        push_u64(self.iat, &mut out);
-        out.push_str(",\"exp\":");
-        push_u64(self.exp, &mut out);
-        out.push_str(",\"secret_index\":");
-        push_u64(self.secret_index as u64, &mut out);
         if let Some(id) = &self.request_id {
-            out.push_str(",\"request_id\":");
+            member("", "request_id", &mut out);
             out.push_str(id);
         }
         out.push('}');

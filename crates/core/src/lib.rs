@@ -19,6 +19,7 @@ mod table;
 
 pub mod aivax;
 mod b64;
+mod claims;
 mod config;
 mod context;
 mod envelope;

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::claims::Claim;
 use crate::config::{ConfigError, MAX_SECRET_BYTES, MIN_SECRET_BYTES};
 use crate::json::{write_str, Value};
 use crate::{b64, scan};
@@ -42,28 +43,23 @@ impl ContextClaims {
         k
     }
 
+    fn claim<'a>(&'a self, claim: Claim, key: &'a str) -> Option<ClaimValue<'a>> {
+        match claim {
+            Claim::Protocol => Some(ClaimValue::Text(&self.protocol)),
+            Claim::TaskId => Some(ClaimValue::Text(&self.task_id)),
+            Claim::ToolCallId => Some(ClaimValue::Text(&self.tool_call_id)),
+            Claim::WorkspaceId => Some(ClaimValue::Text(&self.workspace_id)),
+            Claim::IdempotencyKey => Some(ClaimValue::Text(key)),
+            Claim::AgentId => self.agent_id.as_deref().map(ClaimValue::Text),
+            Claim::EndUserId => self.end_user_id.as_deref().map(ClaimValue::Text),
+            Claim::Metadata => self.metadata.as_ref().map(ClaimValue::Json),
+        }
+    }
+
     /// Writes the context members (no braces), each name prefixed.
     fn write_members(&self, prefix: &str, out: &mut String) {
         let key = self.idempotency_key();
-        let strings = [
-            ("protocol", Some(&self.protocol)),
-            ("task_id", Some(&self.task_id)),
-            ("tool_call_id", Some(&self.tool_call_id)),
-            ("workspace_id", Some(&self.workspace_id)),
-            ("idempotency_key", Some(&key)),
-            ("agent_id", self.agent_id.as_ref()),
-            ("end_user_id", self.end_user_id.as_ref()),
-        ];
-        for (name, value) in strings {
-            if let Some(v) = value {
-                member(prefix, name, out);
-                write_str(v, out);
-            }
-        }
-        if let Some(m) = &self.metadata {
-            member(prefix, "metadata", out);
-            m.write(out);
-        }
+        write_claims(prefix, |c| self.claim(c, &key), out);
     }
 
     /// The `params._meta` object (the `agentarea/*` keys only) as JSON.
@@ -75,7 +71,36 @@ impl ContextClaims {
     }
 }
 
-fn member(prefix: &str, name: &str, out: &mut String) {
+/// A context claim's value, borrowed from the struct that holds it.
+pub(crate) enum ClaimValue<'a> {
+    Text(&'a str),
+    Json(&'a Value<'a>),
+}
+
+/// Writes a member for each claim `value_of` has, in the order of
+/// [`Claim::ALL`], each name prefixed.
+pub(crate) fn write_claims<'a>(
+    prefix: &str,
+    value_of: impl Fn(Claim) -> Option<ClaimValue<'a>>,
+    out: &mut String,
+) {
+    for claim in Claim::ALL {
+        match value_of(claim) {
+            None => continue,
+            Some(ClaimValue::Text(s)) => {
+                member(prefix, claim.name(), out);
+                write_str(s, out);
+            }
+            Some(ClaimValue::Json(v)) => {
+                member(prefix, claim.name(), out);
+                v.write(out);
+            }
+        }
+    }
+}
+
+/// `"<prefix><name>":`, after a comma unless `out` holds only `{`.
+pub(crate) fn member(prefix: &str, name: &str, out: &mut String) {
     if out.len() > 1 {
         out.push(',');
     }

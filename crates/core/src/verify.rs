@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 
 use hmac::Mac;
 
+use crate::claims::{self, protocol_major, Claim};
 use crate::config::{Config, ConfigError};
 use crate::context::Context;
 use crate::envelope::{get_str, header, Call, Envelope, HeadersVerdict, Lookup, Outcome};
@@ -19,20 +20,6 @@ use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
 
 /// Header carrying the context token.
 pub const TOKEN_HEADER: &str = "x-agentarea-context";
-
-/// The context claims, required ones first (CONTRACT §2 step 11).
-const CONTEXT_CLAIMS: [&str; 8] = [
-    "protocol",
-    "task_id",
-    "tool_call_id",
-    "workspace_id",
-    "idempotency_key",
-    "agent_id",
-    "end_user_id",
-    "metadata",
-];
-const REQUIRED_CLAIMS: usize = 5;
-const MAX_END_USER_ID_CHARS: usize = 256;
 
 /// The verdict on a request.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,33 +44,6 @@ impl core::fmt::Debug for Verifier {
         f.debug_struct("Verifier")
             .field("config", &self.config)
             .finish()
-    }
-}
-
-/// `"<major>"` or `"<major>.<minor>"` in ASCII digits.
-fn protocol_major(p: &str) -> Option<&str> {
-    let (major, minor) = match p.split_once('.') {
-        Some((a, b)) => (a, Some(b)),
-        None => (p, None),
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    (digits(major) && minor.is_none_or(digits)).then_some(major)
-}
-
-/// Whether `value` has the type and format of context claim `name`.
-/// Names that are not context claims have no rule here.
-fn context_value_ok(name: &str, value: &Value<'_>) -> bool {
-    match (name, value) {
-        ("protocol", Value::String(s)) => protocol_major(s).is_some(),
-        ("end_user_id", Value::String(s)) => {
-            (1..=MAX_END_USER_ID_CHARS).contains(&s.chars().count())
-        }
-        (
-            "task_id" | "tool_call_id" | "workspace_id" | "idempotency_key" | "agent_id",
-            Value::String(_),
-        ) => true,
-        ("metadata", Value::Object(_)) => true,
-        _ => !CONTEXT_CLAIMS.contains(&name),
     }
 }
 
@@ -234,15 +194,16 @@ impl Verifier {
         let (iat, exp) = self.check_times(&claims, now)?;
 
         // Step 11: the token first, then the values in `_meta`.
-        for (i, name) in CONTEXT_CLAIMS.iter().enumerate() {
-            match claims.get(name) {
-                None if i < REQUIRED_CLAIMS => return Err(Reason::ContextMalformed),
-                Some(v) if !context_value_ok(name, v) => return Err(Reason::ContextMalformed),
+        for claim in Claim::ALL {
+            match claims.get(claim.name()) {
+                None if claim.required() => return Err(Reason::ContextMalformed),
+                Some(v) if !claim.accepts(v) => return Err(Reason::ContextMalformed),
                 _ => {}
             }
         }
-        let s = |name| get_str(&claims, name).unwrap_or_default();
-        let (task_id, tool_call_id, key) = (s("task_id"), s("tool_call_id"), s("idempotency_key"));
+        let s = |claim: Claim| get_str(&claims, claim.name()).unwrap_or_default();
+        let (task_id, tool_call_id) = (s(Claim::TaskId), s(Claim::ToolCallId));
+        let key = s(Claim::IdempotencyKey);
         let composed = key.len() == task_id.len() + 1 + tool_call_id.len()
             && key.strip_prefix(task_id).and_then(|k| k.strip_prefix(':')) == Some(tool_call_id);
         if !composed {
@@ -250,7 +211,7 @@ impl Verifier {
         }
         for (k, v) in meta {
             if let Some(name) = k.strip_prefix(META_PREFIX) {
-                if !context_value_ok(name, v) {
+                if !claims::value_ok(name, v) {
                     return Err(Reason::ContextMalformed);
                 }
             }
@@ -264,7 +225,7 @@ impl Verifier {
         };
 
         // Step 13.
-        let protocol = s("protocol");
+        let protocol = s(Claim::Protocol);
         if !self.major_supported(protocol_major(protocol).unwrap_or_default()) {
             return Err(Reason::ProtocolUnsupported);
         }
@@ -279,7 +240,7 @@ impl Verifier {
                 }
             }
         }
-        for name in CONTEXT_CLAIMS {
+        for name in Claim::ALL.map(Claim::name) {
             if claims.get(name).is_some()
                 && !meta
                     .iter()
@@ -292,12 +253,14 @@ impl Verifier {
         Ok(Some(Context {
             task_id: String::from(task_id),
             tool_call_id: String::from(tool_call_id),
-            workspace_id: String::from(s("workspace_id")),
+            workspace_id: String::from(s(Claim::WorkspaceId)),
             idempotency_key: String::from(key),
             protocol: String::from(protocol),
-            agent_id: owned(&claims, "agent_id"),
-            end_user_id: owned(&claims, "end_user_id"),
-            metadata: claims.get("metadata").map(Value::to_owned_value),
+            agent_id: owned(&claims, Claim::AgentId.name()),
+            end_user_id: owned(&claims, Claim::EndUserId.name()),
+            metadata: claims
+                .get(Claim::Metadata.name())
+                .map(Value::to_owned_value),
             tool,
             jti: owned(&claims, "jti"),
             iat,

@@ -1,0 +1,145 @@
+//! The context claims (CONTRACT §2 step 11) in one table, read by the
+//! verifier (steps 11 and 14), the signing side (the token payload and
+//! `_meta`) and the verified context's JSON. A new claim is one row here;
+//! the exhaustive matches over [`Claim`] then name every place that must
+//! carry its value.
+
+use crate::json::Value;
+
+const MAX_END_USER_ID_CHARS: usize = 256;
+
+/// What a claim's value must be.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Any string.
+    Text,
+    /// `"<major>"` or `"<major>.<minor>"` in ASCII digits.
+    Protocol,
+    /// A string of 1..=256 characters.
+    EndUserId,
+    /// An object.
+    Object,
+}
+
+struct Rule {
+    name: &'static str,
+    required: bool,
+    kind: Kind,
+}
+
+const fn required(name: &'static str, kind: Kind) -> Rule {
+    Rule {
+        name,
+        required: true,
+        kind,
+    }
+}
+
+const fn optional(name: &'static str, kind: Kind) -> Rule {
+    Rule {
+        name,
+        required: false,
+        kind,
+    }
+}
+
+table_enum! {
+    /// A context claim, checked in this order, required ones first; `_meta`
+    /// carries each as `agentarea/<name>`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum Claim: Rule {
+        Protocol => required("protocol", Kind::Protocol),
+        TaskId => required("task_id", Kind::Text),
+        ToolCallId => required("tool_call_id", Kind::Text),
+        WorkspaceId => required("workspace_id", Kind::Text),
+        IdempotencyKey => required("idempotency_key", Kind::Text),
+        AgentId => optional("agent_id", Kind::Text),
+        EndUserId => optional("end_user_id", Kind::EndUserId),
+        Metadata => optional("metadata", Kind::Object),
+    }
+}
+
+impl Claim {
+    /// The claim's name in the token, and after `agentarea/` in `_meta`.
+    pub const fn name(self) -> &'static str {
+        self.row().name
+    }
+
+    /// Whether a token without this claim is `context_malformed`.
+    pub const fn required(self) -> bool {
+        self.row().required
+    }
+
+    /// Whether `value` has this claim's type and format.
+    pub fn accepts(self, value: &Value<'_>) -> bool {
+        match (self.row().kind, value) {
+            (Kind::Text, Value::String(_)) => true,
+            (Kind::Protocol, Value::String(s)) => protocol_major(s).is_some(),
+            (Kind::EndUserId, Value::String(s)) => {
+                (1..=MAX_END_USER_ID_CHARS).contains(&s.chars().count())
+            }
+            (Kind::Object, Value::Object(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Whether `value` may stand for the claim `name`; a name that is not a
+/// context claim has no rule here.
+pub(crate) fn value_ok(name: &str, value: &Value<'_>) -> bool {
+    Claim::ALL
+        .into_iter()
+        .find(|c| c.name() == name)
+        .is_none_or(|c| c.accepts(value))
+}
+
+/// The major of a `"<major>"` or `"<major>.<minor>"` protocol in ASCII
+/// digits; `None` for any other form.
+pub(crate) fn protocol_major(p: &str) -> Option<&str> {
+    let (major, minor) = match p.split_once('.') {
+        Some((a, b)) => (a, Some(b)),
+        None => (p, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(major) && minor.is_none_or(digits)).then_some(major)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{json, ContextClaims, META_PREFIX};
+
+    #[test]
+    fn names_are_unique_and_required_claims_come_first() {
+        for (i, c) in Claim::ALL.iter().enumerate() {
+            assert_eq!(*c as usize, i);
+            assert!(Claim::ALL.iter().skip(i + 1).all(|o| o.name() != c.name()));
+        }
+        let required = Claim::ALL.iter().filter(|c| c.required()).count();
+        assert!(Claim::ALL.iter().take(required).all(|c| c.required()));
+    }
+
+    /// The signing side writes every claim of the table, in its order, with
+    /// a value the verifier's rule accepts.
+    #[test]
+    fn minted_meta_carries_every_claim_in_table_order() {
+        let context = ContextClaims {
+            protocol: "1.2".into(),
+            task_id: "t".into(),
+            tool_call_id: "c".into(),
+            workspace_id: "w".into(),
+            agent_id: Some("a".into()),
+            end_user_id: Some("u".into()),
+            metadata: Some(json::parse(b"{\"k\":1}").unwrap().to_owned_value()),
+        };
+        let text = context.meta_json();
+        let Value::Object(members) = json::parse(text.as_bytes()).unwrap() else {
+            panic!("{text}")
+        };
+        assert_eq!(members.len(), Claim::ALL.len(), "{text}");
+        for ((key, value), claim) in members.iter().zip(Claim::ALL) {
+            assert_eq!(key.strip_prefix(META_PREFIX), Some(claim.name()));
+            assert!(claim.accepts(value), "{key}");
+        }
+    }
+}
