@@ -18,7 +18,7 @@ filter returns is well-formed JSON-RPC with a reason, status and code from
 the contract's table; everything else Envoy refuses itself is counted apart;
 every minted valid call reaches the upstream unchanged, and every request
 the upstream saw is judged independently by the core's reference runner
-(crates/core/examples/vectors.rs), which must reach the filter's verdict:
+(crates/vectors, run as the core's example), which must reach the filter's verdict:
 accept (same context) or pass. The filter's refusals go through the same
 runner and must get the same status, code, reason and id.
 

@@ -25,11 +25,6 @@ mod output;
 mod vectors;
 mod verify;
 
-/// The core's conformance vector runner, shared with `cargo run -p
-/// toolctx-core --example vectors`.
-#[path = "../../core/examples/vectors.rs"]
-mod runner;
-
 const AFTER_HELP: &str = "\
 Examples:
   export TOOLCTX_INSTANCE_ID=0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f

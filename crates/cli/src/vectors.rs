@@ -1,7 +1,7 @@
-//! `toolctx vectors`: the conformance vector runner of the core
-//! (crates/core/examples/vectors.rs, compiled in as `crate::runner`), with
-//! the same output contract: one line per failed case, then
-//! `N passed, N failed`, and a non-zero exit on any failure.
+//! `toolctx vectors`: the conformance vector runner of the core (the
+//! `toolctx-vectors` crate, which `cargo run -p toolctx-core --example
+//! vectors` runs too), with the same output contract: one line per failed
+//! case, then `N passed, N failed`, and a non-zero exit on any failure.
 
 use std::path::PathBuf;
 
@@ -9,7 +9,6 @@ use clap::Args;
 use serde_json::json;
 
 use crate::common::{Outcome, EXIT_NEGATIVE, EXIT_OK};
-use crate::runner;
 
 #[derive(Args, Debug)]
 pub struct VectorsArgs {
@@ -22,22 +21,18 @@ pub struct VectorsArgs {
 }
 
 pub fn run(args: &VectorsArgs) -> Outcome {
-    let mut tally = runner::Tally::default();
-    for f in &args.files {
-        runner::run_file(&f.to_string_lossy(), &mut tally);
-    }
-    let failed = tally.failed + tally.broken.len();
+    let tally = toolctx_vectors::run_files(args.files.iter().map(|f| f.to_string_lossy()));
     if args.json {
-        let failures: Vec<&String> = tally.failures.iter().chain(&tally.broken).collect();
+        let failures: Vec<&String> = tally.lines().collect();
         println!(
             "{}",
-            json!({"passed": tally.passed, "failed": failed, "failures": failures})
+            json!({"passed": tally.passed, "failed": tally.failed_total(), "failures": failures})
         );
     } else {
-        for line in tally.failures.iter().chain(&tally.broken) {
+        for line in tally.lines() {
             println!("{line}");
         }
-        println!("{} passed, {} failed", tally.passed, failed);
+        println!("{}", tally.summary());
     }
     Ok(if tally.ok() { EXIT_OK } else { EXIT_NEGATIVE })
 }

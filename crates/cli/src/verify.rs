@@ -10,7 +10,7 @@ use toolctx_core::{Verdict, Verifier};
 
 use crate::common::{parse_core_json, usage, Error, Outcome, VerifierArgs, EXIT_NEGATIVE, EXIT_OK};
 use crate::output::{indent_rest, pretty, Style};
-use crate::runner;
+use toolctx_vectors as runner;
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {

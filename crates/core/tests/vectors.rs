@@ -6,9 +6,6 @@
     clippy::panic
 )]
 
-#[path = "../examples/vectors.rs"]
-mod runner;
-
 #[test]
 fn committed_vectors_pass() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors");
@@ -26,18 +23,10 @@ fn committed_vectors_pass() {
     let mut files = list(dir);
     files.extend(list(&format!("{dir}/conventions")));
     assert!(!files.is_empty(), "no vector files in {dir}");
-    let mut tally = runner::Tally::default();
-    for f in &files {
-        runner::run_file(f, &mut tally);
-    }
-    for line in tally.failures.iter().chain(&tally.broken) {
+    let tally = toolctx_vectors::run_files(&files);
+    for line in tally.lines() {
         eprintln!("{line}");
     }
-    assert!(
-        tally.ok(),
-        "{} passed, {} failed",
-        tally.passed,
-        tally.failed
-    );
+    assert!(tally.ok(), "{}", tally.summary());
     assert!(tally.passed >= 150, "only {} cases", tally.passed);
 }

@@ -1,0 +1,323 @@
+//! The conformance vector runner for the Rust core (format: docs/VECTORS.md),
+//! one copy for its three users:
+//!
+//! ```text
+//! cargo run -q -p toolctx-core --example vectors -- tests/vectors/*.json
+//! toolctx vectors tests/vectors/*.json
+//! cargo test -p toolctx-core --test vectors
+//! ```
+//!
+//! [`run_file`] runs every case of a file into a [`Tally`]; its
+//! [`Tally::lines`] are one line per failed case or unreadable file and
+//! [`Tally::summary`] the closing `N passed, N failed`. The files are read
+//! with serde_json, not with the reader under test, and with its
+//! `arbitrary_precision`: numbers stay exactly as written, and every
+//! expectation is compared by value through the core's JSON equality.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use base64::Engine as _;
+use serde_json::{Map, Value as J};
+use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier};
+use toolctx_core::{jcs, json, names, Config, UnknownSettings, Verdict, Verifier};
+
+/// The outcome of a set of vector files.
+#[derive(Default)]
+pub struct Tally {
+    pub passed: usize,
+    pub failed: usize,
+    /// One line per failed case, `file: case: expected ..., got ...`.
+    pub failures: Vec<String>,
+    /// Files that could not be read or are not vector files.
+    pub broken: Vec<String>,
+}
+
+impl Tally {
+    pub fn ok(&self) -> bool {
+        self.failed == 0 && self.broken.is_empty()
+    }
+
+    /// Failed cases and unreadable files together, as the summary counts them.
+    pub fn failed_total(&self) -> usize {
+        self.failed + self.broken.len()
+    }
+
+    /// The lines to print before the summary: failures, then broken files.
+    pub fn lines(&self) -> impl Iterator<Item = &String> {
+        self.failures.iter().chain(&self.broken)
+    }
+
+    /// `N passed, N failed`.
+    pub fn summary(&self) -> String {
+        format!("{} passed, {} failed", self.passed, self.failed_total())
+    }
+}
+
+/// Case config merged over the file's, one level deep.
+fn merged(file: &J, case: &J) -> J {
+    let mut out: Map<String, J> = file
+        .get("config")
+        .and_then(J::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(over) = case.get("config").and_then(J::as_object) {
+        for (k, v) in over {
+            out.insert(k.clone(), v.clone());
+        }
+    }
+    J::Object(out)
+}
+
+/// JSON equality as the contract defines it, through the core's own
+/// comparison (numbers by value: `1 == 1.0`).
+fn json_eq(a: &J, b_text: &str) -> bool {
+    let a_text = a.to_string();
+    match (
+        json::parse(a_text.as_bytes()),
+        json::parse(b_text.as_bytes()),
+    ) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn describe(v: &Verdict) -> String {
+    match v {
+        Verdict::Pass => "pass".into(),
+        Verdict::Accept(c) => format!("accept {}", c.to_json()),
+        Verdict::Reject(r) => format!(
+            "reject {} {} {} id={}",
+            r.status(),
+            r.code(),
+            r.reason().as_str(),
+            r.id_json()
+        ),
+    }
+}
+
+/// Checks one verdict against `expect`; `Err` says what differs.
+pub fn judge(expect: &J, verdict: &Verdict) -> Result<(), String> {
+    let outcome = expect.get("outcome").and_then(J::as_str).unwrap_or("");
+    let bad = |what: &str| Err(format!("expected {what}, got {}", describe(verdict)));
+    match (outcome, verdict) {
+        ("pass", Verdict::Pass) => Ok(()),
+        ("accept", Verdict::Accept(ctx)) => {
+            let got: J = serde_json::from_str(&ctx.to_json()).map_err(|e| e.to_string())?;
+            if let Some(fields) = expect.get("context").and_then(J::as_object) {
+                for (k, v) in fields {
+                    let g = got
+                        .get(k)
+                        .map(J::to_string)
+                        .unwrap_or_else(|| "null".into());
+                    let present = got.get(k).is_some() || v.is_null();
+                    if !present || !json_eq(v, &g) {
+                        return bad(&format!("context.{k} = {v}"));
+                    }
+                }
+            }
+            Ok(())
+        }
+        ("reject", Verdict::Reject(r)) => {
+            let by_value =
+                |key: &str, got: String| expect.get(key).is_some_and(|v| json_eq(v, &got));
+            if !by_value("status", r.status().to_string())
+                || !by_value("code", r.code().to_string())
+            {
+                return bad(&format!("reject {} {}", expect["status"], expect["code"]));
+            }
+            if let Some(reason) = expect.get("reason").and_then(J::as_str) {
+                if reason != r.reason().as_str() {
+                    return bad(&format!("reason {reason}"));
+                }
+            }
+            if let Some(id) = expect.get("id") {
+                if !json_eq(id, r.id_json()) {
+                    return bad(&format!("id {id}"));
+                }
+            }
+            // The rendered body must say the same as the verdict.
+            let body: J = serde_json::from_str(&r.body(true))
+                .map_err(|e| format!("refusal body not JSON: {e}"))?;
+            let consistent = body["jsonrpc"] == "2.0"
+                && body["error"]["code"].as_i64() == Some(i64::from(r.code()))
+                && body["error"]["message"].as_str() == Some(r.message())
+                && body["error"]["data"]["reason"].as_str() == Some(r.reason().as_str())
+                && json_eq(&body["id"], r.id_json());
+            if !consistent {
+                return Err(format!("refusal body inconsistent: {}", r.body(true)));
+            }
+            Ok(())
+        }
+        _ => bad(outcome),
+    }
+}
+
+/// A case's request as a front end receives it.
+pub struct Request {
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// Decodes a case's request.
+pub fn request(case: &J) -> Result<Request, String> {
+    let req = case.get("request").ok_or("no request")?;
+    let method = req
+        .get("method")
+        .and_then(J::as_str)
+        .unwrap_or("POST")
+        .to_string();
+    let mut headers = Vec::new();
+    for pair in req
+        .get("headers")
+        .and_then(J::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+    {
+        match (
+            pair.get(0).and_then(J::as_str),
+            pair.get(1).and_then(J::as_str),
+        ) {
+            (Some(n), Some(v)) => headers.push((n.to_string(), v.to_string())),
+            _ => return Err(format!("bad header pair {pair}")),
+        }
+    }
+    let body = if let Some(b) = req.get("body").and_then(J::as_str) {
+        b.as_bytes().to_vec()
+    } else if let Some(b) = req.get("body_b64").and_then(J::as_str) {
+        base64::engine::general_purpose::STANDARD
+            .decode(b)
+            .map_err(|e| format!("body_b64: {e}"))?
+    } else {
+        Vec::new()
+    };
+    Ok(Request {
+        method,
+        headers,
+        body,
+    })
+}
+
+/// The AIVAX profile's verdict against `expect` (same shape as [`judge`]).
+fn judge_aivax(expect: &J, verdict: &AivaxVerdict) -> Result<(), String> {
+    let as_verdict = match verdict {
+        AivaxVerdict::Pass => Verdict::Pass,
+        AivaxVerdict::Reject(r) => Verdict::Reject(r.clone()),
+        AivaxVerdict::Accept(ctx) => {
+            let got: J = serde_json::from_str(&ctx.to_json()).map_err(|e| e.to_string())?;
+            if expect.get("outcome").and_then(J::as_str) != Some("accept") {
+                return Err(format!("expected {}, got accept {got}", expect["outcome"]));
+            }
+            for (k, v) in expect
+                .get("context")
+                .and_then(J::as_object)
+                .into_iter()
+                .flatten()
+            {
+                let g = got.get(k).cloned().unwrap_or(J::Null);
+                if !json_eq(v, &g.to_string()) {
+                    return Err(format!("expected context.{k} = {v}, got {g}"));
+                }
+            }
+            return Ok(());
+        }
+    };
+    judge(expect, &as_verdict)
+}
+
+/// One case of a small per-feature table (`tests/vectors/conventions`).
+fn table_case(case: &J) -> Option<Result<(), String>> {
+    let s = |k: &str| case.get(k).and_then(J::as_str);
+    let expected = s("expected")?;
+    let got = if let (Some(instance), Some(tool)) = (s("instance"), s("tool")) {
+        Ok(names::qualified_tool_name(instance, tool))
+    } else if let (Some(session), Some(turn), Some(tool)) = (s("session_id"), s("turn"), s("tool"))
+    {
+        let parsed = json::parse(s("arguments").unwrap_or("{}").as_bytes());
+        match parsed {
+            Ok(v) => jcs::tuix_idempotency_key(session, turn, tool, &v).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    } else {
+        return None;
+    };
+    Some(match got {
+        Ok(g) if g == expected => Ok(()),
+        Ok(g) => Err(format!("expected {expected}, got {g}")),
+        Err(e) => Err(format!("expected {expected}, got error {e}")),
+    })
+}
+
+/// Runs every case of one file into `tally`.
+pub fn run_file(path: &str, tally: &mut Tally) {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return tally.broken.push(format!("{path}: {e}")),
+    };
+    let file: J = match serde_json::from_str(&text) {
+        Ok(f) => f,
+        Err(e) => return tally.broken.push(format!("{path}: {e}")),
+    };
+    let Some(cases) = file.get("cases").and_then(J::as_array) else {
+        return tally.broken.push(format!("{path}: no cases"));
+    };
+    for (i, case) in cases.iter().enumerate() {
+        let name = case
+            .get("name")
+            .and_then(J::as_str)
+            .map(String::from)
+            .unwrap_or_else(|| format!("#{i}"));
+        let now = case.get("now").or_else(|| file.get("now"));
+        let aivax = file.get("profile").and_then(J::as_str) == Some("aivax");
+        let result = (|| {
+            if let Some(r) = table_case(case) {
+                return r;
+            }
+            if aivax {
+                let verifier = AivaxVerifier::from_json(
+                    merged(&file, case).to_string().as_bytes(),
+                    UnknownSettings::Ignore,
+                )
+                .map_err(|e| format!("config: {e}"))?;
+                let r = request(case)?;
+                return judge_aivax(
+                    case.get("expect").unwrap_or(&J::Null),
+                    &verifier.check(&r.method, &r.headers, &r.body),
+                );
+            }
+            let config = Config::from_json(
+                merged(&file, case).to_string().as_bytes(),
+                UnknownSettings::Ignore,
+            )
+            .map_err(|e| format!("config: {e}"))?;
+            let verifier = Verifier::new(config).map_err(|e| format!("config: {e}"))?;
+            let now = match now {
+                None => 0,
+                Some(n) => n.as_u64().ok_or(format!("now {n} is not Unix seconds"))?,
+            };
+            let r = request(case)?;
+            let verdict = verifier.check(&r.method, &r.headers, &r.body, now);
+            judge(case.get("expect").unwrap_or(&J::Null), &verdict)
+        })();
+        match result {
+            Ok(()) => tally.passed += 1,
+            Err(e) => {
+                tally.failed += 1;
+                tally.failures.push(format!("{path}: {name}: {e}"));
+            }
+        }
+    }
+}
+
+/// Runs every case of every file.
+pub fn run_files<P: AsRef<str>>(paths: impl IntoIterator<Item = P>) -> Tally {
+    let mut tally = Tally::default();
+    for p in paths {
+        run_file(p.as_ref(), &mut tally);
+    }
+    tally
+}
