@@ -19,7 +19,12 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import sys
+
+# Integers of any length (a 4,500-digit exponent is read as one).
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -132,6 +137,30 @@ def J(v):
 
 def _key(k):
     return k.text if isinstance(k, Raw) else json.dumps(k, ensure_ascii=False)
+
+
+def exact_loads(text):
+    """json.loads with every number kept as its text (a Raw), so that 1e400,
+    -0 or 0.1000000000000000000000000001 stay as they are written."""
+    return json.loads(text, parse_float=Raw, parse_int=Raw)
+
+
+NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def exact_value(text):
+    """A JSON number's exact value as (m, e), the value being m * 10**e with
+    m not a multiple of 10 (zero is (0, 0)): Python ints, never a float, and
+    10**e is never computed, so exponents of any length compare exactly."""
+    assert NUMBER.fullmatch(text), text
+    mantissa, _, exp = text.lower().partition("e")
+    int_part, _, frac = mantissa.partition(".")
+    m, e = int(int_part + frac), int(exp or "0") - len(frac)
+    if m == 0:
+        return (0, 0)
+    while m % 10 == 0:
+        m, e = m // 10, e + 1
+    return (m, e)
 
 
 def nest(depth, inner="0"):
@@ -360,9 +389,9 @@ class VFile:
 def request_id(text):
     """The id a step 5+ refusal echoes: a string or number id, else null.
     Only used for bodies that are valid JSON without duplicates."""
-    v = json.loads(text)
+    v = exact_loads(text)
     i = v.get("id") if isinstance(v, dict) else None
-    if isinstance(i, bool) or not isinstance(i, (str, int, float)):
+    if not isinstance(i, (str, Raw)):
         return None
     return i
 
@@ -746,6 +775,42 @@ def gen_transport():
             reject("header_mismatch"), tool=sname)
     hdrcase("Mcp-Name base64 form in the standard alphabet with + or /",
             [["Mcp-Name", "=?base64?%s?=" % senc]], ACCEPT, tool=sname)
+    # Only the canonical encoding (CONTRACT step 7): each variant below is
+    # not what encoding the name gives, though lenient decoders (Python's
+    # b64decode among them) read the name from some of them.
+    def canonical_b64(text):
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except ValueError:
+            return False
+        return base64.b64encode(raw).decode("ascii") == text
+
+    def trailing_bits(enc):
+        """`enc` with the unused low bits of its last data character set."""
+        data = enc.rstrip("=")
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        last = alphabet[alphabet.index(data[-1]) | 1]
+        return data[:-1] + last + enc[len(data):]
+    two = "get_orders"  # 10 bytes: "==", 4 unused bits
+    two_enc = base64.b64encode(two.encode()).decode()
+    assert two_enc.endswith("==")
+    noncanonical = [
+        ("non-zero trailing bits before one =", trailing_bits(penc), pname),
+        ("non-zero trailing bits before ==", trailing_bits(two_enc), two),
+        ("= after a whole group", aenc + "=", TOOL),
+        ("==== after a whole group", aenc + "====", TOOL),
+        ("one = too many", penc + "=", pname),
+        ("= between two padded groups",
+         base64.b64encode(b"ge").decode() + base64.b64encode(b"t_order").decode(), TOOL),
+        ("one character past whole groups", aenc + "A", TOOL),
+        ("a space inside", aenc[:4] + " " + aenc[4:], TOOL),
+    ]
+    for label, enc, name in noncanonical:
+        assert not canonical_b64(enc), label
+        hdrcase("Mcp-Name base64 form not canonical: %s" % label,
+                [["Mcp-Name", "=?base64?%s?=" % enc]], reject("header_mismatch"), tool=name)
+    assert base64.b64decode(trailing_bits(penc)) == pname.encode()
+    assert base64.b64decode(trailing_bits(two_enc)) == two.encode()
     hdrcase("Mcp-Name upper-case =?BASE64?...?= is compared as plain text",
             [["Mcp-Name", "=?BASE64?%s?=" % aenc]], reject("header_mismatch"))
     hdrcase("Mcp-Name base64 form sent twice",
@@ -1683,6 +1748,118 @@ def gen_context():
 
 
 # ===========================================================================
+# numbers.json: numbers of any size, compared and echoed exactly
+# ===========================================================================
+def gen_numbers():
+    f = VFile("numbers.json",
+              "Numbers of any size, exactly: step 14 binds _meta values to token "
+              "claims by exact decimal value whatever the length of the exponent "
+              "(no saturation or wrap-around at 64 bits), refusals echo request "
+              "ids no double holds, and an accepted context carries such numbers. "
+              "A runner must read this file without rounding its numbers.",
+              full_config())
+    mm = reject("meta_mismatch")
+
+    def bound(name, token_n, meta_n, equal, key="metadata"):
+        """Claim `key` (or metadata's member n) holds the number written
+        `token_n`, its _meta twin `meta_n`. The verdict comes from their
+        exact values; `equal` is what the case's name says about them."""
+        same = exact_value(token_n) == exact_value(meta_n)
+        assert same == equal, name
+        if key == "metadata":
+            c = claims(metadata={"n": Raw(token_n)})
+            m = meta_for(c, metadata={"n": Raw(meta_n)})
+        else:
+            c = claims(**{key: Raw(token_n)})
+            m = meta_for(c, **{key: Raw(meta_n)})
+        std(f, name, c=c, m=m, expect=ACCEPT if same else mm)
+
+    e20 = "99999999999999999999"  # beyond 2^64
+    bound("exponents beyond 64 bits that differ by one", "1e" + e20, "1e99999999999999999998", False)
+    bound("exponents beyond 64 bits, the same value with the point moved",
+          "1e" + e20, "10e99999999999999999998", True)
+    bound("negative exponents beyond 64 bits, the same value", "10e-" + e20,
+          "1e-99999999999999999998", True)
+    bound("negative exponents beyond 64 bits that differ by one", "1e-" + e20,
+          "1e-99999999999999999998", False)
+    bound("exponent 2^63-1 vs 2^63", "1e9223372036854775807", "1e9223372036854775808", False)
+    bound("0.1e(2^63) equals 1e(2^63-1): the point moves the exponent back in range",
+          "0.1e9223372036854775808", "1e9223372036854775807", True)
+    bound("exponent 2^64 does not wrap around to 1e0", "1e18446744073709551616", "1", False)
+    bound("exponent 2^64+1 does not wrap around to 1e1", "1e18446744073709551617", "10", False)
+    bound("exponent -2^64 does not wrap around to 1e0", "1e-18446744073709551616", "1", False)
+    bound("a borrow through every digit of the exponent", "1e100000000000000000000",
+          "1000e99999999999999999997", True)
+    bound("fractions with huge negative exponents, the same value",
+          "123.45e-100000000000000000000", "12345e-100000000000000000002", True)
+    bound("leading zeros of a fraction move a huge exponent", "0.00123e" + e20,
+          "1.23e99999999999999999996", True)
+    bound("huge exponents, different digits", "1.23e99999999999999999996",
+          "1.24e99999999999999999996", False)
+    bound("huge exponents of opposite signs", "1e" + e20, "1e-" + e20, False)
+    bound("huge exponent, numbers of opposite signs", "-1e" + e20, "1e" + e20, False)
+    bound("zero with a huge exponent equals 0", "0e" + e20, "0", True)
+    bound("negative zero with a huge negative exponent equals 0.0", "-0e-" + e20, "0.0", True)
+    bound("negative zero equals zero", "-0", "0", True)
+    bound("zero with a huge exponent differs from the tiniest number", "0e" + e20, "1e-" + e20, False)
+    bound("-1E+0001 equals -10", "-1E+0001", "-10", True)
+    bound("-1E+0001 differs from -1", "-1E+0001", "-1", False)
+    bound("-1E+0000 equals -1", "-1E+0000", "-1", True)
+    bound("an exponent with 30 leading zeros", "5e0000000000000000000000000000002", "500", True)
+    bound("exponent -000 equals no exponent", "1e-000", "1", True)
+    # Exponents longer than any fixed-width integer and than Python's
+    # default int conversion limit (4300 digits); the token stays under
+    # max_token_bytes.
+    long_ = 4500
+    bound("a %d-digit exponent of leading zeros in _meta" % (long_ + 1), "7e5",
+          "7e" + "0" * long_ + "5", True)
+    bound("%d-digit exponents, the same value: 10e99..9 vs 1e100..0" % long_,
+          "10e" + "9" * long_, "1e1" + "0" * long_, True)
+    bound("%d-digit exponents that differ by one" % long_, "1e" + "9" * long_,
+          "1e1" + "0" * long_, False)
+    bound("a claim outside the context compared by value at a huge exponent",
+          "25e" + e20, "2.5e100000000000000000000", True, key="amount")
+    bound("a claim outside the context, huge exponents that differ",
+          "25e" + e20, "2.5e" + e20, False, key="amount")
+
+    # Request ids no double holds, echoed in refusals (step 14 and step 6).
+    ids = [("12345678901234567890 (beyond 2^53)", 12345678901234567890),
+           ("12345678901234567891 (the same double as ...890)", 12345678901234567891),
+           ("2^64+1", 2**64 + 1),
+           ("-2^63-1", -2**63 - 1),
+           ("1e400 (beyond any double)", Raw("1e400")),
+           ("-1.5E-400 (below any double)", Raw("-1.5E-400")),
+           ("with 51 significant digits", Raw("123456789012345678901234567890.000000000000000000001")),
+           ("1e99999999999999999999", Raw("1e" + e20))]
+    for label, rid in ids:
+        c = claims()
+        std(f, "request id %s echoed in a refusal" % label, c=c,
+            b=body(meta_for(c, task_id="another-task"), id=rid), expect=mm)
+    for label, rid in [("1e400", Raw("1e400")), ("12345678901234567890", 12345678901234567890)]:
+        f.add("request id %s echoed at step 6" % label,
+              body=J({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": None}),
+              expect=reject("invalid_params"))
+
+    # Accepted contexts holding such numbers.
+    big = {"id": 12345678901234567890, "u64_plus_1": 2**64 + 1, "huge": Raw("1e400"),
+           "tiny": Raw("-1.5E-400"), "wide": Raw("123456789012345678901234567890.000000000000000000001"),
+           "frac": Raw("0.1000000000000000000000000001"), "vast": Raw("1e" + e20)}
+    c = claims(metadata=big)
+    std(f, "accepted context holding numbers no double holds", c=c)
+    other = {"id": Raw("1.234567890123456789e19"), "u64_plus_1": Raw("18446744073709551617.000"),
+             "huge": Raw("10E+399"), "tiny": Raw("-0.15e-399"),
+             "wide": Raw("1.23456789012345678901234567890000000000000000000001e29"),
+             "frac": Raw("1000000000000000000000000001e-28"), "vast": Raw("10e99999999999999999998")}
+    for k in big:
+        v = big[k].text if isinstance(big[k], Raw) else str(big[k])
+        assert exact_value(v) == exact_value(other[k].text), k
+    c = claims(metadata=big)
+    std(f, "accepted context holding such numbers, _meta writing them another way", c=c,
+        m=meta_for(c, metadata=other))
+    return f
+
+
+# ===========================================================================
 # config.json: require_context, rotation, protocol_majors, credentials
 # ===========================================================================
 def gen_config():
@@ -1838,13 +2015,16 @@ def gen_config():
 # ===========================================================================
 # Output.
 # ===========================================================================
-GENERATORS = [gen_valid, gen_transport, gen_json, gen_token, gen_claims, gen_context, gen_config]
+GENERATORS = [gen_valid, gen_transport, gen_json, gen_token, gen_claims, gen_context, gen_numbers,
+              gen_config]
 
 
 def pretty(v, level=0):
     """json.dumps(indent=2, ensure_ascii=False), except that arrays of
     scalars (header pairs, secrets, protocol_majors) stay on one line."""
     pad, inner = "  " * level, "  " * (level + 1)
+    if isinstance(v, Raw):
+        return v.text
     if isinstance(v, dict):
         if not v:
             return "{}"
@@ -1853,9 +2033,23 @@ def pretty(v, level=0):
         return "{\n" + ",\n".join(items) + "\n" + pad + "}"
     if isinstance(v, list):
         if all(not isinstance(x, (dict, list)) for x in v):
-            return "[" + ", ".join(json.dumps(x, ensure_ascii=False) for x in v) + "]"
+            return "[" + ", ".join(pretty(x) for x in v) + "]"
         return "[\n" + ",\n".join(inner + pretty(x, level + 1) for x in v) + "\n" + pad + "]"
     return json.dumps(v, ensure_ascii=False)
+
+
+def comparable(v):
+    """`v` with every number as ("number", its JSON text), so a
+    document read back by exact_loads compares with the one written."""
+    if isinstance(v, Raw):
+        return ("number", v.text)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return ("number", json.dumps(v))
+    if isinstance(v, dict):
+        return {k: comparable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [comparable(x) for x in v]
+    return v
 
 
 def render():
@@ -1863,7 +2057,7 @@ def render():
     for g in GENERATORS:
         vf = g()
         text = pretty(vf.doc()) + "\n"
-        assert json.loads(text) == vf.doc()
+        assert comparable(exact_loads(text)) == comparable(vf.doc())
         out[vf.fname] = text
     return out
 
@@ -1897,7 +2091,7 @@ def main(argv):
             fh.write(text.encode("utf-8"))
     total = 0
     for name, text in files.items():
-        n = len(json.loads(text)["cases"])
+        n = len(exact_loads(text)["cases"])
         total += n
         print("%-16s %4d cases" % (name, n))
     print("%-16s %4d cases" % ("total", total))

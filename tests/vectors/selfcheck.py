@@ -24,7 +24,10 @@ import json
 import os
 import re
 import sys
-from decimal import Decimal
+
+# Integers of any length (exponents of thousands of digits are read as one).
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -73,13 +76,31 @@ DEFAULTS = {"require_context": True, "clock_skew_s": 30, "max_token_age_s": 600,
 # Strict JSON reader: bytes in, values out; first offending position wins.
 # ---------------------------------------------------------------------------
 class Num:
+    """A number as written; `key` is its exact value, `value` (integer
+    literals only) the integer."""
+
     def __init__(self, text):
         self.text = text
-        self.value = Decimal(text)
         self.integer_literal = not any(ch in text for ch in ".eE")
+        self.value = int(text) if self.integer_literal else None
+        self.key = scientific(text)
 
     def __repr__(self):
         return "Num(%s)" % self.text
+
+
+def scientific(text):
+    """The exact value of a number as (negative, digits, point): the value
+    is -+0.<digits> * 10**point, digits without leading or trailing zeros,
+    point a Python int; zero is ("zero",) whatever its sign or exponent."""
+    sign, whole, frac, exp = re.fullmatch(
+        r"(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?", text).groups()
+    digits = whole + (frac or "")
+    significant = digits.lstrip("0")
+    if not significant:
+        return ("zero",)
+    point = len(whole) - (len(digits) - len(significant)) + int(exp or "0")
+    return (sign == "-", significant.rstrip("0"), point)
 
 
 class Refuse(Exception):
@@ -253,7 +274,7 @@ def jeq(a, b):
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
         return type(a) is type(b) and a == b
     if isinstance(a, Num) and isinstance(b, Num):
-        return a.value == b.value
+        return a.key == b.key
     if isinstance(a, str) and isinstance(b, str):
         return a == b
     if isinstance(a, list) and isinstance(b, list):
@@ -264,10 +285,10 @@ def jeq(a, b):
 
 
 def from_py(v):
-    """A value loaded by Python's json module, in the reader's terms."""
-    if isinstance(v, bool) or v is None or isinstance(v, str):
+    """A value loaded by load(), in the reader's terms."""
+    if isinstance(v, bool) or v is None or isinstance(v, str) or isinstance(v, Num):
         return v
-    if isinstance(v, (int, float)):
+    if isinstance(v, int):
         return Num(repr(v))
     if isinstance(v, list):
         return [from_py(x) for x in v]
@@ -368,8 +389,12 @@ def verify(cfg, now, req):
         v = mn[0]
         if v.startswith("=?base64?") and v.endswith("?=") and len(v) >= 11:
             try:
-                v = base64.b64decode(v[9:-2], validate=True).decode("utf-8")
+                raw = base64.b64decode(v[9:-2], validate=True)
+                v = raw.decode("utf-8")
             except (binascii.Error, UnicodeDecodeError, ValueError):
+                refuse("header_mismatch", rid)
+            # Only the canonical encoding: it is what encoding the bytes gives.
+            if base64.b64encode(raw).decode("ascii") != mn[0][9:-2]:
                 refuse("header_mismatch", rid)
         if v != name:
             refuse("header_mismatch", rid)
@@ -504,7 +529,8 @@ def main(argv):
     sig_stats = {"signed by a configured secret": 0, "by no configured secret": 0, "n/a": 0}
     for path in files:
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+            # Numbers with a fraction or exponent as written, never floats.
+            doc = json.load(fh, parse_float=Num)
         fname = os.path.basename(path)
         per_file[fname] = len(doc["cases"])
         names = set()
