@@ -87,10 +87,12 @@ impl Claim {
 /// Whether `value` may stand for the claim `name`; a name that is not a
 /// context claim has no rule here.
 pub(crate) fn value_ok(name: &str, value: &Value<'_>) -> bool {
-    Claim::ALL
-        .into_iter()
-        .find(|c| c.name() == name)
-        .is_none_or(|c| c.accepts(value))
+    for claim in Claim::ALL {
+        if claim.name() == name {
+            return claim.accepts(value);
+        }
+    }
+    true
 }
 
 /// The major of a `"<major>"` or `"<major>.<minor>"` protocol in ASCII

@@ -240,7 +240,8 @@ impl Verifier {
                 }
             }
         }
-        for name in Claim::ALL.map(Claim::name) {
+        for claim in Claim::ALL {
+            let name = claim.name();
             if claims.get(name).is_some()
                 && !meta
                     .iter()
