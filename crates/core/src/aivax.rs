@@ -9,16 +9,14 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use alloc::boxed::Box;
-
 use crate::b64;
 use crate::config::{
     self, ConfigError, Credential, UnknownSettings, DEFAULT_MAX_BODY_BYTES, MAX_BODY_LIMIT,
 };
-use crate::envelope::{ct_eq, Envelope, HeadersVerdict, Outcome};
+use crate::envelope::{ct_eq, Envelope, HeadersVerdict};
 use crate::json::{self, Value};
 use crate::reason::Reason;
-use crate::refusal::Refusal;
+use crate::verdict::Verdict;
 
 /// Highest bcrypt cost accepted unless configured otherwise.
 pub const DEFAULT_MAX_BCRYPT_COST: u32 = 12;
@@ -164,14 +162,8 @@ fn itoa(v: i64) -> String {
     s
 }
 
-/// The verdict of the AIVAX profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AivaxVerdict {
-    /// Not a `tools/call`: forward untouched.
-    Pass,
-    Accept(Box<AivaxContext>),
-    Reject(Refusal),
-}
+/// The verdict of the AIVAX profile: [`Verdict`] with an [`AivaxContext`].
+pub type AivaxVerdict = Verdict<AivaxContext>;
 
 /// Verifies `tools/call` requests from AIVAX: CONTRACT §2 steps 0 to 7
 /// (method, credential, body size, strict JSON, batch, shape, MCP headers),
@@ -301,16 +293,9 @@ impl AivaxVerifier {
         body: &[u8],
         cache: Option<&mut NonceCache>,
     ) -> AivaxVerdict {
-        match self.envelope().run(method, headers, body, |call| {
+        self.envelope().run(method, headers, body, |call| {
             check(&self.aivax, call.meta, cache).map(Some)
-        }) {
-            Outcome::Pass => AivaxVerdict::Pass,
-            Outcome::Accept(mut c, request_id) => {
-                c.request_id = request_id;
-                AivaxVerdict::Accept(Box::new(c))
-            }
-            Outcome::Reject(r) => AivaxVerdict::Reject(r),
-        }
+        })
     }
 
     fn envelope(&self) -> Envelope<'_> {

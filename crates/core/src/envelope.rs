@@ -4,6 +4,7 @@
 //! checks on the [`Call`] it hands on.
 
 use alloc::borrow::Cow;
+use alloc::boxed::Box;
 use alloc::string::String;
 
 use crate::b64;
@@ -11,6 +12,7 @@ use crate::config::Credential;
 use crate::json::{self, write_str, JsonError, Value};
 use crate::reason::Reason;
 use crate::refusal::Refusal;
+use crate::verdict::{Sealed, Verdict};
 
 const MCP_METHOD_HEADER: &str = "mcp-method";
 const MCP_NAME_HEADER: &str = "mcp-name";
@@ -107,14 +109,6 @@ pub(crate) struct Call<'v, 'b> {
     pub meta: &'v [(Cow<'b, str>, Value<'b>)],
 }
 
-/// A decision of any profile.
-pub(crate) enum Outcome<T> {
-    Pass,
-    /// The accepted context and the request's id as JSON text.
-    Accept(T, Option<String>),
-    Reject(Refusal),
-}
-
 /// Steps 0 to 7, the part of the contract every profile shares.
 pub(crate) struct Envelope<'c> {
     credential: Option<&'c Credential>,
@@ -140,19 +134,19 @@ impl<'c> Envelope<'c> {
 
     /// Runs steps 0 to 7, then `rest` on the call; a refusal from `rest`
     /// carries the request's id.
-    pub fn run<N: AsRef<[u8]>, V: AsRef<[u8]>, T>(
+    pub fn run<N: AsRef<[u8]>, V: AsRef<[u8]>, T: Sealed>(
         &self,
         method: &str,
         headers: &[(N, V)],
         body: &[u8],
         rest: impl FnOnce(Call<'_, '_>) -> Result<Option<T>, Reason>,
-    ) -> Outcome<T> {
+    ) -> Verdict<T> {
         match self.headers(method, headers) {
-            HeadersVerdict::Pass => return Outcome::Pass,
-            HeadersVerdict::Reject(r) => return Outcome::Reject(r),
+            HeadersVerdict::Pass => return Verdict::Pass,
+            HeadersVerdict::Reject(r) => return Verdict::Reject(r),
             HeadersVerdict::ReadBody => {}
         }
-        let early = |reason| Outcome::Reject(Refusal::new(reason, None));
+        let early = |reason| Verdict::Reject(Refusal::new(reason, None));
         // Step 2.
         if body.len() > self.max_body_bytes {
             return early(Reason::BodyTooLarge);
@@ -171,11 +165,11 @@ impl<'c> Envelope<'c> {
                 return if has_call {
                     early(Reason::BatchWithToolsCall)
                 } else {
-                    Outcome::Pass
+                    Verdict::Pass
                 };
             }
             Value::Object(_) if get_str(&doc, "method") == Some(TOOLS_CALL) => &doc,
-            _ => return Outcome::Pass,
+            _ => return Verdict::Pass,
         };
         let id = match request.get("id") {
             Some(Value::String(s)) => {
@@ -187,9 +181,12 @@ impl<'c> Envelope<'c> {
             _ => None,
         };
         match call_shape(request, headers).and_then(rest) {
-            Ok(Some(accepted)) => Outcome::Accept(accepted, id),
-            Ok(None) => Outcome::Pass,
-            Err(reason) => Outcome::Reject(Refusal::new(reason, id)),
+            Ok(Some(mut accepted)) => {
+                accepted.set_request_id(id);
+                Verdict::Accept(Box::new(accepted))
+            }
+            Ok(None) => Verdict::Pass,
+            Err(reason) => Verdict::Reject(Refusal::new(reason, id)),
         }
     }
 }

@@ -31,6 +31,7 @@ mod refusal;
 mod replay;
 mod scan;
 mod token;
+mod verdict;
 mod verify;
 
 pub use config::{
@@ -45,4 +46,5 @@ pub use replay::{FirstUse, ReplayCache};
 pub use token::{
     decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,
 };
-pub use verify::{Verdict, Verifier, TOKEN_HEADER};
+pub use verdict::{Accepted, Verdict};
+pub use verify::{Verifier, TOKEN_HEADER};

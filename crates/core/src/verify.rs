@@ -2,7 +2,6 @@
 //! claims, context, tool, protocol, binding) on the call that the envelope
 //! (`envelope.rs`, steps 0 to 7) hands on.
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -11,26 +10,15 @@ use hmac::Mac;
 use crate::claims::{self, protocol_major, Claim};
 use crate::config::{Config, ConfigError};
 use crate::context::Context;
-use crate::envelope::{get_str, header, Call, Envelope, HeadersVerdict, Lookup, Outcome};
+use crate::envelope::{get_str, header, Call, Envelope, HeadersVerdict, Lookup};
 use crate::json::{self, Value};
 use crate::reason::Reason;
-use crate::refusal::Refusal;
 use crate::replay::FirstUse;
 use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
+use crate::verdict::Verdict;
 
 /// Header carrying the context token.
 pub const TOKEN_HEADER: &str = "x-agentarea-context";
-
-/// The verdict on a request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
-    /// Not this contract's business: forward untouched.
-    Pass,
-    /// A verified `tools/call`.
-    Accept(Box<Context>),
-    /// Refuse with this error; nothing downstream runs.
-    Reject(Refusal),
-}
 
 /// A validated configuration with the HMAC key state precomputed.
 #[derive(Clone)]
@@ -139,14 +127,7 @@ impl Verifier {
             }
             Ok(context)
         };
-        match self.envelope().run(method, headers, body, rest) {
-            Outcome::Pass => Verdict::Pass,
-            Outcome::Accept(mut context, request_id) => {
-                context.request_id = request_id;
-                Verdict::Accept(Box::new(context))
-            }
-            Outcome::Reject(r) => Verdict::Reject(r),
-        }
+        self.envelope().run(method, headers, body, rest)
     }
 
     /// Steps 8 to 14, after the envelope; `Ok(None)` is a call without

@@ -7,15 +7,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{Action, BufferType, Bytes, ContextType, LogLevel, MapType, MetricType};
-#[cfg(feature = "aivax")]
-use toolctx_core::aivax::AivaxVerdict;
 use toolctx_core::json::{self, Value};
 use toolctx_core::{HeadersVerdict, Reason, Refusal, Verdict};
 
 pub mod replay;
 pub mod settings;
 
-use settings::{header_value, Profile, Settings};
+use settings::{header_value, ContextField, Profile, Settings};
 
 /// Test builds only: the request header that carries `now` (Unix seconds).
 #[cfg(feature = "test-clock")]
@@ -400,17 +398,10 @@ impl Filter {
             Profile::Aivax {
                 verifier,
                 headers: fields,
-            } => match verifier.check(method, headers, body) {
-                AivaxVerdict::Pass => self.pass(),
-                AivaxVerdict::Accept(ctx) => {
-                    let mapped = fields
-                        .iter()
-                        .filter_map(|(f, name)| Some((name.clone(), f.value(&ctx)?)))
-                        .collect();
-                    self.forward(settings, mapped, body)
-                }
-                AivaxVerdict::Reject(r) => self.refuse(settings, &r, headers),
-            },
+            } => {
+                let verdict = verifier.check(method, headers, body);
+                self.conclude(settings, verdict, fields, headers, body)
+            }
             Profile::AgentArea {
                 verifier,
                 headers: fields,
@@ -437,18 +428,25 @@ impl Filter {
                     // The store failed, not the token: no `token_replayed`.
                     return self.fail(&e);
                 }
-                match verdict {
-                    Verdict::Pass => self.pass(),
-                    Verdict::Accept(ctx) => {
-                        let mapped = fields
-                            .iter()
-                            .filter_map(|(f, name)| Some((name.clone(), f.value(&ctx)?)))
-                            .collect();
-                        self.forward(settings, mapped, body)
-                    }
-                    Verdict::Reject(r) => self.refuse(settings, &r, headers),
-                }
+                self.conclude(settings, verdict, fields, headers, body)
             }
+        }
+    }
+
+    /// Acts on any profile's verdict: an accepted call goes upstream with
+    /// `fields` of its context set as headers.
+    fn conclude<F: ContextField>(
+        &mut self,
+        settings: &Settings,
+        verdict: Verdict<F::Context>,
+        fields: &[(F, String)],
+        headers: &[(String, Bytes)],
+        body: &[u8],
+    ) -> Action {
+        match verdict {
+            Verdict::Pass => self.pass(),
+            Verdict::Accept(ctx) => self.forward(settings, settings::mapped(fields, &ctx), body),
+            Verdict::Reject(r) => self.refuse(settings, &r, headers),
         }
     }
 

@@ -50,9 +50,26 @@ const FIELDS: [(&str, Field); 14] = [
     ("context", Field::Context),
 ];
 
-impl Field {
-    /// The field's value in `ctx`, as text; `None` when the claim is absent.
-    pub fn value(self, ctx: &Context) -> Option<String> {
+/// A field of a profile's accepted context that can be forwarded as an
+/// upstream header.
+pub trait ContextField: Copy {
+    type Context;
+    /// The field's value in `ctx`, as text; `None` when it is absent.
+    fn value(self, ctx: &Self::Context) -> Option<String>;
+}
+
+/// `(header, value)` for each of `fields` that `ctx` has.
+pub fn mapped<F: ContextField>(fields: &[(F, String)], ctx: &F::Context) -> Vec<(String, String)> {
+    fields
+        .iter()
+        .filter_map(|(f, name)| Some((name.clone(), f.value(ctx)?)))
+        .collect()
+}
+
+impl ContextField for Field {
+    type Context = Context;
+
+    fn value(self, ctx: &Context) -> Option<String> {
         let s = |v: &String| Some(v.clone());
         match self {
             Field::TaskId => s(&ctx.task_id),
@@ -106,9 +123,10 @@ const AIVAX_FIELDS: [(&str, AivaxField); 9] = [
 ];
 
 #[cfg(feature = "aivax")]
-impl AivaxField {
-    /// The field's value in `ctx`, as text; `None` when it was not sent.
-    pub fn value(self, ctx: &AivaxContext) -> Option<String> {
+impl ContextField for AivaxField {
+    type Context = AivaxContext;
+
+    fn value(self, ctx: &AivaxContext) -> Option<String> {
         match self {
             AivaxField::NonceVerified => Some(ctx.nonce_verified.to_string()),
             AivaxField::ExternalUserId => ctx.external_user_id.clone(),

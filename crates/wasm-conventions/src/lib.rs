@@ -19,8 +19,8 @@
 #[path = "../../wasm/src/boundary.rs"]
 mod boundary;
 
-use boundary::{accepted, config_error, headers_verdict, js_error, refusal, split};
-use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
+use boundary::{config_error, headers_verdict, js_error, split};
+use toolctx_core::aivax::{AivaxVerifier as AivaxCore, NonceCache};
 use toolctx_core::json::write_str;
 use toolctx_core::{jcs, json, names, ConfigError, Reason, UnknownSettings};
 use wasm_bindgen::prelude::*;
@@ -74,16 +74,10 @@ impl AivaxVerifier {
     /// The whole decision (no clock: nothing in the profile expires).
     pub fn verify(&mut self, heads: &[u8], lens: &[u32], body: &[u8]) -> Result<String, JsValue> {
         let (method, headers) = split(heads, lens)?;
-        Ok(
-            match self
-                .core
-                .check_cached(method, &headers, body, &mut self.nonces)
-            {
-                AivaxVerdict::Pass => "p".into(),
-                AivaxVerdict::Accept(ctx) => accepted(&ctx.to_json(), ctx.request_id.as_deref()),
-                AivaxVerdict::Reject(r) => refusal(&r, self.include_reason),
-            },
-        )
+        let verdict = self
+            .core
+            .check_cached(method, &headers, body, &mut self.nonces);
+        Ok(boundary::verdict(verdict, self.include_reason))
     }
 
     /// The verifier with the hook key and credential values redacted.

@@ -9,7 +9,7 @@
 //! to it changes both.
 
 use toolctx_core::json::write_str;
-use toolctx_core::{HeadersVerdict, Refusal};
+use toolctx_core::{Accepted, HeadersVerdict, Refusal, Verdict};
 use wasm_bindgen::JsValue;
 
 pub fn js_error(code: &str, e: impl core::fmt::Display) -> JsValue {
@@ -38,6 +38,15 @@ pub fn accepted(context_json: &str, request_id: Option<&str>) -> String {
         out.push_str(id);
     }
     out
+}
+
+/// Any profile's verdict: `p`, `a` + context (see [`accepted`]) or `r` + refusal.
+pub fn verdict<C: Accepted>(v: Verdict<C>, include_reason: bool) -> String {
+    match v {
+        Verdict::Pass => "p".into(),
+        Verdict::Accept(ctx) => accepted(&ctx.to_json(), ctx.request_id()),
+        Verdict::Reject(r) => refusal(&r, include_reason),
+    }
 }
 
 pub fn headers_verdict(v: HeadersVerdict, include_reason: bool) -> String {

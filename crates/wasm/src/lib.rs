@@ -29,10 +29,8 @@
 
 mod boundary;
 
-use boundary::{accepted, config_error, headers_verdict, refusal, split};
-use toolctx_core::{
-    Config, Reason, Refusal, ReplayCache, UnknownSettings, Verdict, Verifier as Core,
-};
+use boundary::{config_error, headers_verdict, refusal, split};
+use toolctx_core::{Config, Reason, Refusal, ReplayCache, UnknownSettings, Verifier as Core};
 use wasm_bindgen::prelude::*;
 
 /// A validated configuration with the HMAC key state precomputed, held in
@@ -117,11 +115,7 @@ impl Verifier {
                 }),
             None => self.core.check(method, &headers, body, now),
         };
-        Ok(match verdict {
-            Verdict::Pass => "p".into(),
-            Verdict::Accept(ctx) => accepted(&ctx.to_json(), ctx.request_id.as_deref()),
-            Verdict::Reject(r) => refusal(&r, self.include_reason),
-        })
+        Ok(boundary::verdict(verdict, self.include_reason))
     }
 
     /// The core's refusal for `reason` (a machine code such as
