@@ -202,10 +202,10 @@ struct Parts<'s> {
     negative: bool,
     /// The significant digits as written, `.` included, with no leading or
     /// trailing zeros; empty for zero.
-    digits: &'s str,
+    digits: &'s [u8],
     /// Where the first significant digit stands: the count of integer
     /// digits from it on, or minus the zeros between the point and it.
-    position: i128,
+    position: i64,
     /// The exponent's sign and its digits without leading zeros (no
     /// digits: zero, whatever the sign).
     exp_negative: bool,
@@ -213,35 +213,57 @@ struct Parts<'s> {
 }
 
 impl<'s> Parts<'s> {
+    /// Bytes, not `str` patterns: this is in every wasm front end.
     fn of(text: &'s str) -> Self {
-        let (negative, rest) = match text.strip_prefix('-') {
-            Some(r) => (true, r),
-            None => (false, text),
+        let text = text.as_bytes();
+        let split = |s: &'s [u8], at: fn(&u8) -> bool| match s.iter().position(at) {
+            Some(i) => (s.get(..i).unwrap_or(s), s.get(i + 1..).unwrap_or(&[])),
+            None => (s, &[][..]),
         };
-        let (mantissa, exp_text) = rest.split_once(['e', 'E']).unwrap_or((rest, ""));
-        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        let int_significant = int.trim_start_matches('0');
+        let (negative, rest) = match text.split_first() {
+            Some((b'-', r)) => (true, r),
+            _ => (false, text),
+        };
+        let (mantissa, exp_text) = split(rest, |&b| b == b'e' || b == b'E');
+        let (int, frac) = split(mantissa, |&b| b == b'.');
+        let int_significant = trim_start(int, b"0");
         let position = if int_significant.is_empty() {
-            -((frac.len() - frac.trim_start_matches('0').len()) as i128)
+            -((frac.len() - trim_start(frac, b"0").len()) as i64)
         } else {
-            int_significant.len() as i128
+            int_significant.len() as i64
         };
-        let (exp_negative, exp_text) = match exp_text.strip_prefix('-') {
-            Some(r) => (true, r),
-            None => (false, exp_text.strip_prefix('+').unwrap_or(exp_text)),
+        let (exp_negative, exp_text) = match exp_text.split_first() {
+            Some((b'-', r)) => (true, r),
+            Some((b'+', r)) => (false, r),
+            _ => (false, exp_text),
         };
+        let mut digits = trim_start(mantissa, b"0.");
+        while let Some((b'0' | b'.', r)) = digits.split_last() {
+            digits = r;
+        }
         Parts {
             negative,
-            digits: mantissa.trim_matches(['0', '.']),
+            digits,
             position,
             exp_negative,
-            exp_digits: exp_text.trim_start_matches('0').as_bytes(),
+            exp_digits: trim_start(exp_text, b"0"),
         }
     }
 
-    fn significant(&self) -> impl Iterator<Item = u8> + 's {
-        self.digits.bytes().filter(|&b| b != b'.')
+    fn significant(&self) -> impl Iterator<Item = &'s u8> {
+        self.digits.iter().filter(|&&b| b != b'.')
     }
+}
+
+/// `s` without its leading bytes that are in `set`.
+fn trim_start<'s>(mut s: &'s [u8], set: &[u8]) -> &'s [u8] {
+    while let Some((b, r)) = s.split_first() {
+        if !set.contains(b) {
+            break;
+        }
+        s = r;
+    }
+    s
 }
 
 /// Exact numeric equality in time linear in the texts, with no allocation:
@@ -259,28 +281,33 @@ fn number_eq(a: &str, b: &str) -> bool {
 
 /// Whether `x.exponent + x.position == y.exponent + y.position`, that is
 /// `x.exponent - y.exponent == d` for the small `d = y.position -
-/// x.position`, on the exponents' decimal digits.
+/// x.position`, on the exponents' decimal digits. Positions are bounded by
+/// the texts' lengths, so `|d|` fits in 64 bits (no 128-bit division, which
+/// costs kilobytes of wasm).
 fn scale_eq(x: &Parts<'_>, y: &Parts<'_>) -> bool {
-    let d = y.position - x.position;
+    let d = i128::from(y.position) - i128::from(x.position);
     let x_negative = x.exp_negative && !x.exp_digits.is_empty();
     let y_negative = y.exp_negative && !y.exp_digits.is_empty();
     let (a, b) = (x.exp_digits, y.exp_digits);
     // Negated when x's exponent is negative: |a| - |b| == d when the signs
     // agree, |a| + |b| == d when they differ.
     let d = if x_negative { -d } else { d };
+    let Ok(t) = u64::try_from(d.unsigned_abs()) else {
+        return false;
+    };
     if x_negative != y_negative {
-        d >= 0 && digits_eq(a, b, false, d.unsigned_abs())
+        d >= 0 && digits_eq(a, b, false, t)
     } else if d < 0 {
-        digits_eq(b, a, true, d.unsigned_abs())
+        digits_eq(b, a, true, t)
     } else {
-        digits_eq(a, b, true, d.unsigned_abs())
+        digits_eq(a, b, true, t)
     }
 }
 
 /// Whether `a - b` (`subtract`) or `a + b` equals `t`, for decimal digit
 /// strings of any length: one pass from the last digit, comparing each
 /// digit of the result with `t`'s.
-fn digits_eq(a: &[u8], b: &[u8], subtract: bool, mut t: u128) -> bool {
+fn digits_eq(a: &[u8], b: &[u8], subtract: bool, mut t: u64) -> bool {
     let digit = |s: &[u8], i: usize| {
         s.len()
             .checked_sub(i + 1)
@@ -302,7 +329,7 @@ fn digits_eq(a: &[u8], b: &[u8], subtract: bool, mut t: u128) -> bool {
             r -= 10;
             carry = 1;
         }
-        if r as u128 != t % 10 {
+        if r as u64 != t % 10 {
             return false;
         }
         t /= 10;
