@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Conformance vector runner for the npm package (format: docs/VECTORS.md),
-// the Node twin of crates/core/examples/vectors.rs.
+// the Node twin of the Rust runner (crates/vectors).
 //
 //   node npm/test/vectors.mjs tests/vectors/*.json tests/vectors/conventions/*.json
 //
@@ -11,6 +11,12 @@
 // and `arguments`) through qualifiedToolName or tuixIdempotencyKey. Prints one line per failed
 // case, `file: case: expected ..., got ...`, then `N passed, N failed`; exits
 // non-zero when a case failed or a file could not be read.
+//
+// The files are read without rounding (readJson: JSON.parse would turn an id
+// of 12345678901234567890 into another number and 1e400 into Infinity).
+// Expected ids are judged exactly against the refusal body's text; the
+// package's own fields (`id`, the context) are JS values, JSON.parse's
+// doubles, so a number there must be the double nearest the expected one.
 //
 // Other runtimes' runners import `runVectors` and hand it their own verdict
 // function (tests/edge/vectors runs each case inside workerd), and their own
@@ -47,13 +53,93 @@ const AIVAX_OPTION_NAMES = {
   max_body_bytes: 'maxBodyBytes',
 };
 
-const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumber);
 
-/** Case config merged over the file's, one level deep. */
+/** A number as a vector file or a refusal body writes it. */
+class JsonNumber {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+const TOKEN = /[ \t\n\r]*(?:([{}[\],:])|("(?:[^"\\\x00-\x1f]|\\.)*")|(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)|(true|false|null))/y;
+
+/** JSON.parse, except that every number is a JsonNumber holding its text. */
+export function readJson(text) {
+  TOKEN.lastIndex = 0;
+  const next = () => {
+    const at = TOKEN.lastIndex;
+    const m = TOKEN.exec(text);
+    if (m === null) throw new SyntaxError(`JSON: unexpected input at ${at}`);
+    return m;
+  };
+  const value = (m) => {
+    if (m[2] !== undefined) return JSON.parse(m[2]);
+    if (m[3] !== undefined) return new JsonNumber(m[3]);
+    if (m[4] !== undefined) return JSON.parse(m[4]);
+    if (m[1] === '[') {
+      const out = [];
+      let t = next();
+      if (t[1] === ']') return out;
+      for (;;) {
+        out.push(value(t));
+        t = next();
+        if (t[1] === ']') return out;
+        if (t[1] !== ',') throw new SyntaxError('JSON: expected , or ]');
+        t = next();
+      }
+    }
+    if (m[1] === '{') {
+      const entries = [];
+      let t = next();
+      if (t[1] === '}') return {};
+      for (;;) {
+        const k = t[2] !== undefined ? JSON.parse(t[2]) : undefined;
+        if (k === undefined || next()[1] !== ':') throw new SyntaxError('JSON: expected "name":');
+        entries.push([k, value(next())]);
+        t = next();
+        if (t[1] === '}') return Object.fromEntries(entries);
+        if (t[1] !== ',') throw new SyntaxError('JSON: expected , or }');
+        t = next();
+      }
+    }
+    throw new SyntaxError(`JSON: unexpected ${m[1]}`);
+  };
+  const v = value(next());
+  if (!/^[ \t\n\r]*$/.test(text.slice(TOKEN.lastIndex))) throw new SyntaxError('JSON: trailing data');
+  return v;
+}
+
+/** A value of a vector file as JS options take it: numbers as JSON.parse gives them. */
+function plain(v) {
+  if (v instanceof JsonNumber) return Number(v.text);
+  if (Array.isArray(v)) return v.map(plain);
+  if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  return v;
+}
+
+/** A number's exact value as a string key: sign, significant digits, and where the point stands. */
+function numberKey(text) {
+  const [, sign, whole, frac = '', exp = '0'] = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  const digits = whole + frac;
+  const significant = digits.replace(/^0+/, '');
+  if (significant === '') return '0';
+  const point = BigInt(whole.length - (digits.length - significant.length)) + BigInt(exp);
+  return `${sign}0.${significant.replace(/0+$/, '')}e${point}`;
+}
+
+/** Numbers by value: two texts exactly; a JS number (the package's) as the double nearest the text. */
+function numberEq(a, b) {
+  if (a instanceof JsonNumber && b instanceof JsonNumber) return numberKey(a.text) === numberKey(b.text);
+  const n = (x) => (x instanceof JsonNumber ? Number(x.text) : x);
+  return typeof n(a) === 'number' && n(a) === n(b);
+}
+
+/** Case config merged over the file's, one level deep, as JS values. */
 function merged(file, c) {
   const out = { ...(isObject(file.config) ? file.config : {}) };
   if (isObject(c.config)) Object.assign(out, c.config);
-  return out;
+  return plain(out);
 }
 
 function options(config, names = OPTION_NAMES) {
@@ -66,7 +152,8 @@ function options(config, names = OPTION_NAMES) {
 
 /** JSON equality as the contract defines it: objects ignore member order, arrays keep it, numbers by value. */
 function jsonEq(a, b) {
-  if (typeof a === 'number' || typeof b === 'number') return a === b;
+  const number = (x) => typeof x === 'number' || x instanceof JsonNumber;
+  if (number(a) || number(b)) return numberEq(a, b);
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) return a.length === b.length && a.every((x, i) => jsonEq(x, b[i]));
@@ -75,7 +162,14 @@ function jsonEq(a, b) {
   return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEq(a[k], b[k]));
 }
 
-const show = (v) => (v === undefined ? 'undefined' : JSON.stringify(v));
+/** JSON text of `v`, numbers of the file as written. */
+function show(v) {
+  if (v === undefined) return 'undefined';
+  if (v instanceof JsonNumber) return v.text;
+  if (Array.isArray(v)) return `[${v.map(show).join(',')}]`;
+  if (isObject(v)) return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${show(x)}`).join(',')}}`;
+  return JSON.stringify(v);
+}
 
 function describe(r) {
   switch (r.outcome) {
@@ -106,19 +200,22 @@ function judge(expect, r) {
     return null;
   }
   if (outcome === 'reject' && r.outcome === 'reject') {
-    if (expect.status !== r.status || expect.code !== r.code) return bad(`reject ${show(expect.status)} ${show(expect.code)}`);
+    if (!jsonEq(expect.status, r.status) || !jsonEq(expect.code, r.code)) return bad(`reject ${show(expect.status)} ${show(expect.code)}`);
     if (typeof expect.reason === 'string' && expect.reason !== r.reason) return bad(`reason ${expect.reason}`);
-    if (Object.hasOwn(expect, 'id') && !jsonEq(expect.id, r.id)) return bad(`id ${show(expect.id)}`);
-    // The rendered body must say the same as the verdict.
     let body;
     try {
-      body = JSON.parse(r.body);
+      body = readJson(r.body);
     } catch (e) {
       return `refusal body not JSON: ${e.message}`;
     }
+    // The id exactly as the body writes it, and `r.id` as JSON.parse reads it.
+    if (Object.hasOwn(expect, 'id') && !(jsonEq(expect.id, body.id) && jsonEq(expect.id, r.id))) {
+      return bad(`id ${show(expect.id)} (body ${r.body})`);
+    }
+    // The rendered body must say the same as the verdict.
     const consistent =
       body.jsonrpc === '2.0' &&
-      body.error?.code === r.code &&
+      jsonEq(body.error?.code, r.code) &&
       body.error?.message === r.message &&
       body.error?.data?.reason === r.reason &&
       jsonEq(body.id, r.id);
@@ -206,7 +303,7 @@ export const nodeConventions = {
 async function runFile(path, tally, verdict, conventions) {
   let file;
   try {
-    file = JSON.parse(readFileSync(path, 'utf8'));
+    file = readJson(readFileSync(path, 'utf8'));
   } catch (e) {
     tally.broken.push(`${path}: ${e.message}`);
     return;
@@ -225,7 +322,7 @@ async function runFile(path, tally, verdict, conventions) {
       if (table !== null) failure = judgeTable(c.expected, await conventions.table(table));
       else if (aivax) failure = judge(c.expect, await conventions.aivax(options(merged(file, c), AIVAX_OPTION_NAMES), request(c)));
       else {
-        const now = Number.isInteger(c.now) ? c.now : Number.isInteger(file.now) ? file.now : 0;
+        const now = [c.now, file.now].map(plain).find(Number.isInteger) ?? 0;
         failure = judge(c.expect, await verdict(options(merged(file, c)), request(c), now));
       }
     } catch (e) {

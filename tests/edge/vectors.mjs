@@ -36,7 +36,10 @@ async function bundled(name, wasm) {
 async function ask(url, job) {
   const res = await fetch(url, { method: 'POST', body: JSON.stringify(job) });
   if (!res.ok) throw new Error(`harness answered ${res.status}: ${await res.text()}`);
-  const out = await res.json();
+  // A number the harness could not write as JSON comes as { $number } (vectors-worker.js).
+  const out = JSON.parse(await res.text(), (_, v) =>
+    typeof v === 'object' && v !== null && typeof v.$number === 'string' && Object.keys(v).length === 1 ? Number(v.$number) : v,
+  );
   if (out.error !== undefined) throw new Error(out.error);
   return out.result;
 }
