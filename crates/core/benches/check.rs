@@ -9,13 +9,11 @@
     clippy::panic
 )]
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::Criterion;
 use std::hint::black_box;
 use toolctx_core::{Config, Verdict, Verifier};
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-use common::{body, claims, INSTANCE, NOW, SECRET};
+use toolctx_fixture::{body, claims, INSTANCE, NOW, SECRET};
 
 #[derive(serde::Deserialize)]
 #[allow(dead_code)]
@@ -36,59 +34,96 @@ struct PeerClaims {
     metadata: serde_json::Value,
 }
 
-fn bench(c: &mut Criterion) {
-    let claims = claims();
-    let token = claims.mint(SECRET).unwrap();
-    let body = body(&claims);
-    eprintln!("token {} chars, body {} bytes", token.len(), body.len());
-    let headers = vec![
-        ("content-type".to_string(), "application/json".to_string()),
-        (
-            "accept".to_string(),
-            "application/json, text/event-stream".to_string(),
-        ),
-        ("x-agentarea-context".to_string(), token.clone()),
-    ];
-    let verifier = Verifier::new(Config::new(INSTANCE, vec![SECRET.to_vec()])).unwrap();
-    assert!(matches!(
-        verifier.check("POST", &headers, &body, NOW),
-        Verdict::Accept(_)
-    ));
+struct Sides {
+    verifier: Verifier,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    key: jsonwebtoken::DecodingKey,
+    validation: jsonwebtoken::Validation,
+    peer_token: String,
+}
 
-    let key = jsonwebtoken::DecodingKey::from_secret(SECRET).unwrap();
-    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
-    validation.set_issuer(&["agentarea"]);
-    validation.set_audience(&[INSTANCE]);
-    validation.leeway = 30;
-    validation.validate_exp = true;
-    // jsonwebtoken reads the clock itself; the token is minted relative to
-    // NOW, so move its validation window by not checking exp against a far
-    // clock: re-mint relative to the real time for the peer.
-    let mut peer_claims = claims.clone();
-    peer_claims.iat = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        - 5;
-    let peer_token = peer_claims.mint(SECRET).unwrap();
-    assert_eq!(peer_token.len(), token.len());
-    jsonwebtoken::decode::<PeerClaims>(&peer_token, &key, &validation).unwrap();
+impl Sides {
+    fn new() -> Sides {
+        let claims = claims();
+        let token = claims.mint(SECRET).unwrap();
+        let body = body(&claims);
+        eprintln!("token {} chars, body {} bytes", token.len(), body.len());
+        let headers = vec![
+            ("content-type".to_string(), "application/json".to_string()),
+            (
+                "accept".to_string(),
+                "application/json, text/event-stream".to_string(),
+            ),
+            ("x-agentarea-context".to_string(), token.clone()),
+        ];
+        let verifier = Verifier::new(Config::new(INSTANCE, vec![SECRET.to_vec()])).unwrap();
+        let key = jsonwebtoken::DecodingKey::from_secret(SECRET).unwrap();
+        let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::HS256);
+        validation.set_issuer(&["agentarea"]);
+        validation.set_audience(&[INSTANCE]);
+        validation.leeway = 30;
+        validation.validate_exp = true;
+        // jsonwebtoken reads the clock itself: the peer's token is minted
+        // relative to the real time, the same length as toolctx's.
+        let mut peer_claims = claims.clone();
+        peer_claims.iat = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            - 5;
+        let peer_token = peer_claims.mint(SECRET).unwrap();
+        assert_eq!(peer_token.len(), token.len());
+        let sides = Sides {
+            verifier,
+            headers,
+            body,
+            key,
+            validation,
+            peer_token,
+        };
+        assert!(matches!(sides.toolctx(), Verdict::Accept(_)));
+        assert!(sides.peer().is_ok());
+        sides
+    }
 
+    fn toolctx(&self) -> Verdict {
+        self.verifier
+            .check("POST", black_box(&self.headers), black_box(&self.body), NOW)
+    }
+
+    fn peer(&self) -> jsonwebtoken::errors::Result<jsonwebtoken::TokenData<PeerClaims>> {
+        jsonwebtoken::decode::<PeerClaims>(black_box(&self.peer_token), &self.key, &self.validation)
+    }
+}
+
+fn bench(c: &mut Criterion, sides: &Sides) {
     let mut group = c.benchmark_group("hs256");
     group.bench_function("toolctx full check (token + body + _meta binding)", |b| {
-        b.iter(|| black_box(verifier.check("POST", black_box(&headers), black_box(&body), NOW)))
+        b.iter(|| black_box(sides.toolctx()))
     });
     group.bench_function("jsonwebtoken decode (token only)", |b| {
-        b.iter(|| {
-            black_box(jsonwebtoken::decode::<PeerClaims>(
-                black_box(&peer_token),
-                &key,
-                &validation,
-            ))
-        })
+        b.iter(|| black_box(sides.peer()))
     });
     group.finish();
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+/// `check --calls <toolctx|jsonwebtoken> <n>` runs one side n times and
+/// nothing else, for instruction counts under `valgrind --tool=callgrind`
+/// (scripts/bench-instructions); without `--calls`, criterion.
+fn main() {
+    let sides = Sides::new();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--calls") {
+        let n: u64 = args.get(i + 2).map_or(0, |n| n.parse().unwrap());
+        match args.get(i + 1).map(String::as_str) {
+            Some("toolctx") => (0..n).for_each(|_| drop(black_box(sides.toolctx()))),
+            Some("jsonwebtoken") => (0..n).for_each(|_| drop(black_box(sides.peer()))),
+            other => panic!("--calls toolctx|jsonwebtoken <n>, not {other:?}"),
+        }
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
+    bench(&mut c, &sides);
+    c.final_summary();
+}

@@ -9,8 +9,7 @@
 use toolctx_core::json::{self, Value};
 use toolctx_core::{Config, HeadersVerdict, Reason, Verdict, Verifier};
 
-mod common;
-use common::{body, claims, INSTANCE, NOW, SECRET};
+use toolctx_fixture::{body, claims, INSTANCE, NOW, SECRET, TOOL};
 
 const OTHER: &[u8] = b"previous-secret-0123456789-abcdefghijklm";
 
@@ -43,7 +42,7 @@ fn minted_token_and_meta_verify() {
         ctx.secret_index, 1,
         "signed with the second configured secret"
     );
-    assert_eq!(ctx.tool.as_deref(), Some(common::TOOL));
+    assert_eq!(ctx.tool.as_deref(), Some(TOOL));
     assert_eq!(ctx.request_id.as_deref(), Some("17"));
     let text = ctx.to_json();
     let round: Value = json::parse(text.as_bytes()).unwrap();
