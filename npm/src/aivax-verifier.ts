@@ -5,7 +5,7 @@
  * pass to `aivaxVerifierFactory`). What crosses into WebAssembly and back is
  * `boundary.ts`, as for `Verifier`.
  */
-import { callOnHead, callOnRequest, configJson, decode, rethrow } from './boundary.js';
+import { callOnHead, configJson, decode, Held, rethrow } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type {
   AivaxContext,
@@ -22,6 +22,7 @@ export interface WasmAivaxVerifier {
   readonly maxBodyBytes: number;
   checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
   verify(heads: Uint8Array, lens: Uint32Array, body: Uint8Array): string;
+  verifyBody(ticket: number, body: Uint8Array): string;
   describe(): string;
   free(): void;
 }
@@ -51,6 +52,7 @@ const OPTION_NAMES: Record<string, string> = {
  */
 export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxContext> {
   readonly #wasm: WasmAivaxVerifier;
+  readonly #held = new Held();
   /** The middleware puts the context at `req.aivax` and `req.auth.extra.aivax`. */
   readonly contextKey = 'aivax';
 
@@ -65,10 +67,14 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
     return this.#wasm.maxBodyBytes;
   }
 
-  /** Method and static credential on the headers alone, before the body is read. */
+  /**
+   * Method and static credential on the headers alone, before the body is
+   * read; a `read_body` result handed on to `verify` as `checked` spares
+   * running them again, as with `Verifier`.
+   */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
     const wasm = this.#wasm;
-    return decode(callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes))) as HeadersResult;
+    return this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
   }
 
   /**
@@ -78,7 +84,12 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
    */
   verify(request: VerifyRequest, _options?: { now?: number }): AivaxVerifyResult {
     const wasm = this.#wasm;
-    return decode(callOnRequest(request, (heads, sizes, body) => wasm.verify(heads, sizes, body))) as unknown as AivaxVerifyResult;
+    const out = this.#held.verify(
+      request,
+      (ticket, body) => wasm.verifyBody(ticket, body),
+      (heads, sizes, body) => wasm.verify(heads, sizes, body),
+    );
+    return decode(out) as unknown as AivaxVerifyResult;
   }
 }
 

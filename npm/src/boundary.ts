@@ -8,11 +8,16 @@
  *   and value for each header, in order, repeated headers kept repeated);
  *   the body as its own `Uint8Array`; the configuration as the core's JSON
  *   (snake_case setting names) in a `Uint8Array`.
- * - Out: one string whose first character is a tag: `p` pass, `b` read the
- *   body (headers only), `a` + the context as JSON (then, when the request
- *   had an id, a newline and the id's JSON text as the core holds it), `r` +
- *   the refusal as JSON (`status`, `code`, `reason`, `message`, `id`,
- *   `body`, each as the core rendered it).
+ * - Out: one string whose first character is a tag: `p` pass, `b` + a
+ *   ticket: read the body (headers only), `u` the ticket holds nothing
+ *   (body only: verify the whole request), `a` + the context as JSON (then,
+ *   when the request had an id, a newline and the id's JSON text as the
+ *   core holds it), `r` + the refusal as JSON (`status`, `code`, `reason`,
+ *   `message`, `id`, `body`, each as the core rendered it).
+ * - Headers, then body: `checkHeaders` answers `b<ticket>` and the glue
+ *   object keeps the core's proof with the method and headers it checked;
+ *   `verifyBody(ticket, body, ...)` goes on from step 2 on those (`Held`
+ *   below is this side of it).
  * - Errors: the glue throws a string `"<code>\n<message>"` (a configuration
  *   error's `code` is the core's `ConfigError::code`).
  *
@@ -28,7 +33,6 @@ const TOKEN_HEADER = 'x-agentarea-context';
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 const PASS: Pass = Object.freeze({ outcome: 'pass' });
-const READ_BODY: HeadersResult = Object.freeze({ outcome: 'read_body' });
 
 // Scratch space for the method and headers, reused: every call into the
 // WebAssembly module is synchronous, so two calls never share it.
@@ -168,13 +172,11 @@ export function invalid(message: string): ToolctxError {
   return new ToolctxError('invalid_argument', message);
 }
 
-/** Reads the glue's tagged verdict: `p`, `b`, `a{context}[\n<id>]` or `r{refusal}`. */
-export function decode(out: string): VerifyResult | HeadersResult {
+/** Reads the glue's tagged verdict: `p`, `a{context}[\n<id>]` or `r{refusal}`. */
+export function decode(out: string): VerifyResult {
   switch (out.charCodeAt(0)) {
     case 0x70: // p
       return PASS;
-    case 0x62: // b
-      return READ_BODY;
     case 0x61: {
       // a
       const nl = out.indexOf('\n');
@@ -247,12 +249,68 @@ export function callOnHead(request: Pick<VerifyRequest, 'method' | 'headers'>, c
 export function callOnRequest(
   request: VerifyRequest,
   call: (heads: Uint8Array, lens: Uint32Array, body: Uint8Array) => string,
+  body: Uint8Array = toBytes(request.body),
 ): string {
-  const body = toBytes(request.body);
   const [heads, sizes] = encodeHead(request.method, request.headers);
   try {
     return call(heads, sizes, body);
   } catch (e) {
     rethrow(e);
+  }
+}
+
+/** What `Held` remembers of a `read_body` result: the glue's ticket and the request it was issued for. */
+interface Ticket {
+  readonly ticket: number;
+  readonly method: string;
+  readonly headers: VerifyRequest['headers'];
+}
+
+/**
+ * One verifier's `read_body` results, each with the glue's ticket and the
+ * method and headers object it was issued for. A `verify` given one of
+ * them as `checked`, for that method and headers object, hands the glue
+ * the ticket and the body alone (`verifyBody`): the glue checks them on
+ * the headers it kept, from step 2. Anything else (no `checked`, another
+ * verifier's, one used already, other headers, a ticket the glue no longer
+ * holds) is verified whole, steps 0 and 1 included: the shortcut can only
+ * skip checks that passed on these headers.
+ */
+export class Held {
+  readonly #tickets = new WeakMap<object, Ticket>();
+
+  /** Reads `checkHeaders`' answer on `request`: `p`, `r{refusal}`, or `b<ticket>`, remembered. */
+  headersResult(request: Pick<VerifyRequest, 'method' | 'headers'>, out: string): HeadersResult {
+    if (out.charCodeAt(0) !== 0x62) return decode(out) as HeadersResult;
+    const result: HeadersResult = Object.freeze({ outcome: 'read_body' });
+    this.#tickets.set(result, { ticket: Number(out.slice(1)), method: request.method, headers: request.headers });
+    return result;
+  }
+
+  /**
+   * The glue's verdict on `request`: `onBody(ticket, body)` when
+   * `request.checked` is one of this verifier's unused `read_body` results
+   * for its method and headers, `onRequest` (the whole check) otherwise or
+   * when the glue answers `u`.
+   */
+  verify(
+    request: VerifyRequest,
+    onBody: (ticket: number, body: Uint8Array) => string,
+    onRequest: (heads: Uint8Array, lens: Uint32Array, body: Uint8Array) => string,
+  ): string {
+    const body = toBytes(request.body);
+    const checked = request.checked;
+    const held = typeof checked === 'object' && checked !== null ? this.#tickets.get(checked) : undefined;
+    if (held !== undefined && held.method === request.method && held.headers === request.headers) {
+      this.#tickets.delete(checked as object);
+      let out: string;
+      try {
+        out = onBody(held.ticket, body);
+      } catch (e) {
+        rethrow(e);
+      }
+      if (out !== 'u') return out;
+    }
+    return callOnRequest(request, onRequest, body);
   }
 }

@@ -35,7 +35,9 @@ export function withToolctx<A extends unknown[], C = unknown>(
   const key = verifier.contextKey ?? 'toolctx';
   const tuix = options.tuixHeaders === true;
   return async function toolctxFetch(request: Request, ...rest: A): Promise<Response> {
-    const head = verifier.checkHeaders({ method: request.method, headers: request.headers });
+    // One headers object for both checks: `checked` holds for it alone.
+    const received = request.headers;
+    const head = verifier.checkHeaders({ method: request.method, headers: received });
     if (head.outcome === 'pass') {
       if (!tuix) return handler(request, ...rest);
       // The body is not read here: it goes on as the stream it came as.
@@ -45,7 +47,8 @@ export function withToolctx<A extends unknown[], C = unknown>(
     }
     if (head.outcome === 'reject') return refusal(head);
     const body = await readLimited(request, verifier.maxBodyBytes);
-    const input = { method: request.method, headers: request.headers, body };
+    // `checked`: the core goes on from step 2 on the headers it checked.
+    const input = { method: request.method, headers: received, body, checked: head };
     const when = clock ? { now: clock() } : undefined;
     // A replay guard with a shared store: the verdict is awaited.
     const result =

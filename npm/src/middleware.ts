@@ -103,7 +103,8 @@ export function toolctx<C>(
       next();
     };
     const decide = (body: Uint8Array, overLimit: boolean): void => {
-      const request = { method, headers, body };
+      // `checked`: the core goes on from step 2 on the headers it checked.
+      const request = { method, headers, body, checked: head };
       const when = clock ? { now: clock() } : undefined;
       // A replay guard with a shared store: the verdict is awaited.
       if (verifier.verifiesAsync === true && verifier.verifyAsync) {

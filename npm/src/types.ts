@@ -122,6 +122,15 @@ export interface VerifyRequest {
   headers?: HeadersInput | null;
   /** The exact body: bytes, or a string sent as its UTF-8 bytes. */
   body?: Uint8Array | ArrayBuffer | string | null;
+  /**
+   * The `read_body` result of this verifier's `checkHeaders` on this
+   * request (the same `method` and the same `headers` object): the core
+   * kept its proof that steps 0 and 1 passed, with the headers it checked,
+   * and goes on from step 2. Used once; anything else here (another
+   * verifier's result, one used already, other headers) and the whole
+   * request is checked.
+   */
+  checked?: HeadersResult;
 }
 
 export interface VerifyOptions {

@@ -4,7 +4,7 @@
  * `web/glue.ts`, which pass their class to `verifierFactory`). What crosses
  * into WebAssembly and back is `boundary.ts`.
  */
-import { acceptedRequestId, callOnHead, callOnRequest, configJson, decode, invalid, rethrow } from './boundary.js';
+import { acceptedRequestId, callOnHead, configJson, decode, Held, invalid, rethrow } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type { ReplayGuard, ReplayStore } from './replay.js';
 import type {
@@ -25,6 +25,7 @@ export interface WasmVerifier {
   readonly clockSkewSeconds: number;
   checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
   verify(heads: Uint8Array, lens: Uint32Array, body: Uint8Array, now: number): string;
+  verifyBody(ticket: number, body: Uint8Array, now: number): string;
   refuse(reason: string, idJson: string | undefined): string;
   describe(): string;
   free(): void;
@@ -83,6 +84,7 @@ export abstract class WasmBacked {
 export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly #wasm: WasmVerifier;
   readonly #store: ReplayStore | undefined;
+  readonly #held = new Held();
   /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
   readonly contextKey = 'toolctx';
   /**
@@ -107,10 +109,12 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   /**
    * Steps 0 and 1 (method, static credential) on the headers alone, so a
    * request without the credential is refused before its body is read.
+   * Hand a `read_body` result on to `verify` as `checked` (with the same
+   * method and headers object) and those steps do not run again.
    */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
     const wasm = this.#wasm;
-    return decode(callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes))) as HeadersResult;
+    return this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
   }
 
   /**
@@ -152,8 +156,12 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
 
   #decide(request: VerifyRequest, now: number): [VerifyResult, string] {
     const wasm = this.#wasm;
-    const out = callOnRequest(request, (heads, sizes, body) => wasm.verify(heads, sizes, body, now));
-    return [decode(out) as VerifyResult, out];
+    const out = this.#held.verify(
+      request,
+      (ticket, body) => wasm.verifyBody(ticket, body, now),
+      (heads, sizes, body) => wasm.verify(heads, sizes, body, now),
+    );
+    return [decode(out), out];
   }
 
   #refuse(reason: RefusalReason, id: string | undefined): Reject {

@@ -2,10 +2,11 @@
 // shapes, `now`, the headers-only check. Imports the BUILT package.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { inspect } from 'node:util';
 import { test } from 'node:test';
 
-import { aivaxContextFrom, contextFrom, createVerifier, toolctx, ToolctxError } from 'toolctx';
+import { aivaxContextFrom, contextFrom, createVerifier, toolctx, ToolctxError, withToolctx } from 'toolctx';
 
 const SECRET = 'api-test-secret-must-not-leak-0123456789';
 const INSTANCE = 'instance-1';
@@ -132,6 +133,73 @@ test('checkHeaders decides on the credential before the body; includeReason fals
   assert.equal(r.body, '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"invalid credential"}}');
   assert.equal(v.maxBodyBytes, 1048576);
   v.free();
+});
+
+test('checked: a header result lets its own request skip steps 0 and 1, and nothing else', () => {
+  const guarded = createVerifier({
+    instanceId: INSTANCE,
+    secrets: [SECRET],
+    credential: { header: 'authorization', values: ['Bearer a'] },
+  });
+  const signed = [['authorization', 'Bearer a'], ['x-agentarea-context', token]];
+  const unsigned = [['x-agentarea-context', token]];
+  const run = (headers, checked) => guarded.verify({ method: 'POST', headers, body, checked }, { now: NOW });
+  const head = guarded.checkHeaders({ method: 'POST', headers: signed });
+  assert.equal(head.outcome, 'read_body');
+  // With other headers, a forged result or another verifier's, every step runs.
+  assert.equal(run(unsigned, head).reason, 'credential_missing');
+  assert.equal(run(unsigned, { outcome: 'read_body' }).reason, 'credential_missing');
+  assert.equal(run(unsigned, verifier.checkHeaders({ method: 'POST', headers: unsigned })).reason, 'credential_missing');
+  assert.equal(run(unsigned, guarded.checkHeaders({ method: 'POST', headers: unsigned })).reason, 'credential_missing');
+  // Its own request goes on from step 2 on the headers as checked: the
+  // credential taken out of the array afterwards is not looked for again.
+  const later = guarded.checkHeaders({ method: 'POST', headers: signed });
+  signed.splice(0, 1);
+  assert.deepEqual(run(signed, head), run([['authorization', 'Bearer a'], ...unsigned]));
+  assert.equal(run(signed, head).reason, 'credential_missing', 'a result is used once');
+  assert.equal(run(signed, later).outcome, 'accept');
+  assert.equal(run(signed).reason, 'credential_missing');
+  guarded.free();
+});
+
+test('the glue answers u for a ticket it does not hold, and never a verdict', async () => {
+  const { Verifier: Glue } = await import('../dist/wasm/node/toolctx_wasm.js');
+  const config = new TextEncoder().encode(JSON.stringify({ instance_id: INSTANCE, secrets: [SECRET] }));
+  const glue = new Glue(config, true, 0);
+  const bytes = new TextEncoder().encode(body);
+  for (const ticket of [0, 1, -1, 0.5, NaN, Infinity, 2 ** 40]) assert.equal(glue.verifyBody(ticket, bytes, NOW), 'u', String(ticket));
+  const tokenHeader = 'x-agentarea-context';
+  const heads = new TextEncoder().encode(`POST${tokenHeader}${token}`);
+  const out = glue.checkHeaders(heads, new Uint32Array([4, tokenHeader.length, token.length]));
+  assert.match(out, /^b\d+$/);
+  const ticket = Number(out.slice(1));
+  assert.equal(glue.verifyBody(ticket, bytes, NOW)[0], 'a');
+  assert.equal(glue.verifyBody(ticket, bytes, NOW), 'u', 'taken once');
+  glue.free();
+});
+
+test('the middleware and the fetch wrapper hand the header check on: steps 0 and 1 run once', async () => {
+  const { Verifier: Glue } = await import('../dist/wasm/node/toolctx_wasm.js');
+  const calls = [];
+  const original = { verify: Glue.prototype.verify, verifyBody: Glue.prototype.verifyBody };
+  for (const name of Object.keys(original)) {
+    Glue.prototype[name] = function (...args) {
+      calls.push(name);
+      return original[name].apply(this, args);
+    };
+  }
+  try {
+    const handler = withToolctx(verifier, () => new Response('ran'), { now: () => NOW });
+    const res = await handler(new Request('http://x/', { method: 'POST', headers: { 'x-agentarea-context': token }, body }));
+    assert.equal(await res.text(), 'ran');
+    const req = Readable.from([Buffer.from(body)]);
+    Object.assign(req, { method: 'POST', rawHeaders: ['x-agentarea-context', token] });
+    await new Promise((resolve, reject) => toolctx(verifier, { now: () => NOW })(req, { end: () => reject(new Error('refused')) }, (e) => (e ? reject(e) : resolve())));
+    assert.equal(req.toolctx.task_id, 't');
+  } finally {
+    Object.assign(Glue.prototype, original);
+  }
+  assert.deepEqual(calls, ['verifyBody', 'verifyBody']);
 });
 
 test('the middleware refuses a body already parsed into an object', async () => {

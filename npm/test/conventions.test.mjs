@@ -258,6 +258,17 @@ describe('AIVAX verifier', () => {
     assert.equal(aivax.verify({ method: 'POST', body: toolsCall({}) }).reason, 'nonce_missing');
     assert.equal(aivax.verify({ method: 'GET' }).outcome, 'pass');
     assert.equal(aivax.checkHeaders({ method: 'POST', headers: [] }).outcome, 'read_body');
+    // Handed on as `checked`, the header result gives the same verdict, once;
+    // with other headers the whole request is checked (the credential too).
+    const headers = [['content-type', 'application/json']];
+    const head = aivax.checkHeaders({ method: 'POST', headers });
+    assert.deepEqual(aivax.verify({ method: 'POST', headers, body: AIVAX_BODY, checked: head }), r);
+    const guarded = createAivaxVerifier({ hookKey: HOOK_KEY, credential: { header: 'authorization', values: ['Bearer a'] } });
+    const signed = [['authorization', 'Bearer a']];
+    const guardedHead = guarded.checkHeaders({ method: 'POST', headers: signed });
+    assert.equal(guarded.verify({ method: 'POST', headers: [], body: AIVAX_BODY, checked: guardedHead }).reason, 'credential_missing');
+    assert.deepEqual(guarded.verify({ method: 'POST', headers: signed, body: AIVAX_BODY, checked: guardedHead }), r);
+    assert.equal(guarded.verify({ method: 'POST', headers: [], body: AIVAX_BODY, checked: head }).reason, 'credential_missing');
     const optional = createAivaxVerifier({ hookKey: HOOK_KEY, requireNonce: false, includeReason: false });
     const none = optional.verify({ method: 'POST', body: toolsCall({ tenant_id: 't' }) });
     assert.deepEqual(none, { outcome: 'accept', context: { nonce_verified: false, metadata: { tenant_id: 't' }, request_id: 7 } });

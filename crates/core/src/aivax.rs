@@ -13,10 +13,10 @@ use crate::b64;
 use crate::config::{
     self, ConfigError, Credential, UnknownSettings, DEFAULT_MAX_BODY_BYTES, MAX_BODY_LIMIT,
 };
-use crate::envelope::{ct_eq, Envelope, HeadersVerdict};
+use crate::envelope::{ct_eq, next_verifier_id, Envelope};
 use crate::json::{self, Value};
 use crate::reason::Reason;
-use crate::verdict::Verdict;
+use crate::verdict::{Checked, HeadersVerdict, Verdict};
 
 /// Highest bcrypt cost accepted unless configured otherwise.
 pub const DEFAULT_MAX_BCRYPT_COST: u32 = 12;
@@ -175,6 +175,8 @@ pub struct AivaxVerifier {
     key_digest: [u8; 32],
     credential: Option<Credential>,
     max_body_bytes: usize,
+    /// Names this verifier in the [`Checked`] proofs it makes.
+    id: usize,
 }
 
 // Neither the hook key nor its digest reaches a log through `{:?}`.
@@ -207,6 +209,7 @@ impl AivaxVerifier {
             aivax,
             credential,
             max_body_bytes,
+            id: next_verifier_id(),
         })
     }
 
@@ -248,7 +251,9 @@ impl AivaxVerifier {
         AivaxVerifier::new(aivax, credential, max_body_bytes)
     }
 
-    /// Steps 0 and 1, before the body is read.
+    /// Steps 0 and 1, before the body is read: on `ReadBody`, read it and
+    /// hand it on with the proof to [`AivaxVerifier::check_body`] (or
+    /// [`AivaxVerifier::check_body_cached`]).
     pub fn check_headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         method: &str,
@@ -268,7 +273,21 @@ impl AivaxVerifier {
         headers: &[(N, V)],
         body: &[u8],
     ) -> AivaxVerdict {
-        self.decide(method, headers, body, None)
+        self.check_headers(method, headers)
+            .and_then(|checked| self.check_body(checked, headers, body))
+    }
+
+    /// Steps 2 to 7 and the `_aiv_*` members on a request whose headers
+    /// passed [`AivaxVerifier::check_headers`]: `checked` is its proof,
+    /// `headers` the same headers. The verdict is
+    /// [`AivaxVerifier::check`]'s.
+    pub fn check_body<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        checked: Checked,
+        headers: &[(N, V)],
+        body: &[u8],
+    ) -> AivaxVerdict {
+        self.decide(checked, headers, body, None)
     }
 
     /// [`AivaxVerifier::check`] that skips bcrypt for a nonce this
@@ -282,24 +301,37 @@ impl AivaxVerifier {
         body: &[u8],
         cache: &mut NonceCache,
     ) -> AivaxVerdict {
+        self.check_headers(method, headers)
+            .and_then(|checked| self.check_body_cached(checked, headers, body, cache))
+    }
+
+    /// [`AivaxVerifier::check_body`] with the nonce cache of
+    /// [`AivaxVerifier::check_cached`].
+    pub fn check_body_cached<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        checked: Checked,
+        headers: &[(N, V)],
+        body: &[u8],
+        cache: &mut NonceCache,
+    ) -> AivaxVerdict {
         cache.bind(self.key_digest);
-        self.decide(method, headers, body, Some(cache))
+        self.decide(checked, headers, body, Some(cache))
     }
 
     fn decide<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
-        method: &str,
+        checked: Checked,
         headers: &[(N, V)],
         body: &[u8],
         cache: Option<&mut NonceCache>,
     ) -> AivaxVerdict {
-        self.envelope().run(method, headers, body, |call| {
+        self.envelope().body(checked, headers, body, |call| {
             check(&self.aivax, call.meta, cache).map(Some)
         })
     }
 
     fn envelope(&self) -> Envelope<'_> {
-        Envelope::new(self.credential.as_ref(), self.max_body_bytes)
+        Envelope::new(self.id, self.credential.as_ref(), self.max_body_bytes)
     }
 }
 

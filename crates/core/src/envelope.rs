@@ -6,27 +6,18 @@
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::b64;
 use crate::config::Credential;
 use crate::json::{self, write_str, JsonError, Value};
 use crate::reason::Reason;
 use crate::refusal::Refusal;
-use crate::verdict::{Sealed, Verdict};
+use crate::verdict::{Checked, HeadersVerdict, Sealed, Verdict};
 
 const MCP_METHOD_HEADER: &str = "mcp-method";
 const MCP_NAME_HEADER: &str = "mcp-name";
 const TOOLS_CALL: &str = "tools/call";
-
-/// The verdict on headers alone (step 0 and step 1), before the body is read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeadersVerdict {
-    /// Not a `POST`: forward untouched without reading the body.
-    Pass,
-    /// Read the body (up to [`crate::Verifier::max_body_bytes`]) and call [`crate::Verifier::check`].
-    ReadBody,
-    Reject(Refusal),
-}
 
 pub(crate) enum Lookup<'h> {
     Missing,
@@ -71,18 +62,13 @@ pub(crate) fn get_str<'v>(obj: &'v Value<'_>, name: &str) -> Option<&'v str> {
     obj.get(name).and_then(Value::as_str)
 }
 
-/// Steps 0 and 1: `Pass` for anything but `POST`, then the static credential.
-fn check_credential<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+/// Step 1: the refusal when the static credential is configured and the
+/// headers do not carry it once with an accepted value.
+fn credential_refusal<N: AsRef<[u8]>, V: AsRef<[u8]>>(
     credential: Option<&Credential>,
-    method: &str,
     headers: &[(N, V)],
-) -> HeadersVerdict {
-    if method != "POST" {
-        return HeadersVerdict::Pass;
-    }
-    let Some(cred) = credential else {
-        return HeadersVerdict::ReadBody;
-    };
+) -> Option<Refusal> {
+    let cred = credential?;
     let reason = match header(headers, &cred.header) {
         Lookup::Missing => Reason::CredentialMissing,
         Lookup::Many => Reason::CredentialInvalid,
@@ -93,12 +79,18 @@ fn check_credential<N: AsRef<[u8]>, V: AsRef<[u8]>>(
                 .iter()
                 .fold(false, |ok, v| ct_eq(v.as_bytes(), given) | ok);
             if ok {
-                return HeadersVerdict::ReadBody;
+                return None;
             }
             Reason::CredentialInvalid
         }
     };
-    HeadersVerdict::Reject(Refusal::new(reason, None))
+    Some(Refusal::new(reason, None))
+}
+
+/// A new verifier's identity, for the [`Checked`] proofs it hands out.
+pub(crate) fn next_verifier_id() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// A single `tools/call` that passed steps 0 to 7.
@@ -111,40 +103,58 @@ pub(crate) struct Call<'v, 'b> {
 
 /// Steps 0 to 7, the part of the contract every profile shares.
 pub(crate) struct Envelope<'c> {
+    /// The verifier's identity (see [`next_verifier_id`]).
+    verifier: usize,
     credential: Option<&'c Credential>,
     max_body_bytes: usize,
 }
 
 impl<'c> Envelope<'c> {
-    pub fn new(credential: Option<&'c Credential>, max_body_bytes: usize) -> Envelope<'c> {
+    pub fn new(
+        verifier: usize,
+        credential: Option<&'c Credential>,
+        max_body_bytes: usize,
+    ) -> Envelope<'c> {
         Envelope {
+            verifier,
             credential,
             max_body_bytes,
         }
     }
 
-    /// Steps 0 and 1.
+    /// Steps 0 and 1: `Pass` for anything but `POST`, then the static
+    /// credential; `ReadBody` carries the proof for [`Envelope::body`].
     pub fn headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         method: &str,
         headers: &[(N, V)],
     ) -> HeadersVerdict {
-        check_credential(self.credential, method, headers)
+        if method != "POST" {
+            return HeadersVerdict::Pass;
+        }
+        match credential_refusal(self.credential, headers) {
+            Some(r) => HeadersVerdict::Reject(r),
+            None => HeadersVerdict::ReadBody(Checked {
+                verifier: self.verifier,
+            }),
+        }
     }
 
-    /// Runs steps 0 to 7, then `rest` on the call; a refusal from `rest`
-    /// carries the request's id.
-    pub fn run<N: AsRef<[u8]>, V: AsRef<[u8]>, T: Sealed>(
+    /// Steps 2 to 7 after a passing [`Envelope::headers`], then `rest` on
+    /// the call; a refusal from `rest` carries the request's id. A proof
+    /// from another verifier does not vouch for this one's credential:
+    /// step 1 then runs here.
+    pub fn body<N: AsRef<[u8]>, V: AsRef<[u8]>, T: Sealed>(
         &self,
-        method: &str,
+        checked: Checked,
         headers: &[(N, V)],
         body: &[u8],
         rest: impl FnOnce(Call<'_, '_>) -> Result<Option<T>, Reason>,
     ) -> Verdict<T> {
-        match self.headers(method, headers) {
-            HeadersVerdict::Pass => return Verdict::Pass,
-            HeadersVerdict::Reject(r) => return Verdict::Reject(r),
-            HeadersVerdict::ReadBody => {}
+        if checked.verifier != self.verifier {
+            if let Some(r) = credential_refusal(self.credential, headers) {
+                return Verdict::Reject(r);
+            }
         }
         let early = |reason| Verdict::Reject(Refusal::new(reason, None));
         // Step 2.

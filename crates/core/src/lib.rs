@@ -39,12 +39,11 @@ pub use config::{
     DEFAULT_MAX_TOKEN_AGE_S, DEFAULT_MAX_TOKEN_BYTES, MAX_SECRET_BYTES, MIN_SECRET_BYTES,
 };
 pub use context::Context;
-pub use envelope::HeadersVerdict;
 pub use reason::Reason;
 pub use refusal::Refusal;
 pub use replay::{FirstUse, ReplayCache};
 pub use token::{
     decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,
 };
-pub use verdict::{Accepted, Verdict};
+pub use verdict::{Accepted, Checked, HeadersVerdict, Verdict};
 pub use verify::{Verifier, TOKEN_HEADER};

@@ -2,7 +2,8 @@
 //! [`Verdict`] (`Verdict<Context>`, the AgentArea profile) and
 //! [`AivaxVerdict`](crate::aivax::AivaxVerdict) (`Verdict<AivaxContext>`)
 //! are one type, so a front end answers both with one function over
-//! [`Accepted`].
+//! [`Accepted`]. Also the verdict on headers alone, whose [`Checked`]
+//! proof lets the body check skip steps 0 and 1.
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -19,6 +20,49 @@ pub enum Verdict<C = Context> {
     Accept(Box<C>),
     /// Refuse with this error; nothing downstream runs.
     Reject(Refusal),
+}
+
+/// The verdict on headers alone (steps 0 and 1), before the body is read.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HeadersVerdict {
+    /// Not a `POST`: forward untouched without reading the body.
+    Pass,
+    /// Read the body (up to the verifier's `max_body_bytes`) and hand it on
+    /// with this proof to the verifier's `check_body`, which runs the
+    /// remaining steps without steps 0 and 1.
+    ReadBody(Checked),
+    Reject(Refusal),
+}
+
+impl HeadersVerdict {
+    /// `Pass` and `Reject` as they are; `ReadBody` goes on to `body`.
+    pub(crate) fn and_then<C>(self, body: impl FnOnce(Checked) -> Verdict<C>) -> Verdict<C> {
+        match self {
+            HeadersVerdict::Pass => Verdict::Pass,
+            HeadersVerdict::ReadBody(checked) => body(checked),
+            HeadersVerdict::Reject(r) => Verdict::Reject(r),
+        }
+    }
+}
+
+/// Proof that steps 0 and 1 passed for one request: only `check_headers`
+/// makes one, and `check_body` consumes it. Neither `Clone` nor `Copy`, so
+/// one header check vouches for one body check. It names the verifier that
+/// made it; handed to another, that verifier checks its credential itself.
+///
+/// ```compile_fail
+/// let forged = toolctx_core::Checked { verifier: 0 };
+/// ```
+///
+/// ```compile_fail
+/// fn twice(c: toolctx_core::Checked) -> (toolctx_core::Checked, toolctx_core::Checked) {
+///     (c.clone(), c)
+/// }
+/// ```
+#[derive(Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// The identity of the verifier whose steps 0 and 1 passed.
+    pub(crate) verifier: usize,
 }
 
 mod sealed {

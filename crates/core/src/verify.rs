@@ -10,12 +10,12 @@ use hmac::Mac;
 use crate::claims::{self, protocol_major, Claim};
 use crate::config::{Config, ConfigError};
 use crate::context::Context;
-use crate::envelope::{get_str, header, Call, Envelope, HeadersVerdict, Lookup};
+use crate::envelope::{get_str, header, next_verifier_id, Call, Envelope, Lookup};
 use crate::json::{self, Value};
 use crate::reason::Reason;
 use crate::replay::FirstUse;
 use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
-use crate::verdict::Verdict;
+use crate::verdict::{Checked, HeadersVerdict, Verdict};
 
 /// Header carrying the context token.
 pub const TOKEN_HEADER: &str = "x-agentarea-context";
@@ -25,6 +25,8 @@ pub const TOKEN_HEADER: &str = "x-agentarea-context";
 pub struct Verifier {
     config: Config,
     macs: Vec<HmacSha256>,
+    /// Names this verifier in the [`Checked`] proofs it makes.
+    id: usize,
 }
 
 impl core::fmt::Debug for Verifier {
@@ -55,7 +57,11 @@ impl Verifier {
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(Verifier { config, macs })
+        Ok(Verifier {
+            config,
+            macs,
+            id: next_verifier_id(),
+        })
     }
 
     pub fn config(&self) -> &Config {
@@ -68,7 +74,9 @@ impl Verifier {
         self.config.max_body_bytes
     }
 
-    /// Steps 0 and 1, for front ends that decide before reading the body.
+    /// Steps 0 and 1, for front ends that decide before reading the body:
+    /// on `ReadBody`, read it and hand it on with the proof to
+    /// [`Verifier::check_body`] (or [`Verifier::check_body_once`]).
     pub fn check_headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         method: &str,
@@ -78,7 +86,11 @@ impl Verifier {
     }
 
     fn envelope(&self) -> Envelope<'_> {
-        Envelope::new(self.config.credential.as_ref(), self.config.max_body_bytes)
+        Envelope::new(
+            self.id,
+            self.config.credential.as_ref(),
+            self.config.max_body_bytes,
+        )
     }
 
     /// The whole decision on one request. `now` is Unix seconds.
@@ -89,7 +101,21 @@ impl Verifier {
         body: &[u8],
         now: u64,
     ) -> Verdict {
-        self.decide(method, headers, body, now, None)
+        self.check_headers(method, headers)
+            .and_then(|checked| self.check_body(checked, headers, body, now))
+    }
+
+    /// Steps 2 to 14 on a request whose headers passed
+    /// [`Verifier::check_headers`]: `checked` is its proof, `headers` the
+    /// same headers. The verdict is [`Verifier::check`]'s.
+    pub fn check_body<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        checked: Checked,
+        headers: &[(N, V)],
+        body: &[u8],
+        now: u64,
+    ) -> Verdict {
+        self.decide(checked, headers, body, now, None)
     }
 
     /// [`Verifier::check`] with the replay guard: after step 14, the token's
@@ -106,12 +132,26 @@ impl Verifier {
         now: u64,
         first_use: FirstUse<'_>,
     ) -> Verdict {
-        self.decide(method, headers, body, now, Some(first_use))
+        self.check_headers(method, headers)
+            .and_then(|checked| self.check_body_once(checked, headers, body, now, first_use))
+    }
+
+    /// [`Verifier::check_body`] with the replay guard of
+    /// [`Verifier::check_once`].
+    pub fn check_body_once<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        checked: Checked,
+        headers: &[(N, V)],
+        body: &[u8],
+        now: u64,
+        first_use: FirstUse<'_>,
+    ) -> Verdict {
+        self.decide(checked, headers, body, now, Some(first_use))
     }
 
     fn decide<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
-        method: &str,
+        checked: Checked,
         headers: &[(N, V)],
         body: &[u8],
         now: u64,
@@ -127,7 +167,7 @@ impl Verifier {
             }
             Ok(context)
         };
-        self.envelope().run(method, headers, body, rest)
+        self.envelope().body(checked, headers, body, rest)
     }
 
     /// Steps 8 to 14, after the envelope; `Ok(None)` is a call without

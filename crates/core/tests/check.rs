@@ -61,10 +61,10 @@ fn headers_only_check_refuses_before_the_body() {
     });
     let v = Verifier::new(config).unwrap();
     let h = |val: &str| vec![("authorization".to_string(), val.to_string())];
-    assert_eq!(
+    assert!(matches!(
         v.check_headers("POST", &h("Bearer two")),
-        HeadersVerdict::ReadBody
-    );
+        HeadersVerdict::ReadBody(_)
+    ));
     assert_eq!(
         v.check_headers("GET", &Vec::<(String, String)>::new()),
         HeadersVerdict::Pass
@@ -80,6 +80,85 @@ fn headers_only_check_refuses_before_the_body() {
         panic!()
     };
     assert_eq!(r.reason(), Reason::CredentialMissing);
+}
+
+fn with_credential(value: &str) -> Verifier {
+    let mut config = Config::new(INSTANCE, vec![SECRET.to_vec()]);
+    config.credential = Some(toolctx_core::Credential {
+        header: "Authorization".into(),
+        values: vec![value.into()],
+    });
+    Verifier::new(config).unwrap()
+}
+
+/// `check_headers` then `check_body` with its proof is `check`, for
+/// requests that pass, are accepted and are refused at each stage.
+#[test]
+fn check_body_after_check_headers_is_check() {
+    let v = with_credential("Bearer one");
+    let c = claims();
+    let token = c.mint(SECRET).unwrap();
+    let good = body(&c);
+    let mut signed = headers(&token);
+    signed.push(("authorization".into(), "Bearer one".into()));
+    let unsigned = vec![("authorization".to_string(), "Bearer one".to_string())];
+    type Case<'a> = (&'a str, &'a [(String, String)], &'a [u8], u64);
+    let cases: [Case<'_>; 6] = [
+        ("POST", &signed, &good, NOW),
+        ("GET", &signed, &good, NOW),
+        ("POST", &headers(&token), &good, NOW),
+        ("POST", &signed, &good, NOW + 3600),
+        ("POST", &unsigned, &good, NOW),
+        ("POST", &signed, b"[{\"method\":\"tools/list\"}]", NOW),
+    ];
+    for (method, h, b, now) in cases {
+        let split = match v.check_headers(method, h) {
+            HeadersVerdict::Pass => Verdict::Pass,
+            HeadersVerdict::Reject(r) => Verdict::Reject(r),
+            HeadersVerdict::ReadBody(checked) => v.check_body(checked, h, b, now),
+        };
+        assert_eq!(split, v.check(method, h, b, now), "{method} {h:?}");
+    }
+}
+
+/// A proof vouches for the verifier that made it: another one checks its
+/// own credential instead of trusting it, so a body check can never skip
+/// a credential it did not see.
+#[test]
+fn a_proof_from_another_verifier_does_not_skip_the_credential() {
+    let open = verifier();
+    let guarded = with_credential("Bearer one");
+    let c = claims();
+    let token = c.mint(SECRET).unwrap();
+    let bare = headers(&token);
+    let HeadersVerdict::ReadBody(foreign) = open.check_headers("POST", &bare) else {
+        panic!()
+    };
+    let Verdict::Reject(r) = guarded.check_body(foreign, &bare, &body(&c), NOW) else {
+        panic!()
+    };
+    assert_eq!(
+        (r.reason(), r.id_json()),
+        (Reason::CredentialMissing, "null")
+    );
+
+    let mut signed = bare.clone();
+    signed.push(("authorization".into(), "Bearer one".into()));
+    let HeadersVerdict::ReadBody(foreign) = open.check_headers("POST", &signed) else {
+        panic!()
+    };
+    assert!(matches!(
+        guarded.check_body(foreign, &signed, &body(&c), NOW),
+        Verdict::Accept(_)
+    ));
+    // A clone is the same verifier: its proofs hold for the original.
+    let HeadersVerdict::ReadBody(own) = guarded.clone().check_headers("POST", &signed) else {
+        panic!()
+    };
+    assert!(matches!(
+        guarded.check_body(own, &signed, &body(&c), NOW),
+        Verdict::Accept(_)
+    ));
 }
 
 /// RFC 7515 Appendix A.1: the HS256 example (header with CRLF) verifies at

@@ -8,7 +8,7 @@ use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{Action, BufferType, Bytes, ContextType, LogLevel, MapType, MetricType};
 use toolctx_core::json::{self, Value};
-use toolctx_core::{HeadersVerdict, Reason, Refusal, Verdict};
+use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal, Verdict};
 
 pub mod replay;
 pub mod settings;
@@ -197,9 +197,10 @@ impl RootContext for Root {
 enum State {
     /// Waiting for the request headers.
     Headers,
-    /// A `POST` held at its headers while the body is buffered.
+    /// A `POST` held at its headers while the body is buffered, with the
+    /// core's proof that its steps 0 and 1 passed.
     Body {
-        method: String,
+        checked: Checked,
         headers: Vec<(String, Bytes)>,
     },
     /// Decided: forwarded or answered.
@@ -385,11 +386,11 @@ impl Filter {
         Action::Continue
     }
 
-    /// Runs the whole check on a complete (or over-limit) body.
+    /// Runs the checks after the headers' on a complete (or over-limit) body.
     fn decide(
         &mut self,
         settings: &Settings,
-        method: &str,
+        checked: Checked,
         headers: &[(String, Bytes)],
         body: &[u8],
     ) -> Action {
@@ -399,7 +400,7 @@ impl Filter {
                 verifier,
                 headers: fields,
             } => {
-                let verdict = verifier.check(method, headers, body);
+                let verdict = verifier.check_body(checked, headers, body);
                 self.conclude(settings, verdict, fields, headers, body)
             }
             Profile::AgentArea {
@@ -412,10 +413,10 @@ impl Filter {
                 };
                 let mut store_error = None;
                 let verdict = match replay {
-                    None => verifier.check(method, headers, body, now),
+                    None => verifier.check_body(checked, headers, body, now),
                     // The core calls this only once every other check passed.
                     Some(guard) => {
-                        verifier.check_once(method, headers, body, now, &mut |jti, until| {
+                        verifier.check_body_once(checked, headers, body, now, &mut |jti, until| {
                             replay::first_use(&mut replay::Host, guard, jti, until, now)
                                 .unwrap_or_else(|e| {
                                     store_error = Some(e);
@@ -452,7 +453,7 @@ impl Filter {
 
     /// The buffered body (up to `limit` bytes) is complete or over the limit.
     fn decide_on_body(&mut self, size: usize) -> Action {
-        let State::Body { method, headers } = std::mem::replace(&mut self.state, State::Done)
+        let State::Body { checked, headers } = std::mem::replace(&mut self.state, State::Done)
         else {
             return Action::Continue;
         };
@@ -468,7 +469,7 @@ impl Filter {
         if body.len() != take {
             return self.fail("request body shorter than announced");
         }
-        self.decide(&settings, &method, &headers, &body)
+        self.decide(&settings, checked, &headers, &body)
     }
 }
 
@@ -498,18 +499,17 @@ impl HttpContext for Filter {
         }
         let method = find(&headers, ":method")
             .and_then(|m| std::str::from_utf8(m).ok())
-            .unwrap_or_default()
-            .to_string();
-        match settings.check_headers(&method, &headers) {
+            .unwrap_or_default();
+        match settings.check_headers(method, &headers) {
             HeadersVerdict::Pass => self.pass(),
             HeadersVerdict::Reject(r) => self.refuse(&settings, &r, &headers),
-            HeadersVerdict::ReadBody if end_of_stream => {
-                self.decide(&settings, &method, &headers, &[])
+            HeadersVerdict::ReadBody(checked) if end_of_stream => {
+                self.decide(&settings, checked, &headers, &[])
             }
-            HeadersVerdict::ReadBody => {
+            HeadersVerdict::ReadBody(checked) => {
                 // Held here: with allow_on_headers_stop_iteration the headers
                 // do not go upstream until the body has been judged.
-                self.state = State::Body { method, headers };
+                self.state = State::Body { checked, headers };
                 let mut w = self.watch.borrow_mut();
                 if !w.body_seen {
                     w.held

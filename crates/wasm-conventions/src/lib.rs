@@ -19,10 +19,12 @@
 #[path = "../../wasm/src/boundary.rs"]
 mod boundary;
 
-use boundary::{config_error, headers_verdict, js_error, split};
+use boundary::{config_error, js_error, Held, Profile, HELD_REQUESTS};
 use toolctx_core::aivax::{AivaxVerifier as AivaxCore, NonceCache};
 use toolctx_core::json::write_str;
-use toolctx_core::{jcs, json, names, ConfigError, Reason, UnknownSettings};
+use toolctx_core::{
+    jcs, json, names, Checked, ConfigError, HeadersVerdict, Reason, UnknownSettings,
+};
 use wasm_bindgen::prelude::*;
 
 /// Verified nonces remembered per verifier object (bound to its hook key by
@@ -37,6 +39,8 @@ pub struct AivaxVerifier {
     core: AivaxCore,
     nonces: NonceCache,
     include_reason: bool,
+    /// Requests whose headers passed `checkHeaders`, until `verifyBody`.
+    held: Held,
 }
 
 #[wasm_bindgen]
@@ -51,6 +55,7 @@ impl AivaxVerifier {
                 core,
                 nonces: NonceCache::new(NONCE_CACHE_ENTRIES),
                 include_reason,
+                held: Held::new(HELD_REQUESTS),
             }),
             Err(e) => Err(config_error(&e)),
         }
@@ -61,28 +66,58 @@ impl AivaxVerifier {
         self.core.max_body_bytes()
     }
 
-    /// Steps 0 and 1 (method and static credential), before the body is read.
+    /// Steps 0 and 1 (method and static credential), before the body is
+    /// read: `p`, `r` + refusal, or `b` + a ticket for `verifyBody`, as in
+    /// `toolctx-wasm`'s `Verifier`.
     #[wasm_bindgen(js_name = checkHeaders)]
-    pub fn check_headers(&self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
-        let (method, headers) = split(heads, lens)?;
-        Ok(headers_verdict(
-            self.core.check_headers(method, &headers),
-            self.include_reason,
-        ))
+    pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
+        boundary::check_headers(self, heads, lens)
     }
 
     /// The whole decision (no clock: nothing in the profile expires).
     pub fn verify(&mut self, heads: &[u8], lens: &[u32], body: &[u8]) -> Result<String, JsValue> {
-        let (method, headers) = split(heads, lens)?;
-        let verdict = self
-            .core
-            .check_cached(method, &headers, body, &mut self.nonces);
-        Ok(boundary::verdict(verdict, self.include_reason))
+        boundary::verify(self, heads, lens, body, 0.0)
+    }
+
+    /// `verify`'s verdict for the request `checkHeaders` gave `ticket` for,
+    /// on the headers it checked, without steps 0 and 1; `u` when the
+    /// ticket holds nothing: then call `verify` with the whole request.
+    #[wasm_bindgen(js_name = verifyBody)]
+    pub fn verify_body(&mut self, ticket: f64, body: &[u8]) -> Result<String, JsValue> {
+        boundary::verify_body(self, ticket, body, 0.0)
     }
 
     /// The verifier with the hook key and credential values redacted.
     pub fn describe(&self) -> String {
         format!("{:?}", self.core)
+    }
+}
+
+impl Profile for AivaxVerifier {
+    fn include_reason(&self) -> bool {
+        self.include_reason
+    }
+
+    fn held(&mut self) -> &mut Held {
+        &mut self.held
+    }
+
+    fn check_headers(&self, method: &str, headers: &[(&[u8], &[u8])]) -> HeadersVerdict {
+        self.core.check_headers(method, headers)
+    }
+
+    /// Steps 2 to 7 and the `_aiv_*` members, the nonce cache consulted.
+    fn decide(
+        &mut self,
+        proof: Checked,
+        headers: &[(&[u8], &[u8])],
+        body: &[u8],
+        _now: f64,
+    ) -> String {
+        let verdict = self
+            .core
+            .check_body_cached(proof, headers, body, &mut self.nonces);
+        boundary::verdict(verdict, self.include_reason)
     }
 }
 

@@ -9,7 +9,7 @@
 //! to it changes both.
 
 use toolctx_core::json::write_str;
-use toolctx_core::{Accepted, HeadersVerdict, Refusal, Verdict};
+use toolctx_core::{Accepted, Checked, HeadersVerdict, Refusal, Verdict};
 use wasm_bindgen::JsValue;
 
 pub fn js_error(code: &str, e: impl core::fmt::Display) -> JsValue {
@@ -49,11 +49,141 @@ pub fn verdict<C: Accepted>(v: Verdict<C>, include_reason: bool) -> String {
     }
 }
 
-pub fn headers_verdict(v: HeadersVerdict, include_reason: bool) -> String {
-    match v {
-        HeadersVerdict::Pass => "p".into(),
-        HeadersVerdict::ReadBody => "b".into(),
-        HeadersVerdict::Reject(r) => refusal(&r, include_reason),
+/// A wasm verifier object as the boundary drives it: the core's header
+/// check, the checks after it, and where its held requests wait.
+pub trait Profile {
+    fn include_reason(&self) -> bool;
+    fn held(&mut self) -> &mut Held;
+    /// Steps 0 and 1.
+    fn check_headers(&self, method: &str, headers: &[(&[u8], &[u8])]) -> HeadersVerdict;
+    /// Every check after steps 0 and 1, as the verdict string; `now` is
+    /// Unix seconds (a profile without a clock ignores it).
+    fn decide(
+        &mut self,
+        proof: Checked,
+        headers: &[(&[u8], &[u8])],
+        body: &[u8],
+        now: f64,
+    ) -> String;
+}
+
+/// `checkHeaders`: `p`, `r` + refusal, or `b` + a ticket for
+/// [`verify_body`], which keeps the core's proof with the method and
+/// headers as checked.
+pub fn check_headers<P: Profile>(p: &mut P, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
+    let (method, headers) = split(heads, lens)?;
+    Ok(match read_body(p, method, &headers) {
+        Ok(proof) => p.held().hold(proof, heads, lens),
+        Err(answer) => answer,
+    })
+}
+
+/// `verify`: the whole decision on one request.
+pub fn verify<P: Profile>(
+    p: &mut P,
+    heads: &[u8],
+    lens: &[u32],
+    body: &[u8],
+    now: f64,
+) -> Result<String, JsValue> {
+    let (method, headers) = split(heads, lens)?;
+    Ok(match read_body(p, method, &headers) {
+        Ok(proof) => p.decide(proof, &headers, body, now),
+        Err(answer) => answer,
+    })
+}
+
+/// `verifyBody`: `verify`'s verdict for the request that `checkHeaders`
+/// gave `ticket` for, on the method and headers it checked then, without
+/// steps 0 and 1; [`UNCHECKED`] when the ticket holds nothing.
+pub fn verify_body<P: Profile>(
+    p: &mut P,
+    ticket: f64,
+    body: &[u8],
+    now: f64,
+) -> Result<String, JsValue> {
+    let Some(held) = p.held().take(ticket) else {
+        return Ok(UNCHECKED.into());
+    };
+    let (_, headers) = split(&held.heads, &held.lens)?;
+    Ok(p.decide(held.proof, &headers, body, now))
+}
+
+/// Steps 0 and 1 settled: `Ok` with the core's proof when the body is to
+/// be read, `Err` with the answer (`p`, or `r` + refusal) when not.
+fn read_body<P: Profile>(
+    p: &P,
+    method: &str,
+    headers: &[(&[u8], &[u8])],
+) -> Result<Checked, String> {
+    match p.check_headers(method, headers) {
+        HeadersVerdict::Pass => Err("p".into()),
+        HeadersVerdict::ReadBody(proof) => Ok(proof),
+        HeadersVerdict::Reject(r) => Err(refusal(&r, p.include_reason())),
+    }
+}
+
+/// The body check's answer for a ticket that holds nothing (never issued,
+/// already used, or pushed out by newer ones): run the whole check instead.
+pub const UNCHECKED: &str = "u";
+
+/// How many header checks wait for their body at once per verifier; an
+/// older one is forgotten and its body check runs the whole check.
+pub const HELD_REQUESTS: usize = 64;
+
+/// A request whose headers passed steps 0 and 1: the core's proof, and the
+/// method and headers (`heads`, `lens`, as [`split`] reads them) as they
+/// were checked.
+pub struct HeldRequest {
+    pub proof: Checked,
+    pub heads: Vec<u8>,
+    pub lens: Vec<u32>,
+}
+
+/// The header checks waiting for their body, by ticket, oldest first: a
+/// request whose body never comes waits only until `capacity` newer ones
+/// push it out. A ticket is taken once, with the headers it was issued
+/// for, which stay here: a body check cannot be handed other headers.
+pub struct Held {
+    waiting: Vec<(u32, HeldRequest)>,
+    capacity: usize,
+    next: u32,
+}
+
+impl Held {
+    pub fn new(capacity: usize) -> Held {
+        Held {
+            waiting: Vec::new(),
+            capacity: capacity.max(1),
+            next: 0,
+        }
+    }
+
+    /// Keeps `proof` with a copy of the method and headers it vouches for:
+    /// `b` + the ticket (decimal) that [`Held::take`] gives them back for.
+    pub fn hold(&mut self, proof: Checked, heads: &[u8], lens: &[u32]) -> String {
+        let ticket = self.next;
+        self.next = self.next.wrapping_add(1);
+        if self.waiting.len() >= self.capacity {
+            self.waiting.remove(0);
+        }
+        let request = HeldRequest {
+            proof,
+            heads: heads.to_vec(),
+            lens: lens.to_vec(),
+        };
+        self.waiting.push((ticket, request));
+        format!("b{ticket}")
+    }
+
+    /// What `ticket` holds, once; `None` when it holds nothing (never
+    /// issued, taken already, pushed out, or not an issued number at all).
+    pub fn take(&mut self, ticket: f64) -> Option<HeldRequest> {
+        let i = self
+            .waiting
+            .iter()
+            .position(|(t, _)| f64::from(*t) == ticket)?;
+        Some(self.waiting.remove(i).1)
     }
 }
 
@@ -121,6 +251,39 @@ mod tests {
             ),
             "a{\"request_id\":12345678901234567890}\n12345678901234567890"
         );
+    }
+
+    fn proof() -> Checked {
+        let core =
+            toolctx_core::Verifier::new(toolctx_core::Config::new("i", vec![vec![b's'; 32]]));
+        let no_headers: [(&[u8], &[u8]); 0] = [];
+        match core.map(|v| v.check_headers("POST", &no_headers)) {
+            Ok(HeadersVerdict::ReadBody(proof)) => proof,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_ticket_gives_back_its_own_headers_once() {
+        let mut held = Held::new(2);
+        assert_eq!(held.hold(proof(), b"POSTa", &[4, 1, 0]), "b0");
+        assert_eq!(held.hold(proof(), b"POSTb", &[4, 1, 0]), "b1");
+        let Some(first) = held.take(0.0) else {
+            unreachable!()
+        };
+        assert_eq!(
+            (first.heads.as_slice(), first.lens.as_slice()),
+            (&b"POSTa"[..], &[4, 1, 0][..])
+        );
+        assert!(held.take(0.0).is_none(), "used once");
+        for never in [2.0, 7.0, -1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
+            assert!(held.take(never).is_none(), "{never}");
+        }
+        // The ring: a third hold pushes out the oldest waiting one.
+        assert_eq!(held.hold(proof(), b"POSTc", &[4, 1, 0]), "b2");
+        assert_eq!(held.hold(proof(), b"POSTd", &[4, 1, 0]), "b3");
+        assert!(held.take(1.0).is_none(), "pushed out");
+        assert!(held.take(2.0).is_some() && held.take(3.0).is_some());
     }
 
     #[test]

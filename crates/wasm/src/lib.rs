@@ -13,7 +13,9 @@
 //!   and value for each header, in order, duplicates kept);
 //! - the body arrives as its own `Uint8Array`;
 //! - the verdict leaves as one string whose first character is a tag:
-//!   `p` pass, `b` read the body (headers only), `a` + the context as JSON
+//!   `p` pass, `b` + a ticket: read the body (headers only; the body goes
+//!   to `verifyBody` with the ticket), `u` the ticket holds nothing (call
+//!   `verify` with the whole request), `a` + the context as JSON
 //!   (then a newline and the request id's JSON text, when there is one),
 //!   `r` + the refusal as JSON (`status`, `code`, `reason`, `message`, `id`,
 //!   `body`, every field as the core rendered it).
@@ -21,16 +23,26 @@
 //! The npm package's TypeScript layer builds the inputs and reads the tag:
 //! `boundary.rs` here, `npm/src/boundary.ts` there.
 //!
+//! Headers, then body: `checkHeaders` keeps the core's `Checked` proof in
+//! this object, with a copy of the method and headers it checked, under
+//! the ticket it answers (`b<ticket>`); `verifyBody(ticket, body, now)`
+//! takes them back, once, and runs the core's `check_body` on them, so the
+//! body check neither runs steps 0 and 1 again nor can be handed other
+//! headers. A ticket that holds nothing answers `u`, never a verdict.
+//!
 //! The replay guard (CONTRACT §3, `token_replayed`) is the core's too: with
 //! an in-memory store the verifier holds a `ReplayCache` and every verdict
-//! goes through `check_once`; with a shared (asynchronous) store the
+//! goes through `check_body_once`; with a shared (asynchronous) store the
 //! TypeScript layer claims the `jti` after an accept and, when the claim
 //! fails, answers with a refusal rendered here (`refuse`).
 
 mod boundary;
 
-use boundary::{config_error, headers_verdict, refusal, split};
-use toolctx_core::{Config, Reason, Refusal, ReplayCache, UnknownSettings, Verifier as Core};
+use boundary::{config_error, refusal, Held, Profile, HELD_REQUESTS};
+use toolctx_core::{
+    Checked, Config, HeadersVerdict, Reason, Refusal, ReplayCache, UnknownSettings,
+    Verifier as Core,
+};
 use wasm_bindgen::prelude::*;
 
 /// A validated configuration with the HMAC key state precomputed, held in
@@ -41,6 +53,8 @@ pub struct Verifier {
     include_reason: bool,
     /// The in-memory replay guard, when configured.
     replay: Option<ReplayCache>,
+    /// Requests whose headers passed `checkHeaders`, until `verifyBody`.
+    held: Held,
 }
 
 #[wasm_bindgen]
@@ -65,6 +79,7 @@ impl Verifier {
                 core,
                 include_reason,
                 replay: (replay_capacity > 0).then(|| ReplayCache::new(replay_capacity as usize)),
+                held: Held::new(HELD_REQUESTS),
             }),
             Err(e) => Err(config_error(&e)),
         }
@@ -84,14 +99,12 @@ impl Verifier {
         self.core.config().clock_skew_s as f64
     }
 
-    /// Steps 0 and 1 (method and static credential), before the body is read.
+    /// Steps 0 and 1 (method and static credential), before the body is
+    /// read: `p`, `r` + refusal, or `b` + a ticket for `verifyBody`, which
+    /// keeps the core's proof here with the method and headers checked.
     #[wasm_bindgen(js_name = checkHeaders)]
-    pub fn check_headers(&self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
-        let (method, headers) = split(heads, lens)?;
-        Ok(headers_verdict(
-            self.core.check_headers(method, &headers),
-            self.include_reason,
-        ))
+    pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
+        boundary::check_headers(self, heads, lens)
     }
 
     /// The whole decision, with the in-memory replay guard when there is
@@ -104,18 +117,16 @@ impl Verifier {
         body: &[u8],
         now: f64,
     ) -> Result<String, JsValue> {
-        let (method, headers) = split(heads, lens)?;
-        // `as` saturates: negative and NaN become 0; the TS layer refuses both first.
-        let now = now as u64;
-        let verdict = match &mut self.replay {
-            Some(cache) => self
-                .core
-                .check_once(method, &headers, body, now, &mut |jti, until| {
-                    cache.first_use(jti, until, now)
-                }),
-            None => self.core.check(method, &headers, body, now),
-        };
-        Ok(boundary::verdict(verdict, self.include_reason))
+        boundary::verify(self, heads, lens, body, now)
+    }
+
+    /// `verify`'s verdict for the request that `checkHeaders` gave `ticket`
+    /// for, on the method and headers it checked then, without steps 0 and
+    /// 1; `u` when the ticket holds nothing (never issued, already used, or
+    /// forgotten): then call `verify` with the whole request.
+    #[wasm_bindgen(js_name = verifyBody)]
+    pub fn verify_body(&mut self, ticket: f64, body: &[u8], now: f64) -> Result<String, JsValue> {
+        boundary::verify_body(self, ticket, body, now)
     }
 
     /// The core's refusal for `reason` (a machine code such as
@@ -133,5 +144,41 @@ impl Verifier {
     /// redacted (the core's `Debug`), for `toString` and `util.inspect`.
     pub fn describe(&self) -> String {
         format!("{:?}", self.core)
+    }
+}
+
+impl Profile for Verifier {
+    fn include_reason(&self) -> bool {
+        self.include_reason
+    }
+
+    fn held(&mut self) -> &mut Held {
+        &mut self.held
+    }
+
+    fn check_headers(&self, method: &str, headers: &[(&[u8], &[u8])]) -> HeadersVerdict {
+        self.core.check_headers(method, headers)
+    }
+
+    /// Steps 2 to 14 and the replay guard.
+    fn decide(
+        &mut self,
+        proof: Checked,
+        headers: &[(&[u8], &[u8])],
+        body: &[u8],
+        now: f64,
+    ) -> String {
+        // `as` saturates: negative and NaN become 0; the TS layer refuses both first.
+        let now = now as u64;
+        let verdict = match &mut self.replay {
+            Some(cache) => {
+                self.core
+                    .check_body_once(proof, headers, body, now, &mut |jti, until| {
+                        cache.first_use(jti, until, now)
+                    })
+            }
+            None => self.core.check_body(proof, headers, body, now),
+        };
+        boundary::verdict(verdict, self.include_reason)
     }
 }
