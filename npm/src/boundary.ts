@@ -1,7 +1,7 @@
 /**
  * Shared by both flavours: the TypeScript side of the WebAssembly boundary,
- * the mirror of `crates/wasm/src/boundary.rs` (which both wasm crates
- * compile). The two files describe one format; a change to it changes both.
+ * the mirror of `crates/wasm-boundary` (the crate both wasm crates use).
+ * The two describe one format; a change to it changes both.
  *
  * - In: the method and the headers as one `Uint8Array` holding their bytes
  *   back to back, with a `Uint32Array` of their lengths (method, then name

@@ -6,7 +6,7 @@
 //!
 //! - The AIVAX profile ([`AivaxVerifier`], CONTRACT §7): the same inputs and
 //!   verdict tags as `toolctx-wasm`'s `Verifier` (the shared
-//!   `crates/wasm/src/boundary.rs`), with a cache of verified nonces per
+//!   `toolctx-wasm-boundary`, `crates/wasm-boundary`), with a cache of verified nonces per
 //!   verifier so that a repeated nonce skips bcrypt.
 //! - The conventions of CONTRACT §6 and §7 (tool names, RFC 8785, the Tuix
 //!   key): plain functions over strings.
@@ -16,14 +16,13 @@
 //!
 //! Nothing is decided here: the core decides.
 
-#[path = "../../wasm/src/boundary.rs"]
-mod boundary;
-
-use boundary::{config_error, js_error, Held, Profile, HELD_REQUESTS};
 use toolctx_core::aivax::{AivaxVerifier as AivaxCore, NonceCache};
 use toolctx_core::json::write_str;
 use toolctx_core::{
     jcs, json, names, Checked, ConfigError, HeadersVerdict, Reason, UnknownSettings,
+};
+use toolctx_wasm_boundary::{
+    self as boundary, config_error, js_error, Held, Profile, HELD_REQUESTS,
 };
 use wasm_bindgen::prelude::*;
 

@@ -21,7 +21,8 @@
 //!   `body`, every field as the core rendered it).
 //!
 //! The npm package's TypeScript layer builds the inputs and reads the tag:
-//! `boundary.rs` here, `npm/src/boundary.ts` there.
+//! `toolctx-wasm-boundary` (`crates/wasm-boundary`, shared with the
+//! conventions module) here, `npm/src/boundary.ts` there.
 //!
 //! Headers, then body: `checkHeaders` keeps the core's `Checked` proof in
 //! this object, with a copy of the method and headers it checked, under
@@ -36,12 +37,12 @@
 //! TypeScript layer claims the `jti` after an accept and, when the claim
 //! fails, answers with a refusal rendered here (`refuse`).
 
-mod boundary;
-
-use boundary::{config_error, refusal, Held, Profile, HELD_REQUESTS};
 use toolctx_core::{
     Checked, Config, HeadersVerdict, Reason, Refusal, ReplayCache, UnknownSettings,
     Verifier as Core,
+};
+use toolctx_wasm_boundary::{
+    self as boundary, config_error, refusal, Held, Profile, HELD_REQUESTS,
 };
 use wasm_bindgen::prelude::*;
 

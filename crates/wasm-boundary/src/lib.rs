@@ -1,8 +1,11 @@
-//! The boundary both wasm crates share (`toolctx-wasm` and, through
-//! `#[path]`, `toolctx-wasm-conventions`): the method and headers cut out of
-//! one buffer by their lengths, the verdict strings (`p`, `b`, `a` + JSON
-//! [+ newline + request id], `r` + JSON) and the errors (`"<code>\n<message>"`) the npm package's
-//! TypeScript layer reads.
+//! The boundary both wasm crates of the npm package share
+//! (`toolctx-wasm`, `toolctx-wasm-conventions`): the method and headers cut
+//! out of one buffer by their lengths; the verdict strings (`p`, `b` +
+//! ticket, `u`, `a` + JSON [+ newline + request id], `r` + JSON) and the
+//! errors (`"<code>\n<message>"`) the npm package's TypeScript layer reads;
+//! and the header checks waiting for their body ([`Held`]), which
+//! [`check_headers`], [`verify`] and [`verify_body`] drive for any
+//! [`Profile`].
 //!
 //! Its TypeScript mirror is `npm/src/boundary.ts`, which builds these inputs
 //! and reads these outputs: the two files describe one format, and a change
