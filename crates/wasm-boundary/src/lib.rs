@@ -3,9 +3,8 @@
 //! out of one buffer by their lengths; the verdict strings (`p`, `b` +
 //! ticket, `u`, `a` + JSON [+ newline + request id], `r` + JSON) and the
 //! errors (`"<code>\n<message>"`) the npm package's TypeScript layer reads;
-//! and the header checks waiting for their body ([`Held`]), which
-//! [`check_headers`], [`verify`] and [`verify_body`] drive for any
-//! [`Profile`].
+//! and the header checks waiting for their body, which [`Boundary`] keeps
+//! for either verifier ([`Profile`]).
 //!
 //! Its TypeScript mirror is `npm/src/boundary.ts`, which builds these inputs
 //! and reads these outputs: the two files describe one format, and a change
@@ -52,109 +51,123 @@ pub fn verdict<C: Accepted>(v: Verdict<C>, include_reason: bool) -> String {
     }
 }
 
-/// A wasm verifier object as the boundary drives it: the core's header
-/// check, the checks after it, and where its held requests wait.
+/// What a wasm verifier object asks of its profile's core: the header
+/// check, and every check after it.
 pub trait Profile {
-    fn include_reason(&self) -> bool;
-    fn held(&mut self) -> &mut Held;
+    type Context: Accepted;
     /// Steps 0 and 1.
     fn check_headers(&self, method: &str, headers: &[(&[u8], &[u8])]) -> HeadersVerdict;
-    /// Every check after steps 0 and 1, as the verdict string; `now` is
-    /// Unix seconds (a profile without a clock ignores it).
-    fn decide(
+    /// Every check after steps 0 and 1; `now` is Unix seconds (a profile
+    /// without a clock ignores it).
+    fn check_body(
         &mut self,
         proof: Checked,
         headers: &[(&[u8], &[u8])],
         body: &[u8],
         now: f64,
-    ) -> String;
+    ) -> Verdict<Self::Context>;
 }
 
-/// `checkHeaders`: `p`, `r` + refusal, or `b` + a ticket for
-/// [`verify_body`], which keeps the core's proof with the method and
-/// headers as checked.
-pub fn check_headers<P: Profile>(p: &mut P, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
-    let (method, headers) = split(heads, lens)?;
-    Ok(match read_body(p, method, &headers) {
-        Ok(proof) => p.held().hold(proof, heads, lens),
-        Err(answer) => answer,
-    })
+/// A wasm verifier object's state around its profile: how refusals are
+/// rendered, and the header checks waiting for their body. Its methods are
+/// the object's `checkHeaders`, `verify` and `verifyBody`.
+pub struct Boundary<P> {
+    pub profile: P,
+    pub include_reason: bool,
+    held: Held,
 }
 
-/// `verify`: the whole decision on one request.
-pub fn verify<P: Profile>(
-    p: &mut P,
-    heads: &[u8],
-    lens: &[u32],
-    body: &[u8],
-    now: f64,
-) -> Result<String, JsValue> {
-    let (method, headers) = split(heads, lens)?;
-    Ok(match read_body(p, method, &headers) {
-        Ok(proof) => p.decide(proof, &headers, body, now),
-        Err(answer) => answer,
-    })
-}
+impl<P: Profile> Boundary<P> {
+    pub fn new(profile: P, include_reason: bool) -> Boundary<P> {
+        Boundary {
+            profile,
+            include_reason,
+            held: Held::new(HELD_REQUESTS),
+        }
+    }
 
-/// `verifyBody`: `verify`'s verdict for the request that `checkHeaders`
-/// gave `ticket` for, on the method and headers it checked then, without
-/// steps 0 and 1; [`UNCHECKED`] when the ticket holds nothing.
-pub fn verify_body<P: Profile>(
-    p: &mut P,
-    ticket: f64,
-    body: &[u8],
-    now: f64,
-) -> Result<String, JsValue> {
-    let Some(held) = p.held().take(ticket) else {
-        return Ok(UNCHECKED.into());
-    };
-    let (_, headers) = split(&held.heads, &held.lens)?;
-    Ok(p.decide(held.proof, &headers, body, now))
-}
+    /// `checkHeaders`: `p`, `r` + refusal, or `b` + a ticket for
+    /// [`Boundary::verify_body`], which keeps the core's proof with the
+    /// method and headers as checked.
+    pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
+        let (method, headers) = split(heads, lens)?;
+        Ok(match self.read_body(method, &headers) {
+            Ok(proof) => self.held.hold(proof, heads, lens),
+            Err(answer) => answer,
+        })
+    }
 
-/// Steps 0 and 1 settled: `Ok` with the core's proof when the body is to
-/// be read, `Err` with the answer (`p`, or `r` + refusal) when not.
-fn read_body<P: Profile>(
-    p: &P,
-    method: &str,
-    headers: &[(&[u8], &[u8])],
-) -> Result<Checked, String> {
-    match p.check_headers(method, headers) {
-        HeadersVerdict::Pass => Err("p".into()),
-        HeadersVerdict::ReadBody(proof) => Ok(proof),
-        HeadersVerdict::Reject(r) => Err(refusal(&r, p.include_reason())),
+    /// `verify`: the whole decision on one request.
+    pub fn verify(
+        &mut self,
+        heads: &[u8],
+        lens: &[u32],
+        body: &[u8],
+        now: f64,
+    ) -> Result<String, JsValue> {
+        let (method, headers) = split(heads, lens)?;
+        Ok(match self.read_body(method, &headers) {
+            Ok(proof) => {
+                let v = self.profile.check_body(proof, &headers, body, now);
+                verdict(v, self.include_reason)
+            }
+            Err(answer) => answer,
+        })
+    }
+
+    /// `verifyBody`: `verify`'s verdict for the request that
+    /// `checkHeaders` gave `ticket` for, on the method and headers it
+    /// checked then, without steps 0 and 1; `u` when the ticket holds
+    /// nothing.
+    pub fn verify_body(&mut self, ticket: f64, body: &[u8], now: f64) -> Result<String, JsValue> {
+        let Some(held) = self.held.take(ticket) else {
+            return Ok(UNCHECKED.into());
+        };
+        let (_, headers) = split(&held.heads, &held.lens)?;
+        let v = self.profile.check_body(held.proof, &headers, body, now);
+        Ok(verdict(v, self.include_reason))
+    }
+
+    /// Steps 0 and 1 settled: `Ok` with the core's proof when the body is
+    /// to be read, `Err` with the answer (`p`, or `r` + refusal) when not.
+    fn read_body(&self, method: &str, headers: &[(&[u8], &[u8])]) -> Result<Checked, String> {
+        match self.profile.check_headers(method, headers) {
+            HeadersVerdict::Pass => Err("p".into()),
+            HeadersVerdict::ReadBody(proof) => Ok(proof),
+            HeadersVerdict::Reject(r) => Err(refusal(&r, self.include_reason)),
+        }
     }
 }
 
 /// The body check's answer for a ticket that holds nothing (never issued,
 /// already used, or pushed out by newer ones): run the whole check instead.
-pub const UNCHECKED: &str = "u";
+const UNCHECKED: &str = "u";
 
 /// How many header checks wait for their body at once per verifier; an
 /// older one is forgotten and its body check runs the whole check.
-pub const HELD_REQUESTS: usize = 64;
+const HELD_REQUESTS: usize = 64;
 
 /// A request whose headers passed steps 0 and 1: the core's proof, and the
 /// method and headers (`heads`, `lens`, as [`split`] reads them) as they
 /// were checked.
-pub struct HeldRequest {
-    pub proof: Checked,
-    pub heads: Vec<u8>,
-    pub lens: Vec<u32>,
+struct HeldRequest {
+    proof: Checked,
+    heads: Vec<u8>,
+    lens: Vec<u32>,
 }
 
 /// The header checks waiting for their body, by ticket, oldest first: a
 /// request whose body never comes waits only until `capacity` newer ones
 /// push it out. A ticket is taken once, with the headers it was issued
 /// for, which stay here: a body check cannot be handed other headers.
-pub struct Held {
+struct Held {
     waiting: Vec<(u32, HeldRequest)>,
     capacity: usize,
     next: u32,
 }
 
 impl Held {
-    pub fn new(capacity: usize) -> Held {
+    fn new(capacity: usize) -> Held {
         Held {
             waiting: Vec::new(),
             capacity: capacity.max(1),
@@ -164,7 +177,7 @@ impl Held {
 
     /// Keeps `proof` with a copy of the method and headers it vouches for:
     /// `b` + the ticket (decimal) that [`Held::take`] gives them back for.
-    pub fn hold(&mut self, proof: Checked, heads: &[u8], lens: &[u32]) -> String {
+    fn hold(&mut self, proof: Checked, heads: &[u8], lens: &[u32]) -> String {
         let ticket = self.next;
         self.next = self.next.wrapping_add(1);
         if self.waiting.len() >= self.capacity {
@@ -181,7 +194,7 @@ impl Held {
 
     /// What `ticket` holds, once; `None` when it holds nothing (never
     /// issued, taken already, pushed out, or not an issued number at all).
-    pub fn take(&mut self, ticket: f64) -> Option<HeldRequest> {
+    fn take(&mut self, ticket: f64) -> Option<HeldRequest> {
         let i = self
             .waiting
             .iter()

@@ -16,14 +16,12 @@
 //!
 //! Nothing is decided here: the core decides.
 
-use toolctx_core::aivax::{AivaxVerifier as AivaxCore, NonceCache};
+use toolctx_core::aivax::{AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
 use toolctx_core::json::write_str;
 use toolctx_core::{
     jcs, json, names, Checked, ConfigError, HeadersVerdict, Reason, UnknownSettings,
 };
-use toolctx_wasm_boundary::{
-    self as boundary, config_error, js_error, Held, Profile, HELD_REQUESTS,
-};
+use toolctx_wasm_boundary::{config_error, js_error, Boundary, Profile};
 use wasm_bindgen::prelude::*;
 
 /// Verified nonces remembered per verifier object (bound to its hook key by
@@ -35,11 +33,13 @@ const NONCE_CACHE_ENTRIES: usize = 1024;
 /// key, or found among the nonces this object already verified.
 #[wasm_bindgen]
 pub struct AivaxVerifier {
+    boundary: Boundary<Aivax>,
+}
+
+/// The AIVAX profile's core, with its cache of verified nonces.
+struct Aivax {
     core: AivaxCore,
     nonces: NonceCache,
-    include_reason: bool,
-    /// Requests whose headers passed `checkHeaders`, until `verifyBody`.
-    held: Held,
 }
 
 #[wasm_bindgen]
@@ -50,19 +50,19 @@ impl AivaxVerifier {
     #[wasm_bindgen(constructor)]
     pub fn new(config_json: &[u8], include_reason: bool) -> Result<AivaxVerifier, JsValue> {
         match AivaxCore::from_json(config_json, UnknownSettings::Refuse) {
-            Ok(core) => Ok(AivaxVerifier {
-                core,
-                nonces: NonceCache::new(NONCE_CACHE_ENTRIES),
-                include_reason,
-                held: Held::new(HELD_REQUESTS),
-            }),
+            Ok(core) => {
+                let nonces = NonceCache::new(NONCE_CACHE_ENTRIES);
+                Ok(AivaxVerifier {
+                    boundary: Boundary::new(Aivax { core, nonces }, include_reason),
+                })
+            }
             Err(e) => Err(config_error(&e)),
         }
     }
 
     #[wasm_bindgen(getter, js_name = maxBodyBytes)]
     pub fn max_body_bytes(&self) -> usize {
-        self.core.max_body_bytes()
+        self.boundary.profile.core.max_body_bytes()
     }
 
     /// Steps 0 and 1 (method and static credential), before the body is
@@ -70,12 +70,12 @@ impl AivaxVerifier {
     /// `toolctx-wasm`'s `Verifier`.
     #[wasm_bindgen(js_name = checkHeaders)]
     pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
-        boundary::check_headers(self, heads, lens)
+        self.boundary.check_headers(heads, lens)
     }
 
     /// The whole decision (no clock: nothing in the profile expires).
     pub fn verify(&mut self, heads: &[u8], lens: &[u32], body: &[u8]) -> Result<String, JsValue> {
-        boundary::verify(self, heads, lens, body, 0.0)
+        self.boundary.verify(heads, lens, body, 0.0)
     }
 
     /// `verify`'s verdict for the request `checkHeaders` gave `ticket` for,
@@ -83,40 +83,32 @@ impl AivaxVerifier {
     /// ticket holds nothing: then call `verify` with the whole request.
     #[wasm_bindgen(js_name = verifyBody)]
     pub fn verify_body(&mut self, ticket: f64, body: &[u8]) -> Result<String, JsValue> {
-        boundary::verify_body(self, ticket, body, 0.0)
+        self.boundary.verify_body(ticket, body, 0.0)
     }
 
     /// The verifier with the hook key and credential values redacted.
     pub fn describe(&self) -> String {
-        format!("{:?}", self.core)
+        format!("{:?}", self.boundary.profile.core)
     }
 }
 
-impl Profile for AivaxVerifier {
-    fn include_reason(&self) -> bool {
-        self.include_reason
-    }
-
-    fn held(&mut self) -> &mut Held {
-        &mut self.held
-    }
+impl Profile for Aivax {
+    type Context = AivaxContext;
 
     fn check_headers(&self, method: &str, headers: &[(&[u8], &[u8])]) -> HeadersVerdict {
         self.core.check_headers(method, headers)
     }
 
     /// Steps 2 to 7 and the `_aiv_*` members, the nonce cache consulted.
-    fn decide(
+    fn check_body(
         &mut self,
         proof: Checked,
         headers: &[(&[u8], &[u8])],
         body: &[u8],
         _now: f64,
-    ) -> String {
-        let verdict = self
-            .core
-            .check_body_cached(proof, headers, body, &mut self.nonces);
-        boundary::verdict(verdict, self.include_reason)
+    ) -> AivaxVerdict {
+        self.core
+            .check_body_cached(proof, headers, body, &mut self.nonces)
     }
 }
 

@@ -38,24 +38,24 @@
 //! fails, answers with a refusal rendered here (`refuse`).
 
 use toolctx_core::{
-    Checked, Config, HeadersVerdict, Reason, Refusal, ReplayCache, UnknownSettings,
-    Verifier as Core,
+    Checked, Config, Context, HeadersVerdict, Reason, Refusal, ReplayCache, UnknownSettings,
+    Verdict, Verifier as Core,
 };
-use toolctx_wasm_boundary::{
-    self as boundary, config_error, refusal, Held, Profile, HELD_REQUESTS,
-};
+use toolctx_wasm_boundary::{config_error, refusal, Boundary, Profile};
 use wasm_bindgen::prelude::*;
 
 /// A validated configuration with the HMAC key state precomputed, held in
 /// WebAssembly memory for the life of the JavaScript object.
 #[wasm_bindgen]
 pub struct Verifier {
+    boundary: Boundary<AgentArea>,
+}
+
+/// The AgentArea profile's core, with the in-memory replay guard when
+/// configured.
+struct AgentArea {
     core: Core,
-    include_reason: bool,
-    /// The in-memory replay guard, when configured.
     replay: Option<ReplayCache>,
-    /// Requests whose headers passed `checkHeaders`, until `verifyBody`.
-    held: Held,
 }
 
 #[wasm_bindgen]
@@ -76,12 +76,14 @@ impl Verifier {
     ) -> Result<Verifier, JsValue> {
         let config = Config::from_json(config_json, UnknownSettings::Refuse);
         match config.and_then(Core::new) {
-            Ok(core) => Ok(Verifier {
-                core,
-                include_reason,
-                replay: (replay_capacity > 0).then(|| ReplayCache::new(replay_capacity as usize)),
-                held: Held::new(HELD_REQUESTS),
-            }),
+            Ok(core) => {
+                let replay =
+                    (replay_capacity > 0).then(|| ReplayCache::new(replay_capacity as usize));
+                let profile = AgentArea { core, replay };
+                Ok(Verifier {
+                    boundary: Boundary::new(profile, include_reason),
+                })
+            }
             Err(e) => Err(config_error(&e)),
         }
     }
@@ -90,14 +92,14 @@ impl Verifier {
     /// body too large.
     #[wasm_bindgen(getter, js_name = maxBodyBytes)]
     pub fn max_body_bytes(&self) -> usize {
-        self.core.max_body_bytes()
+        self.boundary.profile.core.max_body_bytes()
     }
 
     /// The tolerance for `exp`, `iat` and `nbf`, in seconds: a token is
     /// guarded against replay until `exp` plus this.
     #[wasm_bindgen(getter, js_name = clockSkewSeconds)]
     pub fn clock_skew_seconds(&self) -> f64 {
-        self.core.config().clock_skew_s as f64
+        self.boundary.profile.core.config().clock_skew_s as f64
     }
 
     /// Steps 0 and 1 (method and static credential), before the body is
@@ -105,7 +107,7 @@ impl Verifier {
     /// keeps the core's proof here with the method and headers checked.
     #[wasm_bindgen(js_name = checkHeaders)]
     pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
-        boundary::check_headers(self, heads, lens)
+        self.boundary.check_headers(heads, lens)
     }
 
     /// The whole decision, with the in-memory replay guard when there is
@@ -118,7 +120,7 @@ impl Verifier {
         body: &[u8],
         now: f64,
     ) -> Result<String, JsValue> {
-        boundary::verify(self, heads, lens, body, now)
+        self.boundary.verify(heads, lens, body, now)
     }
 
     /// `verify`'s verdict for the request that `checkHeaders` gave `ticket`
@@ -127,7 +129,7 @@ impl Verifier {
     /// forgotten): then call `verify` with the whole request.
     #[wasm_bindgen(js_name = verifyBody)]
     pub fn verify_body(&mut self, ticket: f64, body: &[u8], now: f64) -> Result<String, JsValue> {
-        boundary::verify_body(self, ticket, body, now)
+        self.boundary.verify_body(ticket, body, now)
     }
 
     /// The core's refusal for `reason` (a machine code such as
@@ -138,40 +140,37 @@ impl Verifier {
     pub fn refuse(&self, reason: &str, id_json: Option<String>) -> Result<String, JsValue> {
         let reason = Reason::from_code(reason)
             .ok_or_else(|| JsValue::from_str("internal\nunknown refusal reason"))?;
-        Ok(refusal(&Refusal::new(reason, id_json), self.include_reason))
+        Ok(refusal(
+            &Refusal::new(reason, id_json),
+            self.boundary.include_reason,
+        ))
     }
 
     /// The verifier with its configuration, secrets and credential values
     /// redacted (the core's `Debug`), for `toString` and `util.inspect`.
     pub fn describe(&self) -> String {
-        format!("{:?}", self.core)
+        format!("{:?}", self.boundary.profile.core)
     }
 }
 
-impl Profile for Verifier {
-    fn include_reason(&self) -> bool {
-        self.include_reason
-    }
-
-    fn held(&mut self) -> &mut Held {
-        &mut self.held
-    }
+impl Profile for AgentArea {
+    type Context = Context;
 
     fn check_headers(&self, method: &str, headers: &[(&[u8], &[u8])]) -> HeadersVerdict {
         self.core.check_headers(method, headers)
     }
 
     /// Steps 2 to 14 and the replay guard.
-    fn decide(
+    fn check_body(
         &mut self,
         proof: Checked,
         headers: &[(&[u8], &[u8])],
         body: &[u8],
         now: f64,
-    ) -> String {
+    ) -> Verdict {
         // `as` saturates: negative and NaN become 0; the TS layer refuses both first.
         let now = now as u64;
-        let verdict = match &mut self.replay {
+        match &mut self.replay {
             Some(cache) => {
                 self.core
                     .check_body_once(proof, headers, body, now, &mut |jti, until| {
@@ -179,7 +178,6 @@ impl Profile for Verifier {
                     })
             }
             None => self.core.check_body(proof, headers, body, now),
-        };
-        boundary::verdict(verdict, self.include_reason)
+        }
     }
 }
