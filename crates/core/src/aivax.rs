@@ -14,7 +14,7 @@ use crate::config::{
     self, ConfigError, Credential, UnknownSettings, DEFAULT_MAX_BODY_BYTES, MAX_BODY_LIMIT,
 };
 use crate::envelope::{ct_eq, next_verifier_id, Envelope};
-use crate::json::{self, Value};
+use crate::json::{self, Item, Kind, Members, Value};
 use crate::reason::Reason;
 use crate::verdict::{Checked, HeadersVerdict, Verdict};
 
@@ -394,35 +394,46 @@ impl NonceCache {
 /// Checks the `_aiv_*` members of `_meta` (an object, or absent).
 pub(crate) fn check(
     config: &AivaxConfig,
-    meta: &[(alloc::borrow::Cow<'_, str>, Value<'_>)],
+    meta: Option<Item<'_, '_>>,
     cache: Option<&mut NonceCache>,
 ) -> Result<AivaxContext, Reason> {
-    let get = |name: &str| meta.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+    // A member that is absent or null.
+    let get = |name: &str| {
+        meta.and_then(|m| m.get(name))
+            .filter(|v| v.kind() != Kind::Null)
+    };
     let nonce_verified = match get(NONCE) {
-        None | Some(Value::Null) if config.require_nonce => return Err(Reason::NonceMissing),
-        None | Some(Value::Null) => false,
-        Some(Value::String(nonce)) => {
+        None if config.require_nonce => return Err(Reason::NonceMissing),
+        None => false,
+        Some(nonce) => {
+            let nonce = nonce.as_str().ok_or(Reason::NonceInvalid)?;
             if !nonce_matches(config, nonce.as_bytes(), cache) {
                 return Err(Reason::NonceInvalid);
             }
             true
         }
-        Some(_) => return Err(Reason::NonceInvalid),
     };
-    let optional = |name: &str| match get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(String::from(&**s))),
-        Some(_) => Err(Reason::ContextMalformed),
+    let optional = |name: &str| -> Result<Option<String>, Reason> {
+        match get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .as_str()
+                .map(|s| Some(String::from(s)))
+                .ok_or(Reason::ContextMalformed),
+        }
     };
     let moment = match optional("_aiv_moment")? {
         None => None,
         Some(text) => Some(parse_moment(&text).ok_or(Reason::ContextMalformed)?),
     };
-    let metadata = meta
-        .iter()
-        .filter(|(k, _)| !k.starts_with(RESERVED_PREFIX))
-        .filter_map(|(k, v)| v.as_str().map(|s| (String::from(&**k), String::from(s))))
-        .collect();
+    let mut metadata = Vec::new();
+    for (k, v) in meta.map_or(Members::NONE, Item::members) {
+        if let (Some(k), Some(v)) = (k.as_str(), v.as_str()) {
+            if !k.starts_with(RESERVED_PREFIX) {
+                metadata.push((String::from(k), String::from(v)));
+            }
+        }
+    }
     Ok(AivaxContext {
         nonce_verified,
         external_user_id: optional("_aiv_external_user_id")?,

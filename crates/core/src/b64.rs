@@ -43,6 +43,18 @@ pub(crate) static BCRYPT: Alphabet = Alphabet {
     decode: table(BCRYPT_CHARS),
 };
 
+/// How many bytes `input` decodes to without padding; `None` for a
+/// length no encoding has.
+pub(crate) fn decoded_len(input: &[u8]) -> Option<usize> {
+    let tail = match input.len() % 4 {
+        0 => 0,
+        2 => 1,
+        3 => 2,
+        _ => return None,
+    };
+    Some(input.len() / 4 * 3 + tail)
+}
+
 impl Alphabet {
     fn value(&self, c: u8) -> u32 {
         u32::from(self.decode.get(usize::from(c)).copied().unwrap_or(INVALID))
@@ -60,14 +72,25 @@ impl Alphabet {
     }
 
     fn decode(&self, input: &[u8], canonical: bool) -> Option<Vec<u8>> {
+        let mut out = alloc::vec![0u8; decoded_len(input)?];
+        self.decode_to(input, &mut out, canonical)?;
+        Some(out)
+    }
+
+    /// Canonical unpadded decoding of `input` into `out`, which must be
+    /// exactly [`decoded_len`] bytes long.
+    pub(crate) fn decode_unpadded_to(&self, input: &[u8], out: &mut [u8]) -> Option<()> {
+        self.decode_to(input, out, true)
+    }
+
+    // One copy for every caller (the wasm builds are size-bound).
+    #[inline(never)]
+    fn decode_to(&self, input: &[u8], out: &mut [u8], canonical: bool) -> Option<()> {
         let strict = u32::from(canonical);
-        let tail = match input.len() % 4 {
-            0 => 0,
-            2 => 1,
-            3 => 2,
-            _ => return None,
-        };
-        let mut out = alloc::vec![0u8; input.len() / 4 * 3 + tail];
+        if decoded_len(input) != Some(out.len()) {
+            return None;
+        }
+        let tail = out.len() % 3;
         // Invalid symbols have bits above the low six; checked once at the end.
         let mut seen = 0u32;
         let mut chunks = input.chunks_exact(4);
@@ -79,7 +102,7 @@ impl Alphabet {
                 (*x, *y, *z) = ((n >> 16) as u8, (n >> 8) as u8, n as u8);
             }
         }
-        let last = out.len().saturating_sub(tail);
+        let last = out.len() - tail;
         match (chunks.remainder(), out.get_mut(last..)) {
             ([], _) => {}
             (&[a, b], Some([x])) => {
@@ -95,7 +118,7 @@ impl Alphabet {
             }
             _ => return None,
         }
-        (seen <= 63).then_some(out)
+        (seen <= 63).then_some(())
     }
 
     /// Canonical padded decoding: a multiple of four symbols, `=` only as

@@ -4,7 +4,7 @@
 //! the exhaustive matches over [`Claim`] then name every place that must
 //! carry its value.
 
-use crate::json::Value;
+use crate::json::{position, Item, Kind as JsonKind};
 
 const MAX_END_USER_ID_CHARS: usize = 256;
 
@@ -71,28 +71,37 @@ impl Claim {
     }
 
     /// Whether `value` has this claim's type and format.
-    pub fn accepts(self, value: &Value<'_>) -> bool {
-        match (self.row().kind, value) {
-            (Kind::Text, Value::String(_)) => true,
-            (Kind::Protocol, Value::String(s)) => protocol_major(s).is_some(),
-            (Kind::EndUserId, Value::String(s)) => {
-                (1..=MAX_END_USER_ID_CHARS).contains(&s.chars().count())
-            }
-            (Kind::Object, Value::Object(_)) => true,
+    pub fn accepts(self, value: Item<'_, '_>) -> bool {
+        match (self.row().kind, value.as_str()) {
+            (Kind::Text, Some(_)) => true,
+            (Kind::Protocol, Some(s)) => protocol_major(s).is_some(),
+            (Kind::EndUserId, Some(s)) => (1..=MAX_END_USER_ID_CHARS).contains(&s.chars().count()),
+            (Kind::Object, _) => value.kind() == JsonKind::Object,
             _ => false,
         }
     }
 }
 
-/// Whether `value` may stand for the claim `name`; a name that is not a
-/// context claim has no rule here.
-pub(crate) fn value_ok(name: &str, value: &Value<'_>) -> bool {
-    for claim in Claim::ALL {
-        if claim.name() == name {
-            return claim.accepts(value);
+/// Every claim's name, in table order.
+pub(crate) const NAMES: [&[u8]; Claim::ALL.len()] = {
+    let mut names: [&[u8]; Claim::ALL.len()] = [b""; Claim::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        // In range: the loop stops at the length both arrays share.
+        #[allow(clippy::indexing_slicing)]
+        {
+            names[i] = Claim::ALL[i].name().as_bytes();
         }
+        i += 1;
     }
-    true
+    names
+};
+
+impl Claim {
+    /// The context claim called `name`.
+    pub fn named(name: &[u8]) -> Option<Claim> {
+        position(&NAMES, name).and_then(|i| Claim::ALL.get(i).copied())
+    }
 }
 
 /// The major of a `"<major>"` or `"<major>.<minor>"` protocol in ASCII
@@ -135,11 +144,11 @@ mod tests {
             metadata: Some(json::parse(b"{\"k\":1}").unwrap().to_owned_value()),
         };
         let text = context.meta_json();
-        let Value::Object(members) = json::parse(text.as_bytes()).unwrap() else {
-            panic!("{text}")
-        };
+        let doc = json::read(text.as_bytes(), json::Keep::All).unwrap();
+        let members: alloc::vec::Vec<_> = doc.root().unwrap().members().collect();
         assert_eq!(members.len(), Claim::ALL.len(), "{text}");
-        for ((key, value), claim) in members.iter().zip(Claim::ALL) {
+        for ((key, value), claim) in members.into_iter().zip(Claim::ALL) {
+            let key = key.as_str().unwrap();
             assert_eq!(key.strip_prefix(META_PREFIX), Some(claim.name()));
             assert!(claim.accepts(value), "{key}");
         }

@@ -3,14 +3,13 @@
 //! verifier (`verify.rs`) and the AIVAX one (`aivax.rs`) run their own
 //! checks on the [`Call`] it hands on.
 
-use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::string::String;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::b64;
 use crate::config::Credential;
-use crate::json::{self, write_str, JsonError, Value};
+use crate::json::{self, write_str, Item, JsonError, Keep, Kind, Members};
 use crate::reason::Reason;
 use crate::refusal::Refusal;
 use crate::verdict::{Checked, HeadersVerdict, Sealed, Verdict};
@@ -58,8 +57,9 @@ fn json_refusal(e: JsonError) -> Reason {
     }
 }
 
-pub(crate) fn get_str<'v>(obj: &'v Value<'_>, name: &str) -> Option<&'v str> {
-    obj.get(name).and_then(Value::as_str)
+/// The string member `name` of an object.
+pub(crate) fn get_str<'d>(obj: Item<'d, '_>, name: &str) -> Option<&'d str> {
+    obj.get(name).and_then(Item::as_str)
 }
 
 /// Step 1: the refusal when the static credential is configured and the
@@ -94,11 +94,18 @@ pub(crate) fn next_verifier_id() -> usize {
 }
 
 /// A single `tools/call` that passed steps 0 to 7.
-pub(crate) struct Call<'v, 'b> {
+pub(crate) struct Call<'d, 'b> {
     /// `params.name`.
-    pub name: &'v str,
-    /// The members of `params._meta` (empty when absent), in document order.
-    pub meta: &'v [(Cow<'b, str>, Value<'b>)],
+    pub name: &'d str,
+    /// `params._meta`, an object, when present.
+    pub meta: Option<Item<'d, 'b>>,
+}
+
+impl<'d, 'b> Call<'d, 'b> {
+    /// The members of `params._meta` (none when absent), in document order.
+    pub fn meta_members(&self) -> Members<'d, 'b> {
+        self.meta.map_or(Members::NONE, Item::members)
+    }
 }
 
 /// Steps 0 to 7, the part of the contract every profile shares.
@@ -162,34 +169,31 @@ impl<'c> Envelope<'c> {
             return early(Reason::BodyTooLarge);
         }
         // Step 3.
-        let doc = match json::parse_request(body) {
+        let doc = match json::read(body, Keep::Request) {
             Ok(doc) => doc,
             Err(e) => return early(json_refusal(e)),
         };
-        // Steps 4 and 5.
-        let request = match &doc {
-            Value::Array(items) => {
-                let has_call = items
-                    .iter()
-                    .any(|i| get_str(i, "method") == Some(TOOLS_CALL));
-                return if has_call {
-                    early(Reason::BatchWithToolsCall)
-                } else {
-                    Verdict::Pass
-                };
-            }
-            Value::Object(_) if get_str(&doc, "method") == Some(TOOLS_CALL) => &doc,
-            _ => return Verdict::Pass,
+        let Some(request) = doc.root() else {
+            return early(Reason::ParseError);
         };
-        let id = match request.get("id") {
-            Some(Value::String(s)) => {
-                let mut text = String::with_capacity(s.len() + 2);
-                write_str(s, &mut text);
+        // Steps 4 and 5.
+        let is_call = |v: Item<'_, '_>| get_str(v, "method") == Some(TOOLS_CALL);
+        match request.kind() {
+            Kind::Array if request.elements().any(is_call) => {
+                return early(Reason::BatchWithToolsCall)
+            }
+            Kind::Object if is_call(request) => {}
+            _ => return Verdict::Pass,
+        }
+        let id = request.get("id").and_then(|id| match id.kind() {
+            Kind::String => {
+                let mut text = String::new();
+                write_str(id.as_str().unwrap_or_default(), &mut text);
                 Some(text)
             }
-            Some(Value::Number(n)) => Some(String::from(&**n)),
+            Kind::Number => Some(String::from(id.text())),
             _ => None,
-        };
+        });
         match call_shape(request, headers).and_then(rest) {
             Ok(Some(mut accepted)) => {
                 accepted.set_request_id(id);
@@ -202,21 +206,20 @@ impl<'c> Envelope<'c> {
 }
 
 /// Steps 6 and 7 on a `tools/call` request object.
-fn call_shape<'v, 'b, N: AsRef<[u8]>, V: AsRef<[u8]>>(
-    request: &'v Value<'b>,
+fn call_shape<'d, 'b, N: AsRef<[u8]>, V: AsRef<[u8]>>(
+    request: Item<'d, 'b>,
     headers: &[(N, V)],
-) -> Result<Call<'v, 'b>, Reason> {
+) -> Result<Call<'d, 'b>, Reason> {
     // Step 6.
     let params = request
         .get("params")
         .filter(|p| p.is_object())
         .ok_or(Reason::InvalidParams)?;
     let name = get_str(params, "name").ok_or(Reason::InvalidParams)?;
-    let meta: &[(Cow<'b, str>, Value<'b>)] = match params.get("_meta") {
-        None => &[],
-        Some(Value::Object(members)) => members,
-        Some(_) => return Err(Reason::InvalidParams),
-    };
+    let meta = params.get("_meta");
+    if meta.is_some_and(|m| !m.is_object()) {
+        return Err(Reason::InvalidParams);
+    }
     // Step 7.
     match header(headers, MCP_METHOD_HEADER) {
         Lookup::Missing => {}

@@ -7,12 +7,14 @@
 //! the input, so reading a typical request allocates little.
 
 use alloc::borrow::Cow;
-use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
 use crate::scan;
+
+mod reader;
+pub(crate) use reader::{position, read, Doc, Item, Keep, Kind, Members};
 
 /// Deepest nesting accepted: the top-level value is depth 1.
 pub const MAX_DEPTH: usize = 64;
@@ -75,25 +77,10 @@ impl<'a> Value<'a> {
     /// A NumericDate: an integer literal (no fraction, no exponent) whose
     /// value is in `0..=2^53-1`.
     pub fn as_numeric_date(&self) -> Option<u64> {
-        const MAX: u64 = (1 << 53) - 1;
-        let Value::Number(text) = self else {
-            return None;
-        };
-        let (negative, digits) = match text.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, &**text),
-        };
-        let mut value: u64 = 0;
-        for b in digits.bytes() {
-            if !b.is_ascii_digit() {
-                return None;
-            }
-            value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-            if value > MAX {
-                return None;
-            }
+        match self {
+            Value::Number(text) => numeric_date(text),
+            _ => None,
         }
-        (!negative || value == 0).then_some(value)
     }
 
     /// A copy that no longer borrows from the input.
@@ -337,391 +324,62 @@ fn digits_eq(a: &[u8], b: &[u8], subtract: bool, mut t: u64) -> bool {
     carry == 0 && t == 0
 }
 
+/// The NumericDate a number's text stands for, if it is one.
+#[inline(never)]
+fn numeric_date(text: &str) -> Option<u64> {
+    const MAX: u64 = (1 << 53) - 1;
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let mut value: u64 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        if value > MAX {
+            return None;
+        }
+    }
+    (!negative || value == 0).then_some(value)
+}
+
 /// Writes `s` as a JSON string: quotes, backslashes and control characters
 /// escaped, everything else as UTF-8.
 pub fn write_str(s: &str, out: &mut String) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let esc: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
+    let mut rest = s;
+    loop {
+        let plain = scan::plain_len(rest.as_bytes());
+        out.push_str(rest.get(..plain).unwrap_or(rest));
+        let Some(&b) = rest.as_bytes().get(plain) else {
+            break;
         };
-        out.push_str(s.get(start..i).unwrap_or(""));
-        if esc.is_empty() {
-            let _ = write!(out, "\\u{:04x}", b);
-        } else {
-            out.push_str(esc);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => {
+                let _ = write!(out, "\\u{:04x}", b);
+            }
         }
-        start = i + 1;
+        // An ASCII byte: the rest starts on a character boundary.
+        rest = rest.get(plain + 1..).unwrap_or("");
     }
-    out.push_str(s.get(start..).unwrap_or(""));
     out.push('"');
 }
 
-/// Reads one JSON document; trailing whitespace only.
+/// Reads one JSON document; trailing whitespace only. Documents of more
+/// than 4 GiB are refused ([`JsonError::Syntax`]).
 pub fn parse(src: &[u8]) -> Result<Value<'_>, JsonError> {
-    parse_as(src, Keep::All)
-}
-
-/// Reads a JSON-RPC request with the same strictness as [`parse`], but
-/// keeps only what the checks read: top-level `method`, `id` and `params`
-/// (of which `name` and `_meta`), and `method` of batch elements. The rest
-/// is validated and dropped, which spares building `arguments`.
-pub(crate) fn parse_request(src: &[u8]) -> Result<Value<'_>, JsonError> {
-    parse_as(src, Keep::Request)
-}
-
-fn parse_as(src: &[u8], keep: Keep) -> Result<Value<'_>, JsonError> {
-    // Valid UTF-8 throughout (the usual case) is checked once; otherwise
-    // each string is checked where it stands, so the first problem in the
-    // document is the one reported.
-    let text = core::str::from_utf8(src).ok();
-    let mut p = Parser {
-        src,
-        text,
-        pos: 0,
-        names: Vec::with_capacity(32),
-    };
-    p.ws();
-    let value = p.value(1, keep)?;
-    p.ws();
-    if p.pos != src.len() {
-        return Err(JsonError::Syntax);
-    }
-    Ok(value)
-}
-
-/// Which parts of a value to build; the rest is only validated.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Keep {
-    All,
-    Nothing,
-    Request,
-    BatchElement,
-    Params,
-}
-
-impl Keep {
-    fn member(self, name: &str) -> Keep {
-        match (self, name) {
-            (Keep::All, _) => Keep::All,
-            (Keep::Request, "method" | "id") | (Keep::BatchElement, "method") => Keep::All,
-            (Keep::Request, "params") => Keep::Params,
-            (Keep::Params, "name" | "_meta") => Keep::All,
-            _ => Keep::Nothing,
-        }
-    }
-
-    fn element(self) -> Keep {
-        match self {
-            Keep::All => Keep::All,
-            Keep::Request => Keep::BatchElement,
-            _ => Keep::Nothing,
-        }
-    }
-}
-
-struct Parser<'a> {
-    src: &'a [u8],
-    /// `src` as text when it is valid UTF-8 as a whole.
-    text: Option<&'a str>,
-    pos: usize,
-    /// Member names of the objects being read, innermost last: one buffer
-    /// for the duplicate checks of every level.
-    names: Vec<Cow<'a, str>>,
-}
-
-/// Objects with more members than this check duplicates through a set.
-const LINEAR_DUPLICATE_SCAN: usize = 16;
-
-impl<'a> Parser<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.src.get(self.pos).copied()
-    }
-
-    fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.pos += 1;
-        }
-    }
-
-    fn eat(&mut self, b: u8) -> Result<(), JsonError> {
-        if self.peek() == Some(b) {
-            self.pos += 1;
-            Ok(())
-        } else {
-            Err(JsonError::Syntax)
-        }
-    }
-
-    fn slice(&self, from: usize, to: usize) -> &'a [u8] {
-        self.src.get(from..to).unwrap_or(&[])
-    }
-
-    fn value(&mut self, depth: usize, keep: Keep) -> Result<Value<'a>, JsonError> {
-        match self.peek() {
-            Some(b'{') => self.object(depth, keep),
-            Some(b'[') => self.array(depth, keep),
-            Some(b'"') => Ok(Value::String(self.string()?)),
-            Some(b't') => self.literal(b"true", Value::Bool(true)),
-            Some(b'f') => self.literal(b"false", Value::Bool(false)),
-            Some(b'n') => self.literal(b"null", Value::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            _ => Err(JsonError::Syntax),
-        }
-    }
-
-    fn literal(&mut self, word: &[u8], v: Value<'a>) -> Result<Value<'a>, JsonError> {
-        // Compare byte by byte so a truncated literal fails at its end.
-        for &b in word {
-            self.eat(b)?;
-        }
-        Ok(v)
-    }
-
-    fn digits(&mut self) -> usize {
-        let start = self.pos;
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.pos += 1;
-        }
-        self.pos - start
-    }
-
-    fn number(&mut self) -> Result<Value<'a>, JsonError> {
-        let start = self.pos;
-        if self.peek() == Some(b'-') {
-            self.pos += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.pos += 1,
-            Some(b'1'..=b'9') => {
-                self.digits();
-            }
-            _ => return Err(JsonError::Syntax),
-        }
-        if self.peek() == Some(b'.') {
-            self.pos += 1;
-            if self.digits() == 0 {
-                return Err(JsonError::Syntax);
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.pos += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.pos += 1;
-            }
-            if self.digits() == 0 {
-                return Err(JsonError::Syntax);
-            }
-        }
-        let text =
-            core::str::from_utf8(self.slice(start, self.pos)).map_err(|_| JsonError::Syntax)?;
-        Ok(Value::Number(Cow::Borrowed(text)))
-    }
-
-    /// The string bytes from `from` to here; runs end at ASCII bytes, so
-    /// they never split a UTF-8 sequence.
-    fn run(&self, from: usize) -> Result<&'a str, JsonError> {
-        match self.text {
-            Some(text) => text.get(from..self.pos).ok_or(JsonError::Syntax),
-            None => core::str::from_utf8(self.slice(from, self.pos)).map_err(|_| JsonError::Syntax),
-        }
-    }
-
-    /// Advances over string bytes that need no attention.
-    fn plain(&mut self) {
-        let rest = self.src.get(self.pos..).unwrap_or(&[]);
-        // Eight bytes at a time while none is `"`, `\\` or a control byte.
-        let skipped = scan::skip_words(rest, scan::needs_attention);
-        let tail = rest.get(skipped..).unwrap_or(&[]);
-        let n = tail
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-            .unwrap_or(tail.len());
-        self.pos += skipped + n;
-    }
-
-    fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
-        self.eat(b'"')?;
-        let start = self.pos;
-        self.plain();
-        if self.peek() == Some(b'"') {
-            let s = self.run(start)?;
-            self.pos += 1;
-            return Ok(Cow::Borrowed(s));
-        }
-        let mut out = String::from(self.run(start)?);
-        loop {
-            match self.peek() {
-                Some(b'"') => {
-                    self.pos += 1;
-                    return Ok(Cow::Owned(out));
-                }
-                Some(b'\\') => {
-                    self.pos += 1;
-                    self.escape(&mut out)?;
-                }
-                Some(0x20..) => {
-                    let from = self.pos;
-                    self.plain();
-                    out.push_str(self.run(from)?);
-                }
-                _ => return Err(JsonError::Syntax),
-            }
-        }
-    }
-
-    fn hex4(&mut self) -> Result<u32, JsonError> {
-        let mut v = 0u32;
-        for _ in 0..4 {
-            let d = match self.peek() {
-                Some(b @ b'0'..=b'9') => b - b'0',
-                Some(b @ b'a'..=b'f') => b - b'a' + 10,
-                Some(b @ b'A'..=b'F') => b - b'A' + 10,
-                _ => return Err(JsonError::Syntax),
-            };
-            v = (v << 4) | u32::from(d);
-            self.pos += 1;
-        }
-        Ok(v)
-    }
-
-    fn escape(&mut self, out: &mut String) -> Result<(), JsonError> {
-        let c = match self.peek() {
-            Some(b'"') => '"',
-            Some(b'\\') => '\\',
-            Some(b'/') => '/',
-            Some(b'b') => '\u{8}',
-            Some(b'f') => '\u{c}',
-            Some(b'n') => '\n',
-            Some(b'r') => '\r',
-            Some(b't') => '\t',
-            Some(b'u') => {
-                self.pos += 1;
-                let hi = self.hex4()?;
-                let code = match hi {
-                    0xD800..=0xDBFF => {
-                        self.eat(b'\\')?;
-                        self.eat(b'u')?;
-                        let lo = self.hex4()?;
-                        if !(0xDC00..=0xDFFF).contains(&lo) {
-                            return Err(JsonError::Syntax);
-                        }
-                        0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                    }
-                    0xDC00..=0xDFFF => return Err(JsonError::Syntax),
-                    _ => hi,
-                };
-                out.push(char::from_u32(code).ok_or(JsonError::Syntax)?);
-                return Ok(());
-            }
-            _ => return Err(JsonError::Syntax),
-        };
-        self.pos += 1;
-        out.push(c);
-        Ok(())
-    }
-
-    fn array(&mut self, depth: usize, keep: Keep) -> Result<Value<'a>, JsonError> {
-        if depth > MAX_DEPTH {
-            return Err(JsonError::TooDeep);
-        }
-        self.pos += 1;
-        let mut items = Vec::new();
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            return Ok(Value::Array(items));
-        }
-        loop {
-            self.ws();
-            let item = self.value(depth + 1, keep.element())?;
-            if keep != Keep::Nothing {
-                items.push(item);
-            }
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(Value::Array(items));
-                }
-                _ => return Err(JsonError::Syntax),
-            }
-        }
-    }
-
-    fn object(&mut self, depth: usize, keep: Keep) -> Result<Value<'a>, JsonError> {
-        if depth > MAX_DEPTH {
-            return Err(JsonError::TooDeep);
-        }
-        self.pos += 1;
-        // Sized for a typical JSON-RPC request or token payload: growing a
-        // vector costs more than the spare slots.
-        let mut members: Vec<(Cow<'a, str>, Value<'a>)> = match keep {
-            Keep::Nothing => Vec::new(),
-            _ => Vec::with_capacity(16),
-        };
-        let base = self.names.len();
-        // Large objects would make a linear duplicate scan quadratic.
-        let mut set: Option<BTreeSet<Cow<'a, str>>> = None;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(Value::Object(members));
-        }
-        loop {
-            self.ws();
-            if self.peek() != Some(b'"') {
-                return Err(JsonError::Syntax);
-            }
-            let name = self.string()?;
-            let duplicate = match set.as_mut() {
-                Some(set) => !set.insert(name.clone()),
-                None => self.names.get(base..).unwrap_or(&[]).contains(&name),
-            };
-            if duplicate {
-                return Err(JsonError::Duplicate);
-            }
-            self.names.push(name.clone());
-            if set.is_none() && self.names.len() - base > LINEAR_DUPLICATE_SCAN {
-                set = Some(
-                    self.names
-                        .get(base..)
-                        .unwrap_or(&[])
-                        .iter()
-                        .cloned()
-                        .collect(),
-                );
-            }
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            let child = keep.member(&name);
-            let value = self.value(depth + 1, child)?;
-            if child != Keep::Nothing {
-                members.push((name, value));
-            }
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    self.names.truncate(base);
-                    return Ok(Value::Object(members));
-                }
-                _ => return Err(JsonError::Syntax),
-            }
-        }
-    }
+    let doc = read(src, Keep::All)?;
+    doc.root().map(Item::to_value).ok_or(JsonError::Syntax)
 }
 
 #[cfg(test)]

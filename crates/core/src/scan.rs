@@ -1,40 +1,55 @@
 //! Eight bytes at a time: the byte searches on the hot path (string runs in
-//! JSON, the dots of a token). Exact word tests, see "Bit Twiddling Hacks"
-//! (haszero, hasless).
+//! JSON, the dots of a token). Word tests from "Bit Twiddling Hacks"
+//! (haszero, hasless): they flag every byte that matches and may flag
+//! bytes above it (a borrow), never below, so the lowest flag is exact.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
-fn has_zero(x: u64) -> bool {
-    x.wrapping_sub(ONES) & !x & HIGH != 0
+/// The high bit of each zero byte of `x` (see the module's note).
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGH
 }
 
-/// Whether any of eight bytes is `"`, `\\` or below 0x20.
-pub(crate) fn needs_attention(w: u64) -> bool {
-    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0;
-    control || has_zero(w ^ (ONES * u64::from(b'"'))) || has_zero(w ^ (ONES * u64::from(b'\\')))
+/// Bytes of `w` that are `"`, `\\` or below 0x20.
+fn attention(w: u64) -> u64 {
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    control | zero_bytes(w ^ (ONES * u64::from(b'"'))) | zero_bytes(w ^ (ONES * u64::from(b'\\')))
 }
 
-/// How many leading bytes of `hay`, in whole words, pass with `stop` false.
-pub(crate) fn skip_words(hay: &[u8], stop: impl Fn(u64) -> bool) -> usize {
+fn is_attention(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// Index of the first byte of `hay` that `byte` accepts, `hay.len()` when
+/// none does; `word` flags those bytes in eight at a time.
+fn first(hay: &[u8], word: impl Fn(u64) -> u64, byte: impl Fn(u8) -> bool) -> usize {
+    let mut chunks = hay.chunks_exact(8);
     let mut skipped = 0;
-    for chunk in hay.chunks_exact(8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        if stop(u64::from_le_bytes(word)) {
-            break;
+    for chunk in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let flags = word(u64::from_le_bytes(w));
+        if flags != 0 {
+            return skipped + (flags.trailing_zeros() / 8) as usize;
         }
         skipped += 8;
     }
-    skipped
+    let tail = chunks.remainder();
+    skipped + tail.iter().position(|&b| byte(b)).unwrap_or(tail.len())
+}
+
+/// How many leading bytes of `hay` are none of `"`, `\\` and control
+/// bytes: the run a JSON string reader skips and a writer copies as is.
+pub(crate) fn plain_len(hay: &[u8]) -> usize {
+    first(hay, attention, is_attention)
 }
 
 /// Position of the first `needle` in `hay`.
 pub(crate) fn find(hay: &[u8], needle: u8) -> Option<usize> {
     let pattern = ONES * u64::from(needle);
-    let skipped = skip_words(hay, |w| has_zero(w ^ pattern));
-    let rest = hay.get(skipped..)?;
-    rest.iter().position(|&b| b == needle).map(|i| skipped + i)
+    let i = first(hay, |w| zero_bytes(w ^ pattern), |b| b == needle);
+    (i < hay.len()).then_some(i)
 }
 
 #[cfg(test)]
@@ -42,19 +57,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn word_tests_match_byte_tests() {
+    fn word_tests_find_the_first_byte_exactly() {
+        // Every byte value at every position of a word, after plain bytes
+        // and before bytes of every kind.
         for b in 0..=255u8 {
             for pos in 0..8 {
-                let mut w = [b'a'; 8];
-                w[pos] = b;
-                let word = u64::from_le_bytes(w);
-                let expect = b == b'"' || b == b'\\' || b < 0x20;
-                assert_eq!(needs_attention(word), expect, "byte {b} at {pos}");
+                for after in [b'a', b'"', 0, 0x1f, b'\\', 0xff, b'.'] {
+                    let mut hay = [b'a'; 12];
+                    hay[pos] = b;
+                    hay[pos + 1..].fill(after);
+                    let expect = hay.iter().position(|&c| is_attention(c)).unwrap_or(12);
+                    assert_eq!(plain_len(&hay), expect, "{hay:?}");
+                    let dot = hay.iter().position(|&c| c == b'.');
+                    assert_eq!(find(&hay, b'.'), dot, "{hay:?}");
+                }
             }
         }
         let hay = b"abcdefghijklmnop.qrs.t";
         assert_eq!(find(hay, b'.'), Some(16));
         assert_eq!(find(b"x.", b'.'), Some(1));
         assert_eq!(find(b"abcdefgh", b'.'), None);
+        assert_eq!(plain_len(b"abcdefghijk"), 11);
     }
 }

@@ -190,9 +190,27 @@ pub(crate) fn push_u64(v: u64, out: &mut String) {
 pub(crate) struct Segments<'t> {
     /// The ASCII `header.payload` the signature covers.
     pub signed: &'t [u8],
-    pub header: Vec<u8>,
-    pub payload: Vec<u8>,
-    pub signature: Vec<u8>,
+    /// The header's bytes, the payload's, then the signature's: one buffer.
+    decoded: Vec<u8>,
+    /// Where the payload and the signature start in `decoded`.
+    payload_at: usize,
+    signature_at: usize,
+}
+
+impl Segments<'_> {
+    pub fn header(&self) -> &[u8] {
+        self.decoded.get(..self.payload_at).unwrap_or_default()
+    }
+
+    pub fn payload(&self) -> &[u8] {
+        self.decoded
+            .get(self.payload_at..self.signature_at)
+            .unwrap_or_default()
+    }
+
+    pub fn signature(&self) -> &[u8] {
+        self.decoded.get(self.signature_at..).unwrap_or_default()
+    }
 }
 
 /// Exactly three segments, each canonical unpadded base64url.
@@ -203,12 +221,28 @@ pub(crate) fn split(token: &[u8]) -> Option<Segments<'_>> {
     if dot(second + 1).is_some() {
         return None;
     }
-    let segment = |from: usize, to: usize| b64::URL.decode_unpadded(token.get(from..to)?);
+    let parts = [
+        token.get(..first)?,
+        token.get(first + 1..second)?,
+        token.get(second + 1..)?,
+    ];
+    let mut ends = [0; 3];
+    let mut total = 0;
+    for (end, part) in ends.iter_mut().zip(parts) {
+        total += b64::decoded_len(part)?;
+        *end = total;
+    }
+    let mut decoded = alloc::vec![0u8; total];
+    let mut start = 0;
+    for (end, part) in ends.into_iter().zip(parts) {
+        b64::URL.decode_unpadded_to(part, decoded.get_mut(start..end)?)?;
+        start = end;
+    }
     Some(Segments {
         signed: token.get(..second)?,
-        header: segment(0, first)?,
-        payload: segment(first + 1, second)?,
-        signature: segment(second + 1, token.len())?,
+        decoded,
+        payload_at: ends[0],
+        signature_at: ends[1],
     })
 }
 
@@ -216,5 +250,5 @@ pub(crate) fn split(token: &[u8]) -> Option<Segments<'_>> {
 /// their form: for inspection tools, never for a decision.
 pub fn decode_unverified(token: &str) -> Option<(Vec<u8>, Vec<u8>)> {
     let s = split(token.as_bytes())?;
-    Some((s.header, s.payload))
+    Some((s.header().to_vec(), s.payload().to_vec()))
 }

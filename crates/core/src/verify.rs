@@ -10,8 +10,8 @@ use hmac::Mac;
 use crate::claims::{self, protocol_major, Claim};
 use crate::config::{Config, ConfigError};
 use crate::context::Context;
-use crate::envelope::{get_str, header, next_verifier_id, Call, Envelope, Lookup};
-use crate::json::{self, Value};
+use crate::envelope::{header, next_verifier_id, Call, Envelope, Lookup};
+use crate::json::{self, position, Doc, Item, Keep, Kind as JsonKind, Members};
 use crate::reason::Reason;
 use crate::replay::FirstUse;
 use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
@@ -35,10 +35,6 @@ impl core::fmt::Debug for Verifier {
             .field("config", &self.config)
             .finish()
     }
-}
-
-fn owned(obj: &Value<'_>, name: &str) -> Option<String> {
-    get_str(obj, name).map(String::from)
 }
 
 impl Verifier {
@@ -178,14 +174,14 @@ impl Verifier {
         headers: &[(N, V)],
         now: u64,
     ) -> Result<Option<Context>, Reason> {
-        let Call { name, meta } = call;
-        let has_context_keys = || meta.iter().any(|(k, _)| k.starts_with(META_PREFIX));
+        let name = call.name;
+        let context_meta = || ContextMeta(call.meta_members());
 
         // Step 8.
         let token = match header(headers, TOKEN_HEADER) {
             Lookup::Once(t) => t,
             Lookup::Many => return Err(Reason::TokenDuplicated),
-            Lookup::Missing if !self.config.require_context && !has_context_keys() => {
+            Lookup::Missing if !self.config.require_context && context_meta().next().is_none() => {
                 return Ok(None)
             }
             Lookup::Missing => return Err(Reason::TokenMissing),
@@ -196,19 +192,25 @@ impl Verifier {
             return Err(Reason::TokenTooLarge);
         }
         let segments = token::split(token).ok_or(Reason::TokenMalformed)?;
-        let jose = token_object(&segments.header)?;
-        let claims = token_object(&segments.payload)?;
-        if get_str(&jose, "alg") != Some("HS256") {
+        let (jose, payload) = (
+            read_token(segments.header())?,
+            read_token(segments.payload())?,
+        );
+        let mut found = [None; 4];
+        token_object(&jose)?.get_all(&[b"alg", b"typ", b"crit", b"b64"], &mut found);
+        let [alg, typ, crit, b64] = found;
+        let claims = Claims::read(token_object(&payload)?);
+        if alg.and_then(Item::as_str) != Some("HS256") {
             return Err(Reason::AlgNotAllowed);
         }
-        if jose.get("typ").is_some_and(|t| t.as_str() != Some("JWT")) {
+        if typ.is_some_and(|t| t.as_str() != Some("JWT")) {
             return Err(Reason::TokenMalformed);
         }
-        if jose.get("crit").is_some() || jose.get("b64").is_some() {
+        if crit.is_some() || b64.is_some() {
             return Err(Reason::CritNotSupported);
         }
         let secret_index = self
-            .signer(segments.signed, &segments.signature)
+            .signer(segments.signed, segments.signature())
             .ok_or(Reason::SignatureInvalid)?;
 
         // Step 10.
@@ -216,75 +218,73 @@ impl Verifier {
 
         // Step 11: the token first, then the values in `_meta`.
         for claim in Claim::ALL {
-            match claims.get(claim.name()) {
+            match claims.context(claim) {
                 None if claim.required() => return Err(Reason::ContextMalformed),
                 Some(v) if !claim.accepts(v) => return Err(Reason::ContextMalformed),
                 _ => {}
             }
         }
-        let s = |claim: Claim| get_str(&claims, claim.name()).unwrap_or_default();
-        let (task_id, tool_call_id) = (s(Claim::TaskId), s(Claim::ToolCallId));
-        let key = s(Claim::IdempotencyKey);
+        let s = |claim| claims.context(claim).and_then(Item::as_str);
+        let text = |claim| s(claim).unwrap_or_default();
+        let (task_id, tool_call_id) = (text(Claim::TaskId), text(Claim::ToolCallId));
+        let key = text(Claim::IdempotencyKey);
         let composed = key.len() == task_id.len() + 1 + tool_call_id.len()
             && key.strip_prefix(task_id).and_then(|k| k.strip_prefix(':')) == Some(tool_call_id);
         if !composed {
             return Err(Reason::ContextMalformed);
         }
-        for (k, v) in meta {
-            if let Some(name) = k.strip_prefix(META_PREFIX) {
-                if !claims::value_ok(name, v) {
+        // How many `_meta` keys name a context claim.
+        let mut bound = 0;
+        for (k, v) in context_meta() {
+            if let Some(claim) = Claim::named(k) {
+                if !claim.accepts(v) {
                     return Err(Reason::ContextMalformed);
                 }
+                bound += 1;
             }
         }
 
         // Step 12.
-        let tool = match claims.get("tool") {
+        let tool = match claims.at(TOOL) {
             None => None,
-            Some(Value::String(t)) if t == name => Some(String::from(&**t)),
+            Some(t) if t.as_str() == Some(name) => Some(String::from(name)),
             Some(_) => return Err(Reason::ToolMismatch),
         };
 
         // Step 13.
-        let protocol = s(Claim::Protocol);
+        let protocol = text(Claim::Protocol);
         if !self.major_supported(protocol_major(protocol).unwrap_or_default()) {
             return Err(Reason::ProtocolUnsupported);
         }
 
         // Step 14: `_meta` keys in document order, then the token's claims.
-        for (k, v) in meta {
-            if let Some(name) = k.strip_prefix(META_PREFIX) {
-                match claims.get(name) {
-                    None => return Err(Reason::ClaimMissing),
-                    Some(c) if c != v => return Err(Reason::MetaMismatch),
-                    Some(_) => {}
-                }
+        for (k, v) in context_meta() {
+            match claims.get(k) {
+                None => return Err(Reason::ClaimMissing),
+                Some(c) if !c.json_eq(v) => return Err(Reason::MetaMismatch),
+                Some(_) => {}
             }
         }
-        for claim in Claim::ALL {
-            let name = claim.name();
-            if claims.get(name).is_some()
-                && !meta
-                    .iter()
-                    .any(|(k, _)| k.strip_prefix(META_PREFIX) == Some(name))
-            {
-                return Err(Reason::MetaMissing);
-            }
+        // Each of those keys has its claim in the token (and names it
+        // once): fewer keys than claims means a claim without its key.
+        if bound < claims.found.iter().skip(CONTEXT).flatten().count() {
+            return Err(Reason::MetaMissing);
         }
 
+        let owned = |claim| s(claim).map(String::from);
         Ok(Some(Context {
             task_id: String::from(task_id),
             tool_call_id: String::from(tool_call_id),
-            workspace_id: String::from(s(Claim::WorkspaceId)),
+            workspace_id: String::from(text(Claim::WorkspaceId)),
             idempotency_key: String::from(key),
             protocol: String::from(protocol),
-            agent_id: owned(&claims, Claim::AgentId.name()),
-            end_user_id: owned(&claims, Claim::EndUserId.name()),
+            agent_id: owned(Claim::AgentId),
+            end_user_id: owned(Claim::EndUserId),
             metadata: claims
-                .get(Claim::Metadata.name())
-                .map(Value::to_owned_value),
+                .context(Claim::Metadata)
+                .map(|m| m.to_value().into_owned()),
             tool,
-            jti: owned(&claims, "jti"),
+            jti: claims.at(JTI).and_then(Item::as_str).map(String::from),
             iat,
             exp,
             secret_index,
@@ -307,24 +307,16 @@ impl Verifier {
     }
 
     /// Step 10, in the contract's order; returns `(iat, exp)`.
-    fn check_times(&self, claims: &Value<'_>, now: u64) -> Result<(u64, u64), Reason> {
-        if get_str(claims, "iss") != Some(ISSUER) {
+    fn check_times(&self, claims: &Claims<'_, '_>, now: u64) -> Result<(u64, u64), Reason> {
+        if claims.at(ISS).and_then(Item::as_str) != Some(ISSUER) {
             return Err(Reason::IssuerInvalid);
         }
         let id = self.config.instance_id.as_str();
-        let audience_ok = match claims.get("aud") {
-            Some(Value::String(a)) => a == id,
-            Some(Value::Array(items)) => {
-                items.iter().all(|i| matches!(i, Value::String(_)))
-                    && items.iter().any(|i| i.as_str() == Some(id))
-            }
-            _ => false,
-        };
-        if !audience_ok {
+        if !claims.at(AUD).is_some_and(|aud| audience_ok(aud, id)) {
             return Err(Reason::AudienceInvalid);
         }
-        let date = |name| claims.get(name).and_then(Value::as_numeric_date);
-        let (Some(iat), Some(exp)) = (date("iat"), date("exp")) else {
+        let date = |i| claims.at(i).and_then(Item::as_numeric_date);
+        let (Some(iat), Some(exp)) = (date(IAT), date(EXP)) else {
             return Err(Reason::ClaimInvalid);
         };
         let skew = self.config.clock_skew_s;
@@ -337,13 +329,13 @@ impl Verifier {
         if now.saturating_sub(iat) > self.config.max_token_age_s.saturating_add(skew) {
             return Err(Reason::TokenTooOld);
         }
-        if let Some(nbf) = claims.get("nbf") {
+        if let Some(nbf) = claims.at(NBF) {
             let nbf = nbf.as_numeric_date().ok_or(Reason::ClaimInvalid)?;
             if nbf > now.saturating_add(skew) {
                 return Err(Reason::TokenNotYetValid);
             }
         }
-        if claims.get("jti").is_some_and(|j| j.as_str().is_none()) {
+        if claims.at(JTI).is_some_and(|j| j.as_str().is_none()) {
             return Err(Reason::ClaimInvalid);
         }
         Ok((iat, exp))
@@ -367,10 +359,112 @@ impl Verifier {
     }
 }
 
-/// A token's header or payload: a JSON object, read by the body's reader.
-fn token_object(bytes: &[u8]) -> Result<Value<'_>, Reason> {
-    json::parse(bytes)
-        .ok()
-        .filter(Value::is_object)
+/// `aud` names `id`: a string, or an array of strings with `id` among them.
+fn audience_ok(aud: Item<'_, '_>, id: &str) -> bool {
+    if aud.kind() != JsonKind::Array {
+        return aud.as_str() == Some(id);
+    }
+    let mut found = false;
+    for item in aud.elements() {
+        match item.as_str() {
+            Some(a) => found |= a == id,
+            None => return false,
+        }
+    }
+    found
+}
+
+/// The `_meta` members that carry context, as (claim name, value).
+#[derive(Clone)]
+struct ContextMeta<'d, 'b>(Members<'d, 'b>);
+
+impl<'d, 'b> Iterator for ContextMeta<'d, 'b> {
+    type Item = (&'d [u8], Item<'d, 'b>);
+
+    // One copy for the three loops over it (the wasm builds are size-bound).
+    #[inline(never)]
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let (k, v) = self.0.next()?;
+            if let Some(k) = k
+                .str_bytes()
+                .and_then(|k| k.strip_prefix(META_PREFIX.as_bytes()))
+            {
+                return Some((k, v));
+            }
+        }
+    }
+}
+
+/// A token's header or payload, read by the body's reader.
+fn read_token(bytes: &[u8]) -> Result<Doc<'_>, Reason> {
+    json::read(bytes, Keep::All).map_err(|_| Reason::TokenMalformed)
+}
+
+/// The top-level value of a token's header or payload, which must be an object.
+fn token_object<'d, 'a>(doc: &'d Doc<'a>) -> Result<Item<'d, 'a>, Reason> {
+    doc.root()
+        .filter(|v| v.is_object())
         .ok_or(Reason::TokenMalformed)
+}
+
+// The payload members the checks read, by their place in `READ`: the
+// registered claims, then the context claims in table order.
+const ISS: usize = 0;
+const AUD: usize = 1;
+const IAT: usize = 2;
+const EXP: usize = 3;
+const NBF: usize = 4;
+const JTI: usize = 5;
+const TOOL: usize = 6;
+const CONTEXT: usize = 7;
+const READ: [&[u8]; CONTEXT + Claim::ALL.len()] = {
+    let mut names: [&[u8]; CONTEXT + Claim::ALL.len()] = [
+        b"iss", b"aud", b"iat", b"exp", b"nbf", b"jti", b"tool", b"", b"", b"", b"", b"", b"", b"",
+        b"",
+    ];
+    let mut i = 0;
+    while i < Claim::ALL.len() {
+        // In range: `names` has room for every claim after `CONTEXT`.
+        #[allow(clippy::indexing_slicing)]
+        {
+            names[CONTEXT + i] = claims::NAMES[i];
+        }
+        i += 1;
+    }
+    names
+};
+
+/// The token payload, with the members the checks read found in one pass.
+struct Claims<'d, 'a> {
+    all: Item<'d, 'a>,
+    found: [Option<Item<'d, 'a>>; READ.len()],
+}
+
+impl<'d, 'a> Claims<'d, 'a> {
+    fn read(all: Item<'d, 'a>) -> Claims<'d, 'a> {
+        let mut found = [None; READ.len()];
+        all.get_all(&READ, &mut found);
+        Claims { all, found }
+    }
+
+    fn at(&self, i: usize) -> Option<Item<'d, 'a>> {
+        self.found.get(i).copied().flatten()
+    }
+
+    fn context(&self, claim: Claim) -> Option<Item<'d, 'a>> {
+        self.at(CONTEXT + claim as usize)
+    }
+
+    /// The claim `name`, whatever it is.
+    fn get(&self, name: &[u8]) -> Option<Item<'d, 'a>> {
+        match position(&READ, name) {
+            Some(i) => self.at(i),
+            None => {
+                let mut found = [None];
+                self.all.get_all(&[name], &mut found);
+                found[0]
+            }
+        }
+    }
 }

@@ -1,0 +1,683 @@
+//! The strict reader: one pass over the bytes checks everything RFC 8259
+//! and the contract demand (grammar, UTF-8, lone surrogates, duplicate
+//! member names after unescaping, depth) and records what it read as a flat
+//! list of nodes, a [`Doc`]. The checks read the document in place: strings
+//! without escapes, numbers and member names are never copied, and a
+//! document costs one vector, not a tree of them.
+
+use alloc::borrow::Cow;
+use alloc::collections::BTreeSet;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::{numeric_date, JsonError, Value, MAX_DEPTH};
+use crate::scan;
+
+/// What a node holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+/// One value (or member name) of a document: its text is
+/// `doc.text[start..end]`, strings with their quotes. A container's
+/// children follow it: an array's elements, an object's members as name
+/// then value. Sixteen bytes: a document is at most 4 GiB (see [`read`]).
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    start: u32,
+    end: u32,
+    /// Containers: the index after their last descendant. Strings with an
+    /// escape: their unescaped text in [`Doc::unescaped`]. Unused otherwise.
+    link: u32,
+    kind: Kind,
+    escaped: bool,
+}
+
+impl Node {
+    /// Where the value's text is.
+    fn span(self) -> core::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// Where a string's text is, without its quotes.
+    fn inner(self) -> core::ops::Range<usize> {
+        self.start as usize + 1..(self.end as usize).saturating_sub(1)
+    }
+
+    fn link(self) -> usize {
+        self.link as usize
+    }
+}
+
+/// Which parts of a document to record; the rest is only checked.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    All,
+    Nothing,
+    /// A JSON-RPC request: top-level `method`, `id` and `params` (of which
+    /// `name` and `_meta`), and `method` of batch elements.
+    Request,
+    BatchElement,
+    Params,
+}
+
+impl Keep {
+    fn member(self, name: &[u8]) -> Keep {
+        match (self, name) {
+            (Keep::All, _) => Keep::All,
+            (Keep::Request, b"method" | b"id") | (Keep::BatchElement, b"method") => Keep::All,
+            (Keep::Request, b"params") => Keep::Params,
+            (Keep::Params, b"name" | b"_meta") => Keep::All,
+            _ => Keep::Nothing,
+        }
+    }
+
+    fn element(self) -> Keep {
+        match self {
+            Keep::All => Keep::All,
+            Keep::Request => Keep::BatchElement,
+            _ => Keep::Nothing,
+        }
+    }
+}
+
+/// A document that passed the strict reader, as recorded under its [`Keep`]
+/// (members and elements left out are absent, as if never written).
+pub(crate) struct Doc<'a> {
+    /// The whole document: every byte outside strings is ASCII and every
+    /// string is UTF-8, so a document that was read whole is text.
+    text: &'a str,
+    nodes: Vec<Node>,
+    /// The strings with escapes, unescaped.
+    unescaped: Vec<String>,
+}
+
+/// Reads one JSON document (trailing whitespace only), recording what
+/// `keep` asks for. The first offending position decides the error. A
+/// document over 4 GiB is refused as [`JsonError::Syntax`]: positions are
+/// kept in 32 bits (the body limit is far below).
+pub(crate) fn read(src: &[u8], keep: Keep) -> Result<Doc<'_>, JsonError> {
+    if u32::try_from(src.len()).is_err() {
+        return Err(JsonError::Syntax);
+    }
+    // Valid UTF-8 throughout (the usual case) is checked once; otherwise
+    // each string is checked where it stands, so the first problem in the
+    // document is the one reported.
+    let text = core::str::from_utf8(src).ok();
+    let mut r = Reader {
+        src,
+        text,
+        pos: 0,
+        // Sized for a token payload or the kept part of a request.
+        nodes: Vec::with_capacity((src.len() / 12).clamp(8, 64)),
+        unescaped: Vec::new(),
+        names: Vec::with_capacity(32),
+        scratch: String::new(),
+    };
+    r.ws();
+    r.value(1, keep)?;
+    r.ws();
+    if r.pos != src.len() {
+        return Err(JsonError::Syntax);
+    }
+    Ok(Doc {
+        text: text.ok_or(JsonError::Syntax)?,
+        nodes: r.nodes,
+        unescaped: r.unescaped,
+    })
+}
+
+impl<'a> Doc<'a> {
+    /// The top-level value (`None` only when `keep` recorded nothing).
+    pub fn root(&self) -> Option<Item<'_, 'a>> {
+        Item::at(self, 0)
+    }
+}
+
+/// A value in a [`Doc`].
+#[derive(Clone, Copy)]
+pub(crate) struct Item<'d, 'a> {
+    doc: &'d Doc<'a>,
+    index: usize,
+    node: Node,
+}
+
+impl<'d, 'a> Item<'d, 'a> {
+    fn at(doc: &'d Doc<'a>, index: usize) -> Option<Item<'d, 'a>> {
+        let node = *doc.nodes.get(index)?;
+        Some(Item { doc, index, node })
+    }
+
+    pub fn kind(self) -> Kind {
+        self.node.kind
+    }
+
+    pub fn is_object(self) -> bool {
+        self.node.kind == Kind::Object
+    }
+
+    /// The value's JSON text as written.
+    pub fn text(self) -> &'a str {
+        self.doc.text.get(self.node.span()).unwrap_or_default()
+    }
+
+    /// A string's value, unescaped.
+    pub fn as_str(self) -> Option<&'d str> {
+        match (self.node.kind, self.node.escaped) {
+            (Kind::String, false) => self.doc.text.get(self.node.inner()),
+            (Kind::String, true) => self.doc.unescaped.get(self.node.link()).map(String::as_str),
+            _ => None,
+        }
+    }
+
+    /// An array's elements, or an object's member names and values in
+    /// turn; nothing for other values.
+    fn children(self) -> Children<'d, 'a> {
+        let end = match self.node.kind {
+            Kind::Array | Kind::Object => self.node.link(),
+            _ => 0,
+        };
+        Children {
+            doc: Some(self.doc),
+            next: self.index + 1,
+            end,
+        }
+    }
+
+    /// An object's members, in document order, as (name, value).
+    pub fn members(self) -> Members<'d, 'a> {
+        Members(match self.node.kind {
+            Kind::Object => self.children(),
+            _ => Children::NONE,
+        })
+    }
+
+    /// The member `name` of an object; `None` for anything else.
+    pub fn get(self, name: &str) -> Option<Item<'d, 'a>> {
+        let mut found = [None];
+        self.get_all(&[name.as_bytes()], &mut found);
+        found[0]
+    }
+
+    /// Fills `found` with the members called `names`, in one pass over
+    /// the object.
+    #[inline(never)]
+    pub fn get_all(self, names: &[&[u8]], found: &mut [Option<Item<'d, 'a>>]) {
+        for (k, v) in self.members() {
+            let slot = k.str_bytes().and_then(|k| position(names, k));
+            if let Some(slot) = slot.and_then(|i| found.get_mut(i)) {
+                *slot = Some(v);
+            }
+        }
+    }
+
+    /// A string's value, unescaped, as bytes.
+    pub fn str_bytes(self) -> Option<&'d [u8]> {
+        match (self.node.kind, self.node.escaped) {
+            (Kind::String, false) => self.doc.text.as_bytes().get(self.node.inner()),
+            _ => self.as_str().map(str::as_bytes),
+        }
+    }
+
+    /// An array's elements, in order.
+    pub fn elements(self) -> Children<'d, 'a> {
+        match self.node.kind {
+            Kind::Array => self.children(),
+            _ => Children::NONE,
+        }
+    }
+
+    /// A NumericDate (see [`Value::as_numeric_date`]).
+    pub fn as_numeric_date(self) -> Option<u64> {
+        match self.node.kind {
+            Kind::Number => numeric_date(self.text()),
+            _ => None,
+        }
+    }
+
+    /// The value as a [`Value`] tree, borrowing what has no escape.
+    pub fn to_value(self) -> Value<'a> {
+        let text = |item: Item<'_, 'a>| match item.node.escaped {
+            true => Cow::Owned(String::from(item.as_str().unwrap_or_default())),
+            false => Cow::Borrowed(item.doc.text.get(item.node.inner()).unwrap_or_default()),
+        };
+        match self.node.kind {
+            Kind::Null => Value::Null,
+            Kind::Bool => Value::Bool(self.text() == "true"),
+            Kind::Number => Value::Number(Cow::Borrowed(self.text())),
+            Kind::String => Value::String(text(self)),
+            Kind::Array => {
+                let mut items = Vec::new();
+                for item in self.elements() {
+                    items.push(item.to_value());
+                }
+                Value::Array(items)
+            }
+            Kind::Object => {
+                let mut members = Vec::new();
+                for (k, v) in self.members() {
+                    members.push((text(k), v.to_value()));
+                }
+                Value::Object(members)
+            }
+        }
+    }
+
+    /// JSON equality (as [`Value`]'s): the same text is the same value;
+    /// anything else is compared as trees.
+    pub fn json_eq(self, other: Item<'_, '_>) -> bool {
+        self.text() == other.text() || self.to_value() == other.to_value()
+    }
+}
+
+/// The values that follow one another in a container, each with its
+/// descendants skipped.
+#[derive(Clone)]
+pub(crate) struct Children<'d, 'a> {
+    doc: Option<&'d Doc<'a>>,
+    next: usize,
+    end: usize,
+}
+
+impl Children<'_, '_> {
+    const NONE: Self = Children {
+        doc: None,
+        next: 0,
+        end: 0,
+    };
+}
+
+impl<'d, 'a> Iterator for Children<'d, 'a> {
+    type Item = Item<'d, 'a>;
+
+    fn next(&mut self) -> Option<Item<'d, 'a>> {
+        if self.next >= self.end {
+            return None;
+        }
+        let item = Item::at(self.doc?, self.next)?;
+        self.next = match item.node.kind {
+            Kind::Array | Kind::Object => item.node.link(),
+            _ => self.next + 1,
+        };
+        Some(item)
+    }
+}
+
+/// An object's members as (name, value); none when there is no object.
+#[derive(Clone)]
+pub(crate) struct Members<'d, 'a>(Children<'d, 'a>);
+
+impl<'d, 'a> Members<'d, 'a> {
+    pub const NONE: Self = Members(Children::NONE);
+}
+
+impl<'d, 'a> Iterator for Members<'d, 'a> {
+    type Item = (Item<'d, 'a>, Item<'d, 'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some((self.0.next()?, self.0.next()?))
+    }
+}
+
+struct Reader<'a> {
+    src: &'a [u8],
+    /// `src` as text when it is valid UTF-8 as a whole.
+    text: Option<&'a str>,
+    pos: usize,
+    nodes: Vec<Node>,
+    unescaped: Vec<String>,
+    /// Member names of the objects being read, innermost last: one buffer
+    /// for the duplicate checks of every level.
+    names: Vec<Cow<'a, [u8]>>,
+    /// The last string with an escape, unescaped.
+    scratch: String,
+}
+
+/// Where `name` stands in `names`.
+#[inline(never)]
+pub(crate) fn position(names: &[&[u8]], name: &[u8]) -> Option<usize> {
+    names.iter().position(|n| same(n, name))
+}
+
+/// Equal names; the last byte first, since names of one object often
+/// share a length and a prefix (`agentarea/...`).
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.last() == b.last() && a == b
+}
+
+/// Objects with more members than this check duplicates through a set.
+const LINEAR_DUPLICATE_SCAN: usize = 16;
+
+impl<'a> Reader<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> Result<(), JsonError> {
+        if self.peek() == Some(b) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(JsonError::Syntax)
+        }
+    }
+
+    /// Records a value that ends here; returns its index.
+    // Positions and counts fit 32 bits: `read` refuses longer documents,
+    // and every node or unescaped string takes at least one byte.
+    fn push(&mut self, start: usize, kind: Kind, escaped: bool) -> usize {
+        let index = self.nodes.len();
+        let link = match escaped {
+            true => {
+                self.unescaped.push(self.scratch.clone());
+                self.unescaped.len() - 1
+            }
+            false => index + 1,
+        };
+        self.nodes.push(Node {
+            start: start as u32,
+            end: self.pos as u32,
+            link: link as u32,
+            kind,
+            escaped,
+        });
+        index
+    }
+
+    /// Ends the container recorded at `index` here.
+    fn close(&mut self, index: Option<usize>) {
+        let (end, link) = (self.pos as u32, self.nodes.len() as u32);
+        if let Some(node) = index.and_then(|i| self.nodes.get_mut(i)) {
+            node.end = end;
+            node.link = link;
+        }
+    }
+
+    fn value(&mut self, depth: usize, keep: Keep) -> Result<(), JsonError> {
+        let start = self.pos;
+        let (kind, escaped) = match self.peek() {
+            Some(b'{') => return self.object(depth, keep),
+            Some(b'[') => return self.array(depth, keep),
+            Some(b'"') => (Kind::String, self.string()?),
+            Some(b't') => (self.literal(b"true", Kind::Bool)?, false),
+            Some(b'f') => (self.literal(b"false", Kind::Bool)?, false),
+            Some(b'n') => (self.literal(b"null", Kind::Null)?, false),
+            Some(b'-' | b'0'..=b'9') => (self.number()?, false),
+            _ => return Err(JsonError::Syntax),
+        };
+        if keep != Keep::Nothing {
+            self.push(start, kind, escaped);
+        }
+        Ok(())
+    }
+
+    fn literal(&mut self, word: &[u8], kind: Kind) -> Result<Kind, JsonError> {
+        // Compare byte by byte so a truncated literal fails at its end.
+        for &b in word {
+            self.eat(b)?;
+        }
+        Ok(kind)
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.peek() {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    fn number(&mut self) -> Result<Kind, JsonError> {
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(JsonError::Syntax),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(JsonError::Syntax);
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(JsonError::Syntax);
+            }
+        }
+        Ok(Kind::Number)
+    }
+
+    /// The string bytes from `from` to here; runs end at ASCII bytes, so
+    /// they never split a UTF-8 sequence.
+    fn run(&self, from: usize) -> Result<&'a str, JsonError> {
+        match self.text {
+            Some(text) => text.get(from..self.pos).ok_or(JsonError::Syntax),
+            None => core::str::from_utf8(self.src.get(from..self.pos).unwrap_or_default())
+                .map_err(|_| JsonError::Syntax),
+        }
+    }
+
+    /// Advances over string bytes that need no attention.
+    fn plain(&mut self) {
+        self.pos += scan::plain_len(self.src.get(self.pos..).unwrap_or_default());
+    }
+
+    /// Reads the string whose opening quote is here; whether it has an
+    /// escape. If it has, its unescaped text is left in `scratch`.
+    fn string(&mut self) -> Result<bool, JsonError> {
+        let start = self.pos + 1;
+        self.pos = start;
+        self.plain();
+        if self.peek() == Some(b'"') {
+            // The usual string: one run, and the text was checked whole.
+            if self.text.is_none() {
+                self.run(start)?;
+            }
+            self.pos += 1;
+            return Ok(false);
+        }
+        self.scratch.clear();
+        let run = self.run(start)?;
+        self.scratch.push_str(run);
+        loop {
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(true);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let c = self.escape()?;
+                    self.scratch.push(c);
+                }
+                Some(0x20..) => {
+                    let from = self.pos;
+                    self.plain();
+                    let run = self.run(from)?;
+                    self.scratch.push_str(run);
+                }
+                _ => return Err(JsonError::Syntax),
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let mut v = 0u32;
+        for _ in 0..4 {
+            let d = match self.peek() {
+                Some(b @ b'0'..=b'9') => b - b'0',
+                Some(b @ b'a'..=b'f') => b - b'a' + 10,
+                Some(b @ b'A'..=b'F') => b - b'A' + 10,
+                _ => return Err(JsonError::Syntax),
+            };
+            v = (v << 4) | u32::from(d);
+            self.pos += 1;
+        }
+        Ok(v)
+    }
+
+    /// The character an escape (after its backslash) stands for.
+    fn escape(&mut self) -> Result<char, JsonError> {
+        let c = match self.peek() {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => {
+                self.pos += 1;
+                let hi = self.hex4()?;
+                let code = match hi {
+                    0xD800..=0xDBFF => {
+                        self.eat(b'\\')?;
+                        self.eat(b'u')?;
+                        let lo = self.hex4()?;
+                        if !(0xDC00..=0xDFFF).contains(&lo) {
+                            return Err(JsonError::Syntax);
+                        }
+                        0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                    }
+                    0xDC00..=0xDFFF => return Err(JsonError::Syntax),
+                    _ => hi,
+                };
+                return char::from_u32(code).ok_or(JsonError::Syntax);
+            }
+            _ => return Err(JsonError::Syntax),
+        };
+        self.pos += 1;
+        Ok(c)
+    }
+
+    /// Records the container opening here when `keep` asks for it.
+    fn open(&mut self, kind: Kind, keep: Keep) -> Option<usize> {
+        let start = self.pos;
+        self.pos += 1;
+        (keep != Keep::Nothing).then(|| self.push(start, kind, false))
+    }
+
+    fn array(&mut self, depth: usize, keep: Keep) -> Result<(), JsonError> {
+        if depth > MAX_DEPTH {
+            return Err(JsonError::TooDeep);
+        }
+        let index = self.open(Kind::Array, keep);
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.close(index);
+            return Ok(());
+        }
+        let child = keep.element();
+        loop {
+            self.ws();
+            self.value(depth + 1, child)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    self.close(index);
+                    return Ok(());
+                }
+                _ => return Err(JsonError::Syntax),
+            }
+        }
+    }
+
+    /// Reads a member name; unescaped, borrowed when it has no escape.
+    fn name(&mut self) -> Result<(Cow<'a, [u8]>, bool), JsonError> {
+        let start = self.pos + 1;
+        if self.string()? {
+            return Ok((Cow::Owned(self.scratch.as_bytes().to_vec()), true));
+        }
+        let name = self.src.get(start..self.pos - 1).unwrap_or_default();
+        Ok((Cow::Borrowed(name), false))
+    }
+
+    fn object(&mut self, depth: usize, keep: Keep) -> Result<(), JsonError> {
+        if depth > MAX_DEPTH {
+            return Err(JsonError::TooDeep);
+        }
+        let index = self.open(Kind::Object, keep);
+        let base = self.names.len();
+        // Large objects would make a linear duplicate scan quadratic.
+        let mut set: Option<BTreeSet<Cow<'a, [u8]>>> = None;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.close(index);
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            if self.peek() != Some(b'"') {
+                return Err(JsonError::Syntax);
+            }
+            let name_start = self.pos;
+            let (name, escaped) = self.name()?;
+            let duplicate = match set.as_mut() {
+                Some(set) => !set.insert(name.clone()),
+                None => self
+                    .names
+                    .get(base..)
+                    .unwrap_or(&[])
+                    .iter()
+                    .any(|n| same(n, &name)),
+            };
+            if duplicate {
+                return Err(JsonError::Duplicate);
+            }
+            let child = keep.member(&name);
+            self.names.push(name);
+            if set.is_none() && self.names.len() - base > LINEAR_DUPLICATE_SCAN {
+                // One by one: collecting would bring in a sort.
+                let mut names = BTreeSet::new();
+                for name in self.names.get(base..).unwrap_or(&[]) {
+                    names.insert(name.clone());
+                }
+                set = Some(names);
+            }
+            if child != Keep::Nothing {
+                self.push(name_start, Kind::String, escaped);
+            }
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            self.value(depth + 1, child)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    self.names.truncate(base);
+                    self.close(index);
+                    return Ok(());
+                }
+                _ => return Err(JsonError::Syntax),
+            }
+        }
+    }
+}
