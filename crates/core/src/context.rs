@@ -3,7 +3,7 @@
 use alloc::string::String;
 
 use crate::claims::Claim;
-use crate::json::{write_str, Value};
+use crate::json::{write_str, JsonText};
 use crate::token::{member, push_u64, write_claims, ClaimValue};
 
 /// What a verified `tools/call` may rely on.
@@ -16,7 +16,8 @@ pub struct Context {
     pub protocol: String,
     pub agent_id: Option<String>,
     pub end_user_id: Option<String>,
-    pub metadata: Option<Value<'static>>,
+    /// The `metadata` claim, an object, as compact JSON text.
+    pub metadata: Option<JsonText>,
     pub tool: Option<String>,
     pub jti: Option<String>,
     pub iat: u64,
@@ -39,7 +40,7 @@ impl Context {
             Claim::IdempotencyKey => Some(ClaimValue::Text(&self.idempotency_key)),
             Claim::AgentId => self.agent_id.as_deref().map(ClaimValue::Text),
             Claim::EndUserId => self.end_user_id.as_deref().map(ClaimValue::Text),
-            Claim::Metadata => self.metadata.as_ref().map(ClaimValue::Json),
+            Claim::Metadata => self.metadata.as_ref().map(|m| ClaimValue::Raw(m.as_str())),
         }
     }
 

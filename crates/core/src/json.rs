@@ -158,6 +158,29 @@ impl<'a> Value<'a> {
     }
 }
 
+/// A JSON value kept as its compact text, as [`Value::write`] writes it:
+/// what a verified context carries for an arbitrary JSON claim
+/// (`metadata`), one string instead of a tree. Equal texts are equal
+/// values; [`JsonText::parse`] gives the tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonText(String);
+
+impl JsonText {
+    /// Text the strict reader read (and the crate wrote compactly).
+    pub(crate) fn new(text: String) -> JsonText {
+        JsonText(text)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The value as a tree.
+    pub fn parse(&self) -> Result<Value<'_>, JsonError> {
+        parse(self.0.as_bytes())
+    }
+}
+
 /// JSON equality: objects ignore member order, arrays keep order, strings
 /// compare by code point, numbers by exact decimal value (`1 == 1.0`).
 impl PartialEq for Value<'_> {

@@ -75,6 +75,8 @@ impl ContextClaims {
 pub(crate) enum ClaimValue<'a> {
     Text(&'a str),
     Json(&'a Value<'a>),
+    /// JSON text, written as it is.
+    Raw(&'a str),
 }
 
 /// Writes a member for each claim `value_of` has, in the order of
@@ -94,6 +96,10 @@ pub(crate) fn write_claims<'a>(
             Some(ClaimValue::Json(v)) => {
                 member(prefix, claim.name(), out);
                 v.write(out);
+            }
+            Some(ClaimValue::Raw(text)) => {
+                member(prefix, claim.name(), out);
+                out.push_str(text);
             }
         }
     }

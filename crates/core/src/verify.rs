@@ -11,7 +11,7 @@ use crate::claims::{self, protocol_major, Claim};
 use crate::config::{Config, ConfigError};
 use crate::context::Context;
 use crate::envelope::{header, next_verifier_id, Call, Envelope, Lookup};
-use crate::json::{self, position, Doc, Item, Keep, Kind as JsonKind, Members};
+use crate::json::{self, position, Doc, Item, JsonText, Keep, Kind as JsonKind, Members};
 use crate::reason::Reason;
 use crate::replay::FirstUse;
 use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
@@ -282,7 +282,7 @@ impl Verifier {
             end_user_id: owned(Claim::EndUserId),
             metadata: claims
                 .context(Claim::Metadata)
-                .map(|m| m.to_value().into_owned()),
+                .map(|m| JsonText::new(m.to_compact())),
             tool,
             jti: claims.at(JTI).and_then(Item::as_str).map(String::from),
             iat,

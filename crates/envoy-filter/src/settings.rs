@@ -79,7 +79,7 @@ impl ContextField for Field {
             Field::Protocol => s(&ctx.protocol),
             Field::AgentId => ctx.agent_id.as_ref().and_then(s),
             Field::EndUserId => ctx.end_user_id.as_ref().and_then(s),
-            Field::Metadata => ctx.metadata.as_ref().map(Value::to_json),
+            Field::Metadata => ctx.metadata.as_ref().map(|m| m.as_str().to_owned()),
             Field::Tool => ctx.tool.as_ref().and_then(s),
             Field::Jti => ctx.jti.as_ref().and_then(s),
             Field::Iat => Some(ctx.iat.to_string()),

@@ -96,6 +96,9 @@ pub(crate) struct Doc<'a> {
     nodes: Vec<Node>,
     /// The strings with escapes, unescaped.
     unescaped: Vec<String>,
+    /// No whitespace inside the top-level value and no escape anywhere:
+    /// every value's text is then its compact form ([`Value::write`]'s).
+    compact: bool,
 }
 
 /// Reads one JSON document (trailing whitespace only), recording what
@@ -119,9 +122,13 @@ pub(crate) fn read(src: &[u8], keep: Keep) -> Result<Doc<'_>, JsonError> {
         unescaped: Vec::new(),
         names: Vec::with_capacity(32),
         scratch: String::new(),
+        spaced: false,
+        escaped: false,
     };
     r.ws();
+    r.spaced = false;
     r.value(1, keep)?;
+    let compact = !r.spaced && !r.escaped;
     r.ws();
     if r.pos != src.len() {
         return Err(JsonError::Syntax);
@@ -130,6 +137,7 @@ pub(crate) fn read(src: &[u8], keep: Keep) -> Result<Doc<'_>, JsonError> {
         text: text.ok_or(JsonError::Syntax)?,
         nodes: r.nodes,
         unescaped: r.unescaped,
+        compact,
     })
 }
 
@@ -269,6 +277,17 @@ impl<'d, 'a> Item<'d, 'a> {
         }
     }
 
+    /// The value's compact JSON text ([`Value::write`]'s): a copy of the
+    /// text when the document is written compactly, else written anew.
+    pub fn to_compact(self) -> String {
+        if self.doc.compact {
+            return String::from(self.text());
+        }
+        let mut out = String::new();
+        self.to_value().write(&mut out);
+        out
+    }
+
     /// JSON equality (as [`Value`]'s): the same text is the same value;
     /// anything else is compared as trees.
     pub fn json_eq(self, other: Item<'_, '_>) -> bool {
@@ -337,6 +356,9 @@ struct Reader<'a> {
     names: Vec<Cow<'a, [u8]>>,
     /// The last string with an escape, unescaped.
     scratch: String,
+    /// Whether whitespace was skipped, and whether a string had an escape.
+    spaced: bool,
+    escaped: bool,
 }
 
 /// Where `name` stands in `names`.
@@ -362,6 +384,7 @@ impl<'a> Reader<'a> {
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
+            self.spaced = true;
         }
     }
 
@@ -497,6 +520,7 @@ impl<'a> Reader<'a> {
             self.pos += 1;
             return Ok(false);
         }
+        self.escaped = true;
         self.scratch.clear();
         let run = self.run(start)?;
         self.scratch.push_str(run);
@@ -679,5 +703,92 @@ impl<'a> Reader<'a> {
                 _ => return Err(JsonError::Syntax),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root<'d, 'a>(doc: &'d Doc<'a>) -> Item<'d, 'a> {
+        doc.root().unwrap()
+    }
+
+    #[test]
+    fn members_skip_nested_values_and_get_all_finds_by_name() {
+        let doc = read(
+            br#"{"a":{"x":[1,{"y":2}]},"b":[[],{}],"c":"\u0041","d":true}"#,
+            Keep::All,
+        )
+        .unwrap();
+        let names: Vec<_> = root(&doc)
+            .members()
+            .map(|(k, _)| k.as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "b", "c", "d"]);
+        let mut found = [None; 3];
+        root(&doc).get_all(&[b"d", b"c", b"zz"], &mut found);
+        assert_eq!(found[0].map(Item::text), Some("true"));
+        assert_eq!(found[1].and_then(Item::as_str), Some("A"));
+        assert!(found[2].is_none());
+        let b = root(&doc).get("b").unwrap();
+        assert_eq!(
+            b.elements().map(Item::text).collect::<Vec<_>>(),
+            ["[]", "{}"]
+        );
+        assert_eq!(
+            root(&doc).get("a").unwrap().get("x").unwrap().text(),
+            r#"[1,{"y":2}]"#
+        );
+    }
+
+    #[test]
+    fn a_request_keeps_only_what_the_checks_read() {
+        let src = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,2]},"_meta":{"k":{"v":1}}}}"#;
+        let doc = read(src, Keep::Request).unwrap();
+        let names: Vec<_> = root(&doc)
+            .members()
+            .map(|(k, _)| k.as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["id", "method", "params"]);
+        let params = root(&doc).get("params").unwrap();
+        let names: Vec<_> = params.members().map(|(k, _)| k.as_str().unwrap()).collect();
+        assert_eq!(names, ["name", "_meta"]);
+        assert_eq!(params.get("_meta").unwrap().text(), r#"{"k":{"v":1}}"#);
+        // What is dropped is still checked.
+        let dup = br#"{"method":"tools/call","params":{"arguments":{"a":1,"a":2}}}"#;
+        assert_eq!(read(dup, Keep::Request).err(), Some(JsonError::Duplicate));
+    }
+
+    #[test]
+    fn compact_text_is_the_writers() {
+        let compact = |src: &[u8]| {
+            let doc = read(src, Keep::All).unwrap();
+            let item = root(&doc);
+            let mut written = String::new();
+            item.to_value().write(&mut written);
+            assert_eq!(item.to_compact(), written);
+            (doc.compact, written)
+        };
+        let (fast, text) = compact(br#" {"a":[1,"x y",{}],"b":{"c":null}} "#);
+        assert!(fast);
+        assert_eq!(text, r#"{"a":[1,"x y",{}],"b":{"c":null}}"#);
+        assert_eq!(
+            compact(br#"{ "a" : [1, 2] }"#),
+            (false, String::from(r#"{"a":[1,2]}"#))
+        );
+        assert_eq!(
+            compact(br#"{"a":"\u0041\/"}"#),
+            (false, String::from(r#"{"a":"A/"}"#))
+        );
+    }
+
+    #[test]
+    fn equal_values_written_apart() {
+        let a = read(br#"{"x":[1,2.0],"y":"\u00e9"}"#, Keep::All).unwrap();
+        let b = read("{\"y\":\"é\",\"x\":[1.0,2]}".as_bytes(), Keep::All).unwrap();
+        let c = read(br#"{"x":[2,1],"y":"\u00e9"}"#, Keep::All).unwrap();
+        assert!(root(&a).json_eq(root(&b)));
+        assert!(!root(&a).json_eq(root(&c)));
     }
 }
