@@ -36,7 +36,10 @@ build_envoy_filter() {
   # Symbols stay for wasm-opt to read the target_features section; it
   # strips the names afterwards.
   export CARGO_PROFILE_WASM_OPT_LEVEL=z CARGO_PROFILE_WASM_STRIP=debuginfo
-  export CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS="${remap[*]}"
+  # WebAssembly SIMD: Envoy's V8 (the runtime every config here names) runs
+  # it, and sha2 then hashes with its SIMD backend, smaller and faster in V8
+  # than its scalar code.
+  export CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS="${remap[*]} -C target-feature=+simd128"
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-clock)
   "$WASM_OPT" -O3 --strip-debug --strip-producers "$built" -o "$out/toolctx_envoy_test_clock.wasm"
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-crash)

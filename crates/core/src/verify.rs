@@ -5,7 +5,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use hmac::Mac;
+use hmac::{KeyInit, Mac};
 
 use crate::claims::{self, protocol_major, Claim};
 use crate::config::{Config, ConfigError};
