@@ -52,6 +52,23 @@ pub(crate) fn find(hay: &[u8], needle: u8) -> Option<usize> {
     (i < hay.len()).then_some(i)
 }
 
+/// Equal byte strings, eight bytes at a time: the wasm builds' `memcmp`
+/// goes byte by byte, and what is compared here (member names, values
+/// written alike) is short.
+pub(crate) fn equal(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let word = |s: &[u8]| s.try_into().map(u64::from_ne_bytes).ok();
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (p, q) in (&mut x).zip(&mut y) {
+        if word(p) != word(q) {
+            return false;
+        }
+    }
+    x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +89,21 @@ mod tests {
                     assert_eq!(find(&hay, b'.'), dot, "{hay:?}");
                 }
             }
+        }
+        for (a, b) in [
+            (&b""[..], &b""[..]),
+            (b"abc", b"abc"),
+            (b"abcdefghij", b"abcdefghij"),
+        ] {
+            assert!(equal(a, b));
+        }
+        for (a, b) in [
+            (&b"abc"[..], &b"abd"[..]),
+            (b"abcdefghij", b"abcdefghik"),
+            (b"abcdefghij", b"bbcdefghij"),
+            (b"ab", b"abc"),
+        ] {
+            assert!(!equal(a, b));
         }
         let hay = b"abcdefghijklmnop.qrs.t";
         assert_eq!(find(hay, b'.'), Some(16));

@@ -291,7 +291,8 @@ impl<'d, 'a> Item<'d, 'a> {
     /// JSON equality (as [`Value`]'s): the same text is the same value;
     /// anything else is compared as trees.
     pub fn json_eq(self, other: Item<'_, '_>) -> bool {
-        self.text() == other.text() || self.to_value() == other.to_value()
+        scan::equal(self.text().as_bytes(), other.text().as_bytes())
+            || self.to_value() == other.to_value()
     }
 }
 
@@ -370,7 +371,7 @@ pub(crate) fn position(names: &[&[u8]], name: &[u8]) -> Option<usize> {
 /// Equal names; the last byte first, since names of one object often
 /// share a length and a prefix (`agentarea/...`).
 pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.last() == b.last() && a == b
+    a.len() == b.len() && a.last() == b.last() && scan::equal(a, b)
 }
 
 /// Objects with more members than this check duplicates through a set.
