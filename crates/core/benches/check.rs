@@ -1,5 +1,6 @@
-//! `cargo bench -p toolctx-core`: the full check of a ~1 KB `tools/call`
-//! with a ~800-character token, side by side with the `jsonwebtoken`
+//! `cargo bench -p toolctx-core`: the full check of the 756-byte
+//! `tools/call` with an 871-character token (toolctx-fixture), side by
+//! side with the `jsonwebtoken`
 //! crate's HS256 `decode` of the same token (token only, same iss/aud/exp
 //! validation, no `_meta` binding). Compare the two figures of one run.
 #![allow(
