@@ -609,27 +609,38 @@ impl<'a> Reader<'a> {
             return Err(JsonError::TooDeep);
         }
         let index = self.open(Kind::Array, keep);
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.pos += 1;
-            self.close(index);
+        if self.closes(b']', index) {
             return Ok(());
         }
         let child = keep.element();
         loop {
             self.ws();
             self.value(depth + 1, child)?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    self.close(index);
-                    return Ok(());
-                }
-                _ => return Err(JsonError::Syntax),
+            if self.ends(b']', index)? {
+                return Ok(());
             }
         }
+    }
+
+    /// Past whitespace, whether `end` is here, closing the container
+    /// recorded at `index`.
+    fn closes(&mut self, end: u8, index: Option<usize>) -> bool {
+        self.ws();
+        if self.peek() != Some(end) {
+            return false;
+        }
+        self.pos += 1;
+        self.close(index);
+        true
+    }
+
+    /// After an element or a member: a comma (`false`, another follows)
+    /// or `end` (`true`, the container is closed).
+    fn ends(&mut self, end: u8, index: Option<usize>) -> Result<bool, JsonError> {
+        if self.closes(end, index) {
+            return Ok(true);
+        }
+        self.eat(b',').map(|()| false)
     }
 
     /// Reads a member name; unescaped, borrowed when it has no escape.
@@ -650,10 +661,7 @@ impl<'a> Reader<'a> {
         let base = self.names.len();
         // Large objects would make a linear duplicate scan quadratic.
         let mut set: Option<BTreeSet<Cow<'a, [u8]>>> = None;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            self.close(index);
+        if self.closes(b'}', index) {
             return Ok(());
         }
         loop {
@@ -692,16 +700,9 @@ impl<'a> Reader<'a> {
             self.eat(b':')?;
             self.ws();
             self.value(depth + 1, child)?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    self.names.truncate(base);
-                    self.close(index);
-                    return Ok(());
-                }
-                _ => return Err(JsonError::Syntax),
+            if self.ends(b'}', index)? {
+                self.names.truncate(base);
+                return Ok(());
             }
         }
     }
