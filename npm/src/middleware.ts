@@ -106,26 +106,16 @@ export function toolctx<C>(
       // `checked`: the core goes on from step 2 on the headers it checked.
       const request = { method, headers, body, checked: head };
       const when = clock ? { now: clock() } : undefined;
-      // A replay guard with a shared store: the verdict is awaited.
-      if (verifier.verifiesAsync === true && verifier.verifyAsync) {
-        let pending;
-        try {
-          pending = verifier.verifyAsync(request, when);
-        } catch (e) {
-          next(e);
-          return;
-        }
-        pending.then((result) => settle(result, body, overLimit), next);
-        return;
-      }
       let result;
       try {
-        result = verifier.verify(request, when);
+        // A replay guard with a shared store: the verdict is awaited.
+        result = verifier.verifiesAsync === true && verifier.verifyAsync ? verifier.verifyAsync(request, when) : verifier.verify(request, when);
       } catch (e) {
         next(e);
         return;
       }
-      settle(result, body, overLimit);
+      if (result instanceof Promise) result.then((r) => settle(r, body, overLimit), next);
+      else settle(result, body, overLimit);
     };
     const given = req.body;
     if (given !== undefined) {
