@@ -150,11 +150,38 @@ function encodeParts(parts: HeaderValue[]): number {
 }
 
 /**
+ * Node's flat `rawHeaders` without the intermediate list `collect` builds
+ * (the common case, on every request): their bytes and lengths written as
+ * `encodeParts` would, or -1 when the list is not all strings in pairs or
+ * not all ASCII (then `collect` and `encodeParts` take it).
+ */
+function encodeRaw(method: string, raw: readonly string[]): number {
+  if (raw.length % 2 !== 0 || raw.length + 1 > lens.length) return -1;
+  let text = method;
+  for (let i = 0; i < raw.length; i++) {
+    const p = raw[i];
+    if (typeof p !== 'string') return -1;
+    text += p;
+  }
+  if (text.length > scratch.length) return -1;
+  // Equal counts of chars read and bytes written: every char was ASCII.
+  const { read, written } = encoder.encodeInto(text, scratch);
+  if (read !== text.length || written !== text.length) return -1;
+  lens[0] = method.length;
+  for (let i = 0; i < raw.length; i++) lens[i + 1] = (raw[i] as string).length;
+  return written;
+}
+
+/**
  * The method and headers as the glue takes them: the bytes back to back and
  * their lengths. Both are views of shared scratch space, valid until the
  * next call into the glue.
  */
 function encodeHead(method: string, headers: HeadersInput | null | undefined): [Uint8Array, Uint32Array] {
+  if (Array.isArray(headers) && typeof headers[0] === 'string') {
+    const n = encodeRaw(method, headers as readonly string[]);
+    if (n >= 0) return [scratch.subarray(0, n), lens.subarray(0, headers.length + 1)];
+  }
   const parts = collect(method, headers);
   const n = encodeParts(parts);
   return [scratch.subarray(0, n), lens.subarray(0, parts.length)];

@@ -121,8 +121,15 @@ impl AivaxContext {
 
     /// The context as a JSON object.
     pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    /// [`AivaxContext::to_json`] appended to `out`.
+    pub fn write_json(&self, out: &mut String) {
         use crate::json::write_str;
-        let mut out = String::from("{\"nonce_verified\":");
+        out.push_str("{\"nonce_verified\":");
         out.push_str(if self.nonce_verified { "true" } else { "false" });
         for (name, value) in [
             ("external_user_id", &self.external_user_id),
@@ -133,25 +140,24 @@ impl AivaxContext {
                 out.push_str(",\"");
                 out.push_str(name);
                 out.push_str("\":");
-                write_str(v, &mut out);
+                write_str(v, out);
             }
         }
         if let Some(m) = &self.moment {
             out.push_str(",\"moment\":");
-            write_str(&m.text, &mut out);
+            write_str(&m.text, out);
             out.push_str(",\"moment_unix\":");
             out.push_str(itoa(m.unix_seconds).as_str());
             out.push_str(",\"moment_offset_minutes\":");
             out.push_str(itoa(i64::from(m.offset_minutes)).as_str());
         }
         out.push_str(",\"metadata\":");
-        self.write_metadata(&mut out);
+        self.write_metadata(out);
         if let Some(id) = &self.request_id {
             out.push_str(",\"request_id\":");
             out.push_str(id);
         }
         out.push('}');
-        out
     }
 }
 

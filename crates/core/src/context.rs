@@ -48,13 +48,34 @@ impl Context {
     /// context claims, then `tool`, `jti`, `iat`, `exp`, `secret_index` and
     /// `request_id`.
     pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(256);
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    /// [`Context::to_json`] appended to `out`, which is grown once for it
+    /// (the front ends write a verdict tag before it).
+    pub fn write_json(&self, out: &mut String) {
+        let text = |v: &Option<String>| v.as_ref().map_or(0, String::len);
+        let strings = self.task_id.len()
+            + self.tool_call_id.len()
+            + self.workspace_id.len()
+            + self.idempotency_key.len()
+            + self.protocol.len()
+            + text(&self.agent_id)
+            + text(&self.end_user_id)
+            + self.metadata.as_ref().map_or(0, |m| m.as_str().len())
+            + text(&self.tool)
+            + text(&self.jti)
+            + text(&self.request_id);
+        // Names, quotes and the three integers: under 256 bytes.
+        out.reserve(strings + 256);
         out.push('{');
-        write_claims("", |c| self.claim(c), &mut out);
+        write_claims("", |c| self.claim(c), out);
         for (name, value) in [("tool", &self.tool), ("jti", &self.jti)] {
             if let Some(v) = value {
-                member("", name, &mut out);
-                write_str(v, &mut out);
+                member("", name, out);
+                write_str(v, out);
             }
         }
         for (name, value) in [
@@ -62,14 +83,13 @@ impl Context {
             ("exp", self.exp),
             ("secret_index", self.secret_index as u64),
         ] {
-            member("", name, &mut out);
-            push_u64(value, &mut out);
+            member("", name, out);
+            push_u64(value, out);
         }
         if let Some(id) = &self.request_id {
-            member("", "request_id", &mut out);
+            member("", "request_id", out);
             out.push_str(id);
         }
         out.push('}');
-        out
     }
 }

@@ -105,9 +105,10 @@ pub(crate) fn write_claims<'a>(
     }
 }
 
-/// `"<prefix><name>":`, after a comma unless `out` holds only `{`.
+/// `"<prefix><name>":`, after a comma unless it is the first member.
 pub(crate) fn member(prefix: &str, name: &str, out: &mut String) {
-    if out.len() > 1 {
+    // The object's first member follows its `{`; no value ends with one.
+    if !out.ends_with('{') {
         out.push(',');
     }
     out.push('"');

@@ -79,6 +79,8 @@ pub(crate) use sealed::Sealed;
 pub trait Accepted: Sealed {
     /// The context as a JSON object.
     fn to_json(&self) -> String;
+    /// The same JSON appended to `out`.
+    fn write_json(&self, out: &mut String);
     /// The request's JSON-RPC `id` as JSON text (a string literal or a
     /// number as written); `None` when absent or of another type.
     fn request_id(&self) -> Option<&str>;
@@ -95,6 +97,10 @@ macro_rules! accepted {
         impl crate::verdict::Accepted for $context {
             fn to_json(&self) -> String {
                 <$context>::to_json(self)
+            }
+
+            fn write_json(&self, out: &mut String) {
+                <$context>::write_json(self, out)
             }
 
             fn request_id(&self) -> Option<&str> {

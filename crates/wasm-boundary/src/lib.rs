@@ -30,12 +30,10 @@ pub fn config_error(e: &toolctx_core::ConfigError) -> JsValue {
 /// for the replay guard's shared store) answers with this text instead.
 /// Neither part holds a raw newline: the core escapes control characters in
 /// the JSON it writes, and a number has none.
-pub fn accepted(context_json: &str, request_id: Option<&str>) -> String {
-    let id = request_id.unwrap_or("");
-    let mut out = String::with_capacity(context_json.len() + id.len() + 2);
-    out.push('a');
-    out.push_str(context_json);
-    if request_id.is_some() {
+pub fn accepted<C: Accepted + ?Sized>(ctx: &C) -> String {
+    let mut out = String::from("a");
+    ctx.write_json(&mut out);
+    if let Some(id) = ctx.request_id() {
         out.push('\n');
         out.push_str(id);
     }
@@ -46,7 +44,7 @@ pub fn accepted(context_json: &str, request_id: Option<&str>) -> String {
 pub fn verdict<C: Accepted>(v: Verdict<C>, include_reason: bool) -> String {
     match v {
         Verdict::Pass => "p".into(),
-        Verdict::Accept(ctx) => accepted(&ctx.to_json(), ctx.request_id()),
+        Verdict::Accept(ctx) => accepted(&*ctx),
         Verdict::Reject(r) => refusal(&r, include_reason),
     }
 }
@@ -259,14 +257,28 @@ mod tests {
 
     #[test]
     fn accepted_ends_with_the_request_id_as_the_core_holds_it() {
-        assert_eq!(accepted("{}", None), "a{}");
-        assert_eq!(
-            accepted(
-                "{\"request_id\":12345678901234567890}",
-                Some("12345678901234567890")
-            ),
-            "a{\"request_id\":12345678901234567890}\n12345678901234567890"
-        );
+        let mut ctx = toolctx_core::Context {
+            task_id: "t".into(),
+            tool_call_id: "c".into(),
+            workspace_id: "w".into(),
+            idempotency_key: "t:c".into(),
+            protocol: "1".into(),
+            agent_id: None,
+            end_user_id: None,
+            metadata: None,
+            tool: None,
+            jti: None,
+            iat: 1,
+            exp: 2,
+            secret_index: 0,
+            request_id: None,
+        };
+        let json = ctx.to_json();
+        assert_eq!(accepted(&ctx), format!("a{json}"));
+        ctx.request_id = Some("12345678901234567890".into());
+        let json = ctx.to_json();
+        assert!(json.ends_with(",\"request_id\":12345678901234567890}"));
+        assert_eq!(accepted(&ctx), format!("a{json}\n12345678901234567890"));
     }
 
     fn proof() -> Checked {
