@@ -22,8 +22,8 @@
 
 use base64::Engine as _;
 use serde_json::{Map, Value as J};
-use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier};
-use toolctx_core::{jcs, json, names, Config, UnknownSettings, Verdict, Verifier};
+use toolctx_core::aivax::AivaxVerifier;
+use toolctx_core::{jcs, json, names, Accepted, Config, UnknownSettings, Verdict, Verifier};
 
 /// The outcome of a set of vector files.
 #[derive(Default)]
@@ -85,7 +85,7 @@ fn json_eq(a: &J, b_text: &str) -> bool {
     }
 }
 
-fn describe(v: &Verdict) -> String {
+fn describe<C: Accepted>(v: &Verdict<C>) -> String {
     match v {
         Verdict::Pass => "pass".into(),
         Verdict::Accept(c) => format!("accept {}", c.to_json()),
@@ -99,8 +99,10 @@ fn describe(v: &Verdict) -> String {
     }
 }
 
-/// Checks one verdict against `expect`; `Err` says what differs.
-pub fn judge(expect: &J, verdict: &Verdict) -> Result<(), String> {
+/// Checks one verdict of either profile against `expect`; `Err` says
+/// what differs. An expected context field must be present with that
+/// value (`null`: absent or null).
+pub fn judge<C: Accepted>(expect: &J, verdict: &Verdict<C>) -> Result<(), String> {
     let outcome = expect.get("outcome").and_then(J::as_str).unwrap_or("");
     let bad = |what: &str| Err(format!("expected {what}, got {}", describe(verdict)));
     match (outcome, verdict) {
@@ -202,33 +204,6 @@ pub fn request(case: &J) -> Result<Request, String> {
     })
 }
 
-/// The AIVAX profile's verdict against `expect` (same shape as [`judge`]).
-fn judge_aivax(expect: &J, verdict: &AivaxVerdict) -> Result<(), String> {
-    let as_verdict = match verdict {
-        AivaxVerdict::Pass => Verdict::Pass,
-        AivaxVerdict::Reject(r) => Verdict::Reject(r.clone()),
-        AivaxVerdict::Accept(ctx) => {
-            let got: J = serde_json::from_str(&ctx.to_json()).map_err(|e| e.to_string())?;
-            if expect.get("outcome").and_then(J::as_str) != Some("accept") {
-                return Err(format!("expected {}, got accept {got}", expect["outcome"]));
-            }
-            for (k, v) in expect
-                .get("context")
-                .and_then(J::as_object)
-                .into_iter()
-                .flatten()
-            {
-                let g = got.get(k).cloned().unwrap_or(J::Null);
-                if !json_eq(v, &g.to_string()) {
-                    return Err(format!("expected context.{k} = {v}, got {g}"));
-                }
-            }
-            return Ok(());
-        }
-    };
-    judge(expect, &as_verdict)
-}
-
 /// One case of a small per-feature table (`tests/vectors/conventions`).
 fn table_case(case: &J) -> Option<Result<(), String>> {
     let s = |k: &str| case.get(k).and_then(J::as_str);
@@ -284,7 +259,7 @@ pub fn run_file(path: &str, tally: &mut Tally) {
                 )
                 .map_err(|e| format!("config: {e}"))?;
                 let r = request(case)?;
-                return judge_aivax(
+                return judge(
                     case.get("expect").unwrap_or(&J::Null),
                     &verifier.check(&r.method, &r.headers, &r.body),
                 );
