@@ -78,17 +78,14 @@ def expectations(target, req, port):
     if target == "node" and len(req.headers) >= ENVOY_MAX_HEADERS and req.expect == "refuse":
         # Envoy's own header-count limit (431); Node (2000 headers) hands them on and the core judges.
         req.expect = "any"
-    if target == "workerd" and len(head) > ENVOY_MAX_HEADER_BYTES and len(req.headers) < ENVOY_MAX_HEADERS \
-            and req.expect == "refuse" and req.cls == "huge_headers" and not any(len(v) > 8192 for n, v in req.headers
-                                                                                if n == "x-agentarea-context"):
-        # A 60 KiB x-pad: over Envoy's header limit (431), under workerd's; the core judges.
+    if target == "workerd" and req.expect == "refuse" and any(n == "x-pad" and len(v) >= ENVOY_MAX_HEADER_BYTES
+                                                              for n, v in req.headers):
+        # A 60 KiB header: over Envoy's limit (431), under workerd's; the core judges.
         req.expect = "any"
     if target == "workerd" and req.listener == "cred":
         # The example Worker has no static credential: one endpoint, judged by the runner.
         req.listener = "main"
-        req.headers = [(n, v) for n, v in req.headers]
         req.expect = "any" if req.expect in ("accept", "refuse") else req.expect
-        req.no_credential = True
 
 
 # ---------------------------------------------------------------- targets ----
@@ -375,7 +372,7 @@ def main():
             accepted = {s for s, us in handed.items() if tools_call(us[0]["method"], us[0]["body"])}
             runs = collections.Counter({s: len(handed[s]) for s in accepted})
 
-        reqs = [r for r in sent]
+        reqs = list(sent)
         check("sent at least %d requests" % args.count, len(reqs) >= args.count, len(reqs))
         bad = [r for r in reqs if r.outcome in ("bad", "contradiction")]
         check("every answer not the handler's is a well-formed JSON-RPC refusal with a reason, status and code "
@@ -436,10 +433,7 @@ def main():
             if args.target == "workerd":
                 headers, joined = fetch_view(headers)
                 split_token += joined
-            case = vector_case(r, headers, r.body, expect, keys)
-            if getattr(r, "no_credential", False):
-                case.pop("config", None)
-            cases.append(case)
+            cases.append(vector_case(r, headers, r.body, expect, keys))
         ok, out = core_judgement(cases, keys, work, "requests from tests/hostile/npm.py, with the verdict the "
                                  "%s front end reached" % args.target)
         tail = out.splitlines()[-1] if out else ""
@@ -472,10 +466,6 @@ def main():
         print("refused by toolctx, per reason (%d): %s" % (len(refusals), ", ".join(
             "%s %d" % kv for kv in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))))
         own = collections.Counter("%s %d" % (r.cls, r.status) for r in reqs if r.outcome == own_label)
-        if os.environ.get("TOOLCTX_HOSTILE_DEBUG"):
-            for r in reqs:
-                if r.outcome == own_label:
-                    print("  own", r.cls, r.seq, r.status, len(r.headers), sum(len(n) + len(v) for n, v in r.headers))
         print("refused by the HTTP layer itself (%s), per class and status: %s"
               % (own_label, ", ".join("%s × %d" % kv for kv in sorted(own.items())) or "none"))
         print("handed on: %d (accepted with a verified context %d, passed %d); tool runs %d; accepted but answered "
