@@ -15,6 +15,13 @@
 //   --json-response      answer with application/json instead of an SSE stream
 //                        (the SDK then drops progress notifications)
 //   --exit-with-stdin    exit when standard input closes (test drivers)
+//   --record FILE        append one JSON line to FILE for every request handed
+//                        on to the MCP handler, {"handed_on": method, "headers":
+//                        [[name, value], ...], "context": verified context or
+//                        null}, and one for every tool run, {"run": tool,
+//                        "headers": [...]}, each written before the request goes
+//                        on or the tool runs (test drivers: what passed the
+//                        middleware and what ran, tests/hostile)
 //
 // Environment: TOOLCTX_INSTANCE_ID and TOOLCTX_SECRET (required unless
 // --no-verify), TOOLCTX_SECRET_PREVIOUS (optional, accepted too: rotation),
@@ -24,6 +31,7 @@
 // saw: the verified context and the x-toolctx-* headers a proxy added) and
 // toolctx_probe (how many times it ran, for `toolctx conformance`).
 // Prints `listening http://127.0.0.1:PORT/mcp` once it accepts connections.
+import { openSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { z } from 'zod';
 import { contextFrom, createVerifier, toolctx } from 'toolctx';
@@ -42,7 +50,14 @@ export const options = {
   contextOptional: flag('--context-optional'),
   jsonResponse: flag('--json-response'),
   exitWithStdin: flag('--exit-with-stdin'),
+  record: option('--record'),
 };
+
+// --record: synchronous appends, so the line is there before anything answers.
+const recordFd = options.record ? openSync(options.record, 'a') : undefined;
+function record(entry) {
+  if (recordFd !== undefined) writeSync(recordFd, `${JSON.stringify(entry)}\n`);
+}
 
 // Process-wide, across the per-request servers: the probe's run count.
 let probeRuns = 0;
@@ -54,7 +69,14 @@ let probeRuns = 0;
  * and `view.headers(extra)`, the request's headers as [name, value] pairs
  * with lower-case names. `contextFrom` and `progress` take either.
  */
-export function registerTools(server, view) {
+export function registerTools(mcpServer, view) {
+  const server = {
+    registerTool: (name, config, handler) =>
+      mcpServer.registerTool(name, config, (args, extra) => {
+        record({ run: name, headers: [...view.headers(extra)] });
+        return handler(args, extra);
+      }),
+  };
   server.registerTool(
     'get_order',
     {
@@ -132,6 +154,11 @@ function internalError(res, message) {
  */
 export function listen(serveMcp) {
   const serve = async (req, res, body) => {
+    if (recordFd !== undefined) {
+      const headers = [];
+      for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) headers.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
+      record({ handed_on: req.method, headers, context: req.toolctx ?? null });
+    }
     try {
       await serveMcp(req, res, body);
     } catch (e) {
