@@ -12,6 +12,7 @@
  * command, e.g. node-redis v4+ (`client.sendCommand(args)`) or a function
  * (`(args) => ioredis.call(...args)`).
  */
+import { ToolctxError } from './errors.js';
 import type { DoneEntry, IdempotencyStore, RunningEntry, StoredEntry } from './idempotency.js';
 import type { ReplayStore } from './replay.js';
 
@@ -26,13 +27,51 @@ export interface RedisCommandClient {
 export interface RedisStoreOptions {
   /** Prefixed to every key. Default `"toolctx:idem:"`. */
   prefix?: string;
+  /**
+   * How long a command may wait for its reply, in milliseconds, before it
+   * fails (the call then fails, never runs unguarded). Default 1000.
+   */
+  timeoutMs?: number;
 }
+
+/** The default bound on a reply: a paused Redis fails calls, it does not hold them. */
+const DEFAULT_TIMEOUT_MS = 1000;
 
 // Deletes the claim only while it is still exactly ours.
 const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
-function sender(client: RedisCommandClient | RedisSend): RedisSend {
-  return typeof client === 'function' ? client : (args) => client.sendCommand(args);
+/**
+ * The client's send, each reply bounded by `timeoutMs`. node-redis's own
+ * `timeout` covers a command only until it is written, and a Redis that is
+ * paused or cut off answers nothing: without a bound, every guarded call
+ * would wait for it. A command that timed out may still be applied later;
+ * both stores stay on the safe side of that (a late claim only refuses or
+ * holds back a retry, never runs a call twice).
+ */
+function sender(client: RedisCommandClient | RedisSend, timeoutMs: number | undefined): RedisSend {
+  const ms = timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (!Number.isSafeInteger(ms) || ms < 1) {
+    throw new ToolctxError('limit_out_of_range', 'redis timeoutMs must be a positive integer (milliseconds)');
+  }
+  if (typeof client !== 'function' && typeof client?.sendCommand !== 'function') {
+    throw new ToolctxError('config_type', 'the Redis client needs sendCommand(args), or pass a function (args) => reply');
+  }
+  const send: RedisSend = typeof client === 'function' ? client : (args) => client.sendCommand(args);
+  return (args) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`toolctx: redis: no reply within ${ms} ms (${args[0]})`)), ms);
+      const settle = <T>(f: (v: T) => void) => (v: T) => {
+        clearTimeout(timer);
+        f(v);
+      };
+      let sent: Promise<unknown>;
+      try {
+        sent = Promise.resolve(send(args));
+      } catch (e) {
+        sent = Promise.reject(e);
+      }
+      sent.then(settle(resolve), settle(reject));
+    });
 }
 
 /** `SET key value NX PX ms`, atomic: whether this call set it (the key was free). */
@@ -42,7 +81,7 @@ async function setNx(send: RedisSend, key: string, value: string, ms: number): P
 }
 
 export function redisStore(client: RedisCommandClient | RedisSend, options: RedisStoreOptions = {}): IdempotencyStore {
-  const send = sender(client);
+  const send = sender(client, options.timeoutMs);
   const prefix = options.prefix ?? 'toolctx:idem:';
   return {
     async claim(key, entry, leaseMs) {
@@ -68,6 +107,11 @@ export function redisStore(client: RedisCommandClient | RedisSend, options: Redi
 export interface RedisReplayStoreOptions {
   /** Prefixed to every token id. Default `"toolctx:jti:"`. */
   prefix?: string;
+  /**
+   * How long the claim may wait for its reply, in milliseconds, before the
+   * call is refused (`internal_error`). Default 1000.
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -78,7 +122,7 @@ export interface RedisReplayStoreOptions {
  * A Redis error refuses the call (`internal_error`), never lets it through.
  */
 export function redisReplayStore(client: RedisCommandClient | RedisSend, options: RedisReplayStoreOptions = {}): ReplayStore {
-  const send = sender(client);
+  const send = sender(client, options.timeoutMs);
   const prefix = options.prefix ?? 'toolctx:jti:';
   return {
     firstUse(jti, until, now) {

@@ -6,8 +6,9 @@
 // (REPLAY_STORE=memory: so that a Redis failure reaches the idempotency
 // store instead of refusing the call first). The Redis client fails fast
 // instead of queueing: commands are refused while it reconnects
-// (`disableOfflineQueue`), and one without a reply after REDIS_COMMAND_MS
-// (a paused Redis) fails; it reconnects every 100 ms. LEASE_MS is the
+// (`disableOfflineQueue`), and the stores fail a command without a reply
+// after REDIS_COMMAND_MS (a paused Redis: their `timeoutMs`); it
+// reconnects every 100 ms. LEASE_MS is the
 // idempotency claim's lease. `GET /runs` answers how often the tool ran
 // in this process. Prints its URL as the first line of stdout; stops on
 // SIGTERM.
@@ -29,17 +30,6 @@ const redis = createClient({
 // A client without an 'error' listener takes the process down when Redis goes away.
 redis.on('error', () => undefined);
 await redis.connect();
-// node-redis's own `timeout` covers a command only until it is written: a
-// paused Redis would hold every call until it resumes. This bounds the reply.
-const send = (args) =>
-  new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redis: no reply within ${commandMs} ms`)), commandMs);
-    redis.sendCommand(args).then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e) => (clearTimeout(timer), reject(e)),
-    );
-  });
-
 const seen = { runs: 0 };
 const charge = idempotent(
   async ({ orderId, delayMs }) => {
@@ -49,7 +39,7 @@ const charge = idempotent(
     return jsonResult({ orderId, pid: process.pid, run });
   },
   {
-    store: redisStore(send, { prefix: 'toolctx-faults:idem:' }),
+    store: redisStore(redis, { prefix: 'toolctx-faults:idem:', timeoutMs: commandMs }),
     waitMs: 5000,
     leaseMs: Number(process.env.LEASE_MS ?? 3000),
     onStoreError: () => undefined,
@@ -57,7 +47,7 @@ const charge = idempotent(
 );
 const spec = {
   verifier: replayVerifier({
-    replayGuard: process.env.REPLAY_STORE === 'memory' ? memoryReplayStore() : redisReplayStore(send, { prefix: 'toolctx-faults:jti:' }),
+    replayGuard: process.env.REPLAY_STORE === 'memory' ? memoryReplayStore() : redisReplayStore(redis, { prefix: 'toolctx-faults:jti:', timeoutMs: commandMs }),
   }),
   name: 'toolctx-faults',
   tools: [{ name: 'charge', shape: { orderId: z.string(), delayMs: z.number().optional() }, handler: charge }],

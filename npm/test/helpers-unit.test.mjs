@@ -24,6 +24,7 @@ const {
   jsonResult,
   memoryStore,
   noticeCancelled,
+  redisStore,
   progress,
   textResult,
   toolResult,
@@ -106,6 +107,17 @@ describe('memoryStore', () => {
 });
 
 describe('idempotent', () => {
+  test('over a Redis that never answers, the call fails once timeoutMs is up and the tool does not run', async () => {
+    let runs = 0;
+    const tool = idempotent(async () => ({ content: [], run: ++runs }), { store: redisStore(() => new Promise(() => {}), { timeoutMs: 50 }) });
+    const ctx = callContext().ctx;
+    const started = performance.now();
+    await assert.rejects(tool({ a: 1 }, extraFor(ctx)), /redis: no reply within 50 ms \(SET\)/);
+    assert.ok(performance.now() - started < 1000);
+    assert.equal(runs, 0);
+    assert.throws(() => redisStore(() => Promise.resolve(null), { timeoutMs: 0 }), (e) => e.code === 'limit_out_of_range');
+  });
+
   test('a call without verified context is refused (the tool does not run) unless plain calls are allowed', async () => {
     let runs = 0;
     const handler = async () => ({ content: [], run: ++runs });

@@ -104,6 +104,8 @@ export function redisReplicas(server, { env = {}, count = 2 } = {}) {
 export async function runReplica(serverWith) {
   const { createClient } = await import('redis');
   const redis = createClient({ url: process.env.REDIS_URL });
+  // Without an 'error' listener node-redis takes the replica down when Redis goes away.
+  redis.on('error', (e) => process.stderr.write(`redis: ${e.message}\n`));
   await redis.connect();
   const http = serverWith(redis);
   const url = await listen(http);

@@ -325,6 +325,35 @@ describe('a shared store through verifyAsync', () => {
     assert.equal(refused.id, 3);
   });
 
+  test('redisReplayStore over a Redis that never answers refuses internal_error once timeoutMs is up', async () => {
+    const silent = () => new Promise(() => {});
+    for (const [store, bound] of [
+      [redisReplayStore(silent, { timeoutMs: 50 }), 50],
+      [redisReplayStore({ sendCommand: silent }, { timeoutMs: 80 }), 80],
+    ]) {
+      const verifier = replayVerifier({ replayGuard: store });
+      const started = performance.now();
+      const refused = await verifier.verifyAsync(request(callContext(), 4));
+      const waited = performance.now() - started;
+      assert.deepEqual([refused.status, refused.reason, refused.id], [500, 'internal_error', 4]);
+      assert.ok(waited >= bound - 5 && waited < bound + 900, `waited ${waited} ms for a ${bound} ms bound`);
+    }
+    // A send that throws at once is a failed claim too.
+    const throwing = redisReplayStore(() => {
+      throw new Error('not connected');
+    });
+    assert.equal((await replayVerifier({ replayGuard: throwing }).verifyAsync(request(callContext()))).reason, 'internal_error');
+  });
+
+  test('redisReplayStore refuses a bad timeoutMs or something that is not a client', () => {
+    for (const timeoutMs of [0, -1, 1.5, Number.NaN, '100']) {
+      assert.throws(() => redisReplayStore(() => Promise.resolve('OK'), { timeoutMs }), (e) => e instanceof ToolctxError && e.code === 'limit_out_of_range');
+    }
+    for (const client of [null, {}, { send: () => {} }]) {
+      assert.throws(() => redisReplayStore(client), (e) => e instanceof ToolctxError && e.code === 'config_type');
+    }
+  });
+
   test('without a guard, or with the memory one, verifyAsync is verify', async () => {
     const verifier = replayVerifier({});
     assert.equal(verifier.verifiesAsync, false);
