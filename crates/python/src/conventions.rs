@@ -4,10 +4,12 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use toolctx_core::{jcs, json, names, ConfigError, ContextClaims, Reason, META_PREFIX};
+use pyo3::exceptions::PyValueError;
+use toolctx_core::{jcs, json, names, ConfigError, ContextClaims, Reason, Refusal, META_PREFIX};
 
 use crate::convert::json_text;
 use crate::errors::toolctx_error;
+use crate::verdict::reject;
 
 /// `mcp__<server>__<tool>`, the name a model sees (CONTRACT §6).
 #[pyfunction]
@@ -109,4 +111,29 @@ pub fn context_claims<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         _ => Vec::new(),
     };
     PyTuple::new(py, names)
+}
+
+/// The core's refusal for `reason` (a machine code such as
+/// `internal_error`), answering `id_json` (JSON text; `None` answers
+/// `null`): a `Reject` as a verifier renders one, for a front end that
+/// must refuse without a verdict (its verifier could not run).
+#[pyfunction]
+#[pyo3(signature = (reason, id_json = None, include_reason = true))]
+pub fn refuse(
+    py: Python<'_>,
+    reason: &str,
+    id_json: Option<String>,
+    include_reason: bool,
+) -> PyResult<Py<PyAny>> {
+    let reason = Reason::from_code(reason)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown refusal reason {reason:?}")))?;
+    if let Some(id) = &id_json {
+        if !matches!(
+            json::parse(id.as_bytes()),
+            Ok(json::Value::String(_) | json::Value::Number(_))
+        ) {
+            return Err(PyValueError::new_err("id_json must be a JSON string or number"));
+        }
+    }
+    reject(py, Refusal::new(reason, id_json), include_reason)
 }

@@ -94,7 +94,7 @@ fn system_now() -> PyResult<u64> {
 }
 
 /// The JSON text of a Python value (`None`, `bool`, `int`, `float`, `str`,
-/// lists, tuples and `dict`s with `str` keys), for the core to read: the
+/// `decimal.Decimal`, lists, tuples and `dict`s with `str` keys), for the core to read: the
 /// core, not this function, decides what the value may be.
 pub fn json_text(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     let mut out = String::new();
@@ -120,6 +120,13 @@ fn write_json(obj: &Bound<'_, PyAny>, out: &mut String, depth: usize) -> PyResul
         out.push_str(obj.repr()?.to_str()?);
     } else if let Ok(s) = obj.cast::<PyString>() {
         write_str(s.to_str()?, out);
+    } else if is_decimal(obj)? {
+        // `Decimal` keeps a number exactly as written (json.loads with
+        // parse_float=Decimal); its str() is valid JSON when finite.
+        if !obj.call_method0("is_finite")?.is_truthy()? {
+            return Err(PyValueError::new_err("a non-finite Decimal has no JSON form"));
+        }
+        out.push_str(obj.str()?.to_str()?);
     } else if let Ok(d) = obj.cast::<PyDict>() {
         out.push('{');
         for (i, (k, v)) in d.iter().enumerate() {
@@ -150,6 +157,11 @@ fn write_json(obj: &Bound<'_, PyAny>, out: &mut String, depth: usize) -> PyResul
         )));
     }
     Ok(())
+}
+
+fn is_decimal(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let decimal = obj.py().import("decimal")?.getattr("Decimal")?;
+    obj.is_instance(&decimal)
 }
 
 /// A core JSON value as Python: objects as `dict`, arrays as `list`,

@@ -47,5 +47,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conventions::refusal_table, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::config_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::context_claims, m)?)?;
+    m.add_function(wrap_pyfunction!(conventions::refuse, m)?)?;
     Ok(())
 }

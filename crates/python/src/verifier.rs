@@ -230,16 +230,7 @@ impl Verifier {
     /// `None` answers `null`): for a verdict completed outside the core.
     #[pyo3(signature = (reason, id_json = None))]
     fn refuse(&self, py: Python<'_>, reason: &str, id_json: Option<String>) -> PyResult<Py<PyAny>> {
-        let reason = Reason::from_code(reason)
-            .ok_or_else(|| PyValueError::new_err(format!("unknown refusal reason {reason:?}")))?;
-        if let Some(id) = &id_json {
-            if !valid_id(id) {
-                return Err(PyValueError::new_err(
-                    "id_json must be a JSON string or number",
-                ));
-            }
-        }
-        reject(py, Refusal::new(reason, id_json), self.include_reason)
+        crate::conventions::refuse(py, reason, id_json, self.include_reason)
     }
 
     /// The verifier with its secrets and credential values redacted.
@@ -404,12 +395,4 @@ fn replay_of(replay: Option<&Bound<'_, PyAny>>) -> PyResult<Replay> {
         ));
     }
     Ok(Replay::Shared(r.clone().unbind()))
-}
-
-/// A JSON-RPC id as JSON text: a string literal or a number.
-fn valid_id(id: &str) -> bool {
-    matches!(
-        toolctx_core::json::parse(id.as_bytes()),
-        Ok(toolctx_core::json::Value::String(_) | toolctx_core::json::Value::Number(_))
-    )
 }

@@ -30,6 +30,7 @@ from toolctx._native import (
     qualified_tool_name,
     reasons,
     refusal_table,
+    refuse,
     server_label,
     tuix_idempotency_key,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "qualified_tool_name",
     "reasons",
     "refusal_table",
+    "refuse",
     "server_label",
     "tuix_headers",
     "tuix_idempotency_key",

@@ -50,7 +50,16 @@ def _scope_of(source: Any) -> Any:
         scope = getattr(obj, "scope", None) if obj is not None else None
         if isinstance(scope, dict):
             return scope
-    # FastMCP: fastmcp.server.dependencies.get_http_request() is the request.
+    # FastMCP outside its request context (middleware hooks): its own lookup.
+    if type(source).__module__.startswith("fastmcp"):
+        try:
+            from fastmcp.server.dependencies import get_http_request
+
+            scope = getattr(get_http_request(), "scope", None)
+        except (ImportError, RuntimeError):
+            scope = None
+        if isinstance(scope, dict):
+            return scope
     return None
 
 
