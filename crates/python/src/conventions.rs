@@ -2,9 +2,9 @@
 //! key) and the core's name lists (reasons, configuration error codes,
 //! context claims), as plain functions.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use pyo3::exceptions::PyValueError;
 use toolctx_core::{jcs, json, names, ConfigError, ContextClaims, Reason, Refusal, META_PREFIX};
 
 use crate::convert::json_text;
@@ -132,7 +132,9 @@ pub fn refuse(
             json::parse(id.as_bytes()),
             Ok(json::Value::String(_) | json::Value::Number(_))
         ) {
-            return Err(PyValueError::new_err("id_json must be a JSON string or number"));
+            return Err(PyValueError::new_err(
+                "id_json must be a JSON string or number",
+            ));
         }
     }
     reject(py, Refusal::new(reason, id_json), include_reason)

@@ -124,7 +124,9 @@ fn write_json(obj: &Bound<'_, PyAny>, out: &mut String, depth: usize) -> PyResul
         // `Decimal` keeps a number exactly as written (json.loads with
         // parse_float=Decimal); its str() is valid JSON when finite.
         if !obj.call_method0("is_finite")?.is_truthy()? {
-            return Err(PyValueError::new_err("a non-finite Decimal has no JSON form"));
+            return Err(PyValueError::new_err(
+                "a non-finite Decimal has no JSON form",
+            ));
         }
         out.push_str(obj.str()?.to_str()?);
     } else if let Ok(d) = obj.cast::<PyDict>() {
