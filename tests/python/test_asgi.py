@@ -166,3 +166,23 @@ async def test_starlette_under_uvicorn(serve) -> None:
     assert refused.status_code == 401 and refused.json()["error"]["data"]["reason"] == "token_missing"
     assert dup.status_code == 400 and dup.json()["error"]["data"]["reason"] == "duplicate_member"
     assert got.json() == {"task": None, "current": False}
+
+
+async def test_aivax_verifier_behind_the_middleware() -> None:
+    inner = Recorder()
+    v = toolctx.AivaxVerifier("aivax-hook-key-5f1c9e2a", require_nonce=True)
+    app = ToolctxMiddleware(inner, v)
+    meta = {"_aiv_external_user_id": "user-981", "_aiv_call_source": "WebChatClient"}
+    body = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "x", "_meta": meta}}).encode()
+    sent, _ = await drive(app, "POST", [], [body])
+    assert sent[0]["status"] == 401 and json.loads(sent[1]["body"])["error"]["data"]["reason"] == "nonce_missing"
+    # A nonce of Python's bcrypt over the hook key (tests/vectors/conventions/aivax.json).
+    nonce = "$2b$04$abcdefghijklmnopqrstuu/WqxUYJo45R4wf3LBoPPGgnrh5sKMi2"
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "x", "_meta": {**meta, "_aiv_nonce": nonce}}}
+    ).encode()
+    await drive(app, "POST", [], [body])
+    ((scope, _, _),) = inner.seen
+    context = toolctx.aivax_context_from(scope)
+    assert context.nonce_verified and context.external_user_id == "user-981"
+    assert toolctx.context_from(scope) is None

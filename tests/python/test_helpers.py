@@ -187,3 +187,24 @@ async def test_with_limits_reports_each_result() -> None:
 
     await tool()
     assert [f.code for f in seen] == ["text_offloaded"]
+
+
+async def test_a_failing_store_never_runs_the_tool() -> None:
+    class Down:
+        async def claim(self, key, entry, lease_s):
+            raise ConnectionError("store down")
+
+    runs = []
+
+    @idempotent(store=Down())
+    async def tool(x: int) -> str:
+        runs.append(x)
+        return "ran"
+
+    token = _current.set(verified())
+    try:
+        with pytest.raises(ConnectionError):
+            await tool(1)
+    finally:
+        _current.reset(token)
+    assert runs == []

@@ -4,6 +4,7 @@ progress at the platform's rate, result limits made visible.
 """
 
 from toolctx.helpers.idempotency import (
+    OUTCOMES,
     REPLAYED,
     IdempotencyStore,
     MemoryStore,
@@ -12,10 +13,12 @@ from toolctx.helpers.idempotency import (
     idempotent,
 )
 from toolctx.helpers.progress import Progress, progress
-from toolctx.helpers.results import LIMITS, LimitFinding, check_result, checked, warn_in_development, with_limits
+from toolctx.helpers.results import LIMIT_CODES, LIMITS, LimitFinding, check_result, checked, warn_in_development, with_limits
 
 __all__ = [
     "LIMITS",
+    "LIMIT_CODES",
+    "OUTCOMES",
     "REPLAYED",
     "IdempotencyStore",
     "LimitFinding",

@@ -33,6 +33,11 @@ log = logging.getLogger("toolctx")
 
 DAY_S = 24 * 60 * 60
 
+#: Why a call was refused (the npm package's ``IdempotencyOutcome``;
+#: tests/python/test_mirrors.py compares them): the same key with other
+#: arguments, the first call still running after ``wait_s``, no verified context.
+OUTCOMES = ("conflict", "in_progress", "unverified")
+
 
 def canonical_hash(value: Any) -> str:
     """Lowercase hex SHA-256 of the RFC 8785 form (written by the core)."""
@@ -148,6 +153,8 @@ class RedisStore:
 
 
 def _refusal(outcome: str, key: str) -> dict:
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown idempotency outcome {outcome!r}")
     if outcome == "conflict":
         text = f"idempotency conflict: key {key} was already used with different arguments"
     elif outcome == "in_progress":

@@ -27,6 +27,10 @@ LIMITS = {
 }
 
 
+#: The findings' codes (the npm package's ``LimitCode``; tests/python/test_mirrors.py compares them).
+LIMIT_CODES = ("text_offloaded", "structured_dropped", "image_type", "image_too_large", "too_many_images")
+
+
 @dataclass(frozen=True)
 class LimitFinding:
     """One limit a result runs into: ``code`` is ``text_offloaded``,
@@ -38,6 +42,10 @@ class LimitFinding:
     size: int
     limit: int
     index: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.code not in LIMIT_CODES:
+            raise ValueError(f"unknown limit code {self.code!r}")
 
 
 def _field(obj: Any, *names: str) -> Any:
