@@ -164,7 +164,31 @@ def test_a_failing_shared_store_refuses() -> None:
     assert ttl <= 330 and jti
 
 
-def test_the_gil_is_released_while_the_core_checks(verifier) -> None:
+def test_the_gil_is_released_while_the_core_works() -> None:
+    # A cost-12 bcrypt nonce keeps the core busy for a long while; the main
+    # thread keeps running Python meanwhile only if the interpreter is free.
+    import bcrypt
+
+    hook_key = "aivax-hook-key-5f1c9e2a"
+    nonce = bcrypt.hashpw(hook_key.encode(), bcrypt.gensalt(12)).decode()
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "_meta": {"_aiv_nonce": nonce}}})
+    started = time.perf_counter()
+    assert toolctx.AivaxVerifier(hook_key).verify("POST", [], body).context.nonce_verified
+    alone = time.perf_counter() - started
+    verdicts = []
+    worker = threading.Thread(target=lambda: verdicts.append(toolctx.AivaxVerifier(hook_key).verify("POST", [], body)))
+    worker.start()
+    longest, last = 0.0, time.perf_counter()
+    while worker.is_alive():
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+    worker.join()
+    assert verdicts[0].outcome == "accept"
+    # Held, the main thread would stall for the whole check (`alone`).
+    assert longest < alone / 2, (longest, alone)
+
+
+def test_threads_verify_at_once(verifier) -> None:
     # Threads verifying at once must all finish with the right verdicts.
     headers, body = request(claims())
     out = []

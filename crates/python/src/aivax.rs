@@ -115,6 +115,13 @@ impl AivaxVerifier {
         }
     }
 
+    /// The core's refusal for `reason`, rendered as this verifier renders
+    /// refusals (see `Verifier.refuse`).
+    #[pyo3(signature = (reason, id_json = None))]
+    fn refuse(&self, py: Python<'_>, reason: &str, id_json: Option<String>) -> PyResult<Py<PyAny>> {
+        crate::conventions::refuse(py, reason, id_json, self.include_reason)
+    }
+
     fn __repr__(&self) -> String {
         format!("toolctx.AivaxVerifier({:?})", self.core)
     }

@@ -261,21 +261,22 @@ impl Verifier {
         match &self.replay {
             Replay::None => (self.core.check_body(proof, headers, body, now), None),
             Replay::Memory(cache) => {
-                let Ok(mut cache) = cache.lock() else {
-                    let v = self
-                        .core
-                        .check_body_once(proof, headers, body, now, &mut |_, _| false);
-                    return (
-                        v,
-                        Some(PyRuntimeError::new_err("replay cache lock poisoned")),
-                    );
-                };
-                let v = self
-                    .core
-                    .check_body_once(proof, headers, body, now, &mut |jti, until| {
-                        cache.first_use(jti, until, now)
-                    });
-                (v, None)
+                // Locked only around the cache itself: verifications of one
+                // verifier run in parallel up to the guard.
+                let mut poisoned = false;
+                let v =
+                    self.core
+                        .check_body_once(proof, headers, body, now, &mut |jti, until| match cache
+                            .lock()
+                        {
+                            Ok(mut cache) => cache.first_use(jti, until, now),
+                            Err(_) => {
+                                poisoned = true;
+                                false
+                            }
+                        });
+                let error = poisoned.then(|| PyRuntimeError::new_err("replay cache lock poisoned"));
+                (v, error)
             }
             Replay::Shared(store) => {
                 let mut error = None;

@@ -93,7 +93,7 @@ class ToolctxMiddleware:
             first = self.verifier.check_headers(method, headers)
         except Exception:
             log.exception("toolctx: the header check could not run; request refused")
-            await _answer(send, refuse("internal_error"))
+            await _answer(send, self._internal_error())
             return
         if first is not None and first.outcome == "pass":
             await self.app(scope, receive, send)
@@ -106,7 +106,7 @@ class ToolctxMiddleware:
             verdict = await self._decide(first, method, headers, body)
         except Exception:
             log.exception("toolctx: the verifier could not run; request refused")
-            await _answer(send, refuse("internal_error"))
+            await _answer(send, self._internal_error())
             return
         if verdict.outcome == "reject":
             await _answer(send, verdict)
@@ -132,6 +132,13 @@ class ToolctxMiddleware:
             await self.app(scope, replay, send)
         finally:
             var.reset(token)
+
+    def _internal_error(self) -> Any:
+        """The core's ``internal_error`` refusal, rendered as the verifier renders refusals."""
+        try:
+            return self.verifier.refuse("internal_error")
+        except Exception:  # a verifier that cannot run may not render either
+            return refuse("internal_error")
 
     async def _decide(self, first: Any, method: str, headers: Any, body: bytes) -> Any:
         if self._aivax:
