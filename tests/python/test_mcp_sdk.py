@@ -4,6 +4,9 @@ own client; the tool reads the verified context with context_from(ctx)."""
 
 from __future__ import annotations
 
+import math
+import time
+
 import anyio
 import pytest
 from conftest import INSTANCE, SECRET, claims
@@ -38,11 +41,11 @@ def make_app(runs: list, verifier: toolctx.Verifier | None = None):
         return f"charged {amount}"
 
     @server.tool()
-    async def slow(steps: int, ctx: Context) -> str:
+    async def slow(steps: int, pause_ms: int, ctx: Context) -> str:
         report = progress(ctx, interval_s=0.5)
         for i in range(steps):
             await report(i + 1, steps, f"step {i + 1}")
-            await anyio.sleep(0.02)
+            await anyio.sleep(pause_ms / 1000)
         return "done"
 
     app = server.streamable_http_app(stateless_http=True)
@@ -112,9 +115,22 @@ async def test_progress_is_coalesced_to_the_platforms_rate(serve) -> None:
 
     async with connect(f"{s.url}/mcp") as (session, platform):
         result = await platform.call(
-            session, "slow", {"steps": 10}, claims("slow"), SECRET, progress_callback=on_progress
+            session, "slow", {"steps": 10, "pause_ms": 20}, claims("slow"), SECRET, progress_callback=on_progress
         )
+        assert result.content[0].text == "done"
+        # 10 reports within ~0.2 s: the first at once, the final at once, nothing between.
+        assert seen[0][0] == 1 and seen[-1] == (10, 10, "step 10"), seen
+        assert len(seen) == 2, seen
+        seen.clear()
+        # 6 reports over ~0.9 s: a held-back one goes out when its 0.5 s interval ends.
+        started = time.monotonic()
+        result = await platform.call(
+            session, "slow", {"steps": 6, "pause_ms": 150}, claims("slow", tool_call_id="call-2"), SECRET,
+            progress_callback=on_progress,
+        )
+        took = time.monotonic() - started
     assert result.content[0].text == "done"
-    # 10 reports within ~0.2 s: the first at once, the final at once, nothing between.
-    assert seen[0][0] == 1 and seen[-1] == (10, 10, "step 10"), seen
-    assert len(seen) == 2, seen
+    assert seen[0][0] == 1 and seen[-1] == (6, 6, "step 6"), seen
+    # The first, at most one per 0.5 s after it, and the final.
+    assert 3 <= len(seen) <= 2 + math.ceil(took / 0.5), (seen, took)
+    assert [p for p, _, _ in seen] == sorted(p for p, _, _ in seen), seen

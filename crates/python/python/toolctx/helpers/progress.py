@@ -8,6 +8,7 @@ the final one at once. The rules are the npm package's
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -20,9 +21,10 @@ class Progress:
     """``await report(done, total=None, message=None)``: ``done`` must
     increase (a value not above the last is ignored); ``done >= total`` is the
     final report, sent at once, after which reports are ignored. A report
-    held back by the rate limit is sent at the end of its interval by a
-    task in ``task_group`` when one is given, else by the next report or
-    ``flush()``."""
+    held back by the rate limit is sent at the end of its interval: by a
+    task in ``task_group`` when one is given, else by a timer on the running
+    asyncio loop (under another event loop, by the next report or
+    ``flush()``)."""
 
     def __init__(
         self,
@@ -41,16 +43,15 @@ class Progress:
         self._last = float("-inf")
         self._last_sent_at: float | None = None
         self._pending: tuple[float, float | None, str | None] | None = None
-        self._timer: anyio.CancelScope | None = None
+        self._timer: anyio.CancelScope | asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task] = set()
         self._finished = False
         self.sent = 0
 
     async def _emit(self, report: tuple[float, float | None, str | None]) -> None:
         self._last_sent_at = self._clock()
         self._pending = None
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._cancel_timer()
         if self._send is None:
             return
         self.sent += 1
@@ -73,9 +74,28 @@ class Progress:
             await self._emit(report)
             return
         self._pending = report
-        if self._tg is not None and self._timer is None:
+        if self._timer is None:
             delay = self._last_sent_at + self._interval - now
-            self._tg.start_soon(self._later, delay)
+            if self._tg is not None:
+                self._tg.start_soon(self._later, delay)
+            else:
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:  # not asyncio: the next report or flush() sends it
+                    return
+                self._timer = loop.call_later(delay, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        if self._pending is not None and not self._finished:
+            task = loop.create_task(self._emit(self._pending))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     async def _later(self, delay: float) -> None:
         with anyio.CancelScope() as scope:
@@ -94,8 +114,7 @@ class Progress:
         """Stops: nothing more is sent (a held-back report is dropped)."""
         self._finished = True
         self._pending = None
-        if self._timer is not None:
-            self._timer.cancel()
+        self._cancel_timer()
 
 
 def progress(ctx: Any, **options: Any) -> Progress:
