@@ -233,3 +233,37 @@ async def test_progress_held_back_report_goes_out_on_the_asyncio_loop_too() -> N
     report.close()
     await report(5)
     assert sent == [1, 3, 4]
+
+
+async def test_the_context_parameter_is_found_and_models_are_hashed() -> None:
+    from mcp.server.mcpserver import Context
+    from pydantic import BaseModel
+
+    class Order(BaseModel):
+        sku: str
+        qty: int
+
+    runs = []
+
+    @idempotent(store=MemoryStore())
+    async def place(order: Order, ctx: Context) -> str:
+        runs.append(order.qty)
+        return "placed"
+
+    # A Context outside any HTTP request (stdio): no verified context, refused.
+    refused = await place(Order(sku="a", qty=1), Context())
+    assert refused.meta["toolctx/idempotency"] == "unverified" and runs == []
+    token = _current.set(verified())
+    try:
+        # Without a Context parameter the context variable is read; the model is part of the hash.
+        @idempotent(store=MemoryStore())
+        async def place_plain(order: Order) -> str:
+            runs.append(order.qty)
+            return "placed"
+
+        assert await place_plain(Order(sku="a", qty=1)) == "placed"
+        assert (await place_plain(Order(sku="a", qty=1))).meta["agentarea/replayed"] is True
+        assert (await place_plain(Order(sku="a", qty=2))).meta["toolctx/idempotency"] == "conflict"
+    finally:
+        _current.reset(token)
+    assert runs == [1]

@@ -221,6 +221,15 @@ def _is_input_required(result: Any) -> bool:
 _PLAIN = (dict, list, tuple, str, int, float, bool, type(None))
 
 
+def _is_context_source(value: Any) -> bool:
+    """A tool's context parameter (``mcp`` SDK ``Context``, a pydantic model
+    with ``request_context``; FastMCP's ``Context``; a Starlette request),
+    as opposed to an argument the client sent (JSON values, pydantic models)."""
+    if isinstance(value, _PLAIN):
+        return False
+    return hasattr(type(value), "request_context") or isinstance(getattr(value, "scope", None), dict)
+
+
 def idempotent(
     tool: Callable[..., Awaitable[Any]] | None = None,
     *,
@@ -267,20 +276,18 @@ def idempotent(
         @functools.wraps(fn)
         async def guarded(*args: Any, **kwargs: Any) -> Any:
             bound = signature.bind(*args, **kwargs)
-            context, arguments = None, {}
-            found_source = False
+            context, arguments, found_source = None, {}, False
             for name, value in bound.arguments.items():
-                if isinstance(value, _PLAIN):
+                if not _is_context_source(value):
                     arguments[name] = value
                     continue
+                # The SDK's or FastMCP's Context: where the verified context is,
+                # never part of the arguments' hash.
                 try:
-                    found = context_from(value)
+                    context = context or context_from(value)
                     found_source = True
-                    context = context or found
-                    continue
-                except TypeError:
-                    pass
-                arguments[name] = value
+                except TypeError:  # a Context without HTTP (stdio): no verified context
+                    found_source = True
             if not found_source:
                 context = current_context()
             if context is None:
