@@ -33,11 +33,11 @@ fn int_time(v: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
 #[pymethods]
 impl Claims {
     /// `Claims(*, instance_id, task_id, tool_call_id, workspace_id,
-    /// protocol="1", agent_id=None, end_user_id=None, metadata=None,
+    /// protocol=None (`"1"`), agent_id=None, end_user_id=None, metadata=None,
     /// tool=None, jti=None, iat=None)`: `jti` defaults to a random UUID,
     /// `iat` to the system clock (an `int`; a `float` is refused).
     #[new]
-    #[pyo3(signature = (*, instance_id, task_id, tool_call_id, workspace_id, protocol = "1".to_string(),
+    #[pyo3(signature = (*, instance_id, task_id, tool_call_id, workspace_id, protocol = None,
         agent_id = None, end_user_id = None, metadata = None, tool = None, jti = None, iat = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -46,7 +46,7 @@ impl Claims {
         task_id: String,
         tool_call_id: String,
         workspace_id: String,
-        protocol: String,
+        protocol: Option<String>,
         agent_id: Option<String>,
         end_user_id: Option<String>,
         metadata: Option<&Bound<'_, PyAny>>,
@@ -86,7 +86,7 @@ impl Claims {
                 jti,
                 iat,
                 context: ContextClaims {
-                    protocol,
+                    protocol: protocol.unwrap_or_else(|| "1".into()),
                     task_id,
                     tool_call_id,
                     workspace_id,

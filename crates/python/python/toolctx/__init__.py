@@ -5,6 +5,8 @@ The verifier, its verdicts, the signing side and the conventions come from
 the native module (``toolctx._native``): nothing is decided in Python.
 """
 
+from typing import TYPE_CHECKING
+
 from toolctx._native import (
     CORE_VERSION,
     ISSUER,
@@ -34,12 +36,17 @@ from toolctx._native import (
     server_label,
     tuix_idempotency_key,
 )
+if TYPE_CHECKING:  # the stubs' Literal lists of the core's codes
+    from toolctx._native import ConfigErrorCode, Reason
+
 from toolctx.context import aivax_context_from, context_from, current_aivax_context, current_context
 from toolctx.replay import RedisReplayStore
 from toolctx.tuix import TUIX_HEADERS, tuix_headers, without_tuix_headers
 
 __all__ = [
     "CORE_VERSION",
+    "ConfigErrorCode",
+    "Reason",
     "ISSUER",
     "META_PREFIX",
     "TOKEN_HEADER",

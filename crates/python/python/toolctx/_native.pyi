@@ -4,6 +4,8 @@
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, final
 
+from typing_extensions import Self
+
 Reason = Literal[
     "credential_missing",
     "credential_invalid",
@@ -180,14 +182,14 @@ class ReplayStore(Protocol):
 
 @final
 class MemoryReplay:
-    def __init__(self, capacity: int = 100_000) -> None: ...
+    def __new__(cls, capacity: int = 100_000) -> Self: ...
     @property
     def capacity(self) -> int: ...
 
 @final
 class Verifier:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         instance_id: str,
         secrets: str | bytes | Sequence[str | bytes],
         *,
@@ -200,7 +202,7 @@ class Verifier:
         protocol_majors: Sequence[int] | None = None,
         include_reason: bool = True,
         replay: MemoryReplay | ReplayStore | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def max_body_bytes(self) -> int: ...
     @property
@@ -216,8 +218,8 @@ class Verifier:
 
 @final
 class AivaxVerifier:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         hook_key: str,
         *,
         require_nonce: bool | None = None,
@@ -225,7 +227,7 @@ class AivaxVerifier:
         credential: Mapping[str, Any] | None = None,
         max_body_bytes: int | None = None,
         include_reason: bool = True,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def max_body_bytes(self) -> int: ...
     def verify(self, method: str, headers: Headers, body: Body) -> Pass | Accept | Reject: ...
@@ -234,21 +236,21 @@ class AivaxVerifier:
 
 @final
 class Claims:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         instance_id: str,
         task_id: str,
         tool_call_id: str,
         workspace_id: str,
-        protocol: str = "1",
+        protocol: str | None = None,
         agent_id: str | None = None,
         end_user_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         tool: str | None = None,
         jti: str | None = None,
         iat: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     def mint(self, secret: str | bytes) -> str: ...
     def meta(self) -> dict[str, Any]: ...
     def meta_json(self) -> str: ...

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from toolctx._native import AivaxVerifier, ReadBody, Verifier, refuse
+from toolctx._native import AivaxContext, AivaxVerifier, ReadBody, Verifier, refuse
 from toolctx.context import AIVAX_SCOPE_KEY, SCOPE_KEY, _current, _current_aivax
 from toolctx.tuix import tuix_headers as _tuix_headers
 from toolctx.tuix import without_tuix_headers
@@ -126,12 +126,18 @@ class ToolctxMiddleware:
             except ValueError:
                 set_headers = {}
             scope["headers"] = without_tuix_headers(scope["headers"], set_headers)
-        var = _current_aivax if self._aivax else _current
-        token = var.set(context)
+        if isinstance(context, AivaxContext):
+            aivax_token = _current_aivax.set(context)
+            try:
+                await self.app(scope, replay, send)
+            finally:
+                _current_aivax.reset(aivax_token)
+            return
+        token = _current.set(context)
         try:
             await self.app(scope, replay, send)
         finally:
-            var.reset(token)
+            _current.reset(token)
 
     def _internal_error(self) -> Any:
         """The core's ``internal_error`` refusal, rendered as the verifier renders refusals."""
@@ -141,7 +147,7 @@ class ToolctxMiddleware:
             return refuse("internal_error")
 
     async def _decide(self, first: Any, method: str, headers: Any, body: bytes) -> Any:
-        if self._aivax:
+        if isinstance(self.verifier, AivaxVerifier):
             # bcrypt takes milliseconds: off the event loop (the core releases the GIL).
             return await _in_thread(self.verifier.verify, method, headers, body)
         if not isinstance(first, ReadBody):

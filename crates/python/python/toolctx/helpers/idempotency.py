@@ -33,6 +33,9 @@ log = logging.getLogger("toolctx")
 
 DAY_S = 24 * 60 * 60
 
+#: A store's entry: ``{"state": "running", "hash", "owner"}`` or ``{"state": "done", "hash", "result"}``.
+Entry = dict[str, Any]
+
 #: Why a call was refused (the npm package's ``IdempotencyOutcome``;
 #: tests/python/test_mirrors.py compares them): the same key with other
 #: arguments, the first call still running after ``wait_s``, no verified context.
@@ -49,14 +52,14 @@ class IdempotencyStore(Protocol):
     sharing the store. Entries are dicts: ``{"state": "running", "hash",
     "owner"}`` or ``{"state": "done", "hash", "result"}``."""
 
-    async def claim(self, key: str, entry: dict, lease_s: float) -> dict | None:
+    async def claim(self, key: str, entry: Entry, lease_s: float) -> Entry | None:
         """When ``key`` holds nothing live, store ``entry`` for ``lease_s`` and
         return ``None`` (the caller runs the tool); otherwise what it holds."""
 
-    async def complete(self, key: str, entry: dict, ttl_s: float) -> None:
+    async def complete(self, key: str, entry: Entry, ttl_s: float) -> None:
         """Store the finished call, replacing the claim."""
 
-    async def release(self, key: str, entry: dict) -> None:
+    async def release(self, key: str, entry: Entry) -> None:
         """Drop the claim ``entry`` only if ``key`` still holds exactly it."""
 
 
@@ -67,12 +70,12 @@ class MemoryStore:
     def __init__(self, max_entries: int = 10_000, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._max = max_entries
         self._clock = clock
-        self._entries: OrderedDict[str, tuple[dict, float]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[Entry, float]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def _live(self, key: str) -> dict | None:
+    def _live(self, key: str) -> Entry | None:
         slot = self._entries.get(key)
         if slot is None:
             return None
@@ -82,23 +85,23 @@ class MemoryStore:
         self._entries.move_to_end(key)
         return slot[0]
 
-    def _put(self, key: str, entry: dict, seconds: float) -> None:
+    def _put(self, key: str, entry: Entry, seconds: float) -> None:
         self._entries[key] = (entry, self._clock() + seconds)
         self._entries.move_to_end(key)
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)
 
-    async def claim(self, key: str, entry: dict, lease_s: float) -> dict | None:
+    async def claim(self, key: str, entry: Entry, lease_s: float) -> Entry | None:
         held = self._live(key)
         if held is not None:
             return held
         self._put(key, entry, lease_s)
         return None
 
-    async def complete(self, key: str, entry: dict, ttl_s: float) -> None:
+    async def complete(self, key: str, entry: Entry, ttl_s: float) -> None:
         self._put(key, entry, ttl_s)
 
-    async def release(self, key: str, entry: dict) -> None:
+    async def release(self, key: str, entry: Entry) -> None:
         held = self._live(key)
         if held is not None and held.get("state") == "running" and held.get("owner") == entry.get("owner"):
             del self._entries[key]
@@ -108,14 +111,14 @@ class MemoryStore:
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
-def _encode(entry: dict) -> str:
+def _encode(entry: Entry) -> str:
     # Fixed member order, so that release compares the exact string claim wrote.
     if entry["state"] == "running":
         return json.dumps({"state": "running", "hash": entry["hash"], "owner": entry["owner"]})
     return json.dumps({"state": "done", "hash": entry["hash"], "result": entry["result"]})
 
 
-def _decode(raw: Any) -> dict:
+def _decode(raw: Any) -> Entry:
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     v = json.loads(text)
     if not isinstance(v, dict) or v.get("state") not in ("running", "done") or not isinstance(v.get("hash"), str):
@@ -133,7 +136,7 @@ class RedisStore:
         self._client = client
         self._prefix = prefix
 
-    async def claim(self, key: str, entry: dict, lease_s: float) -> dict | None:
+    async def claim(self, key: str, entry: Entry, lease_s: float) -> Entry | None:
         k = self._prefix + key
         value = _encode(entry)
         # The held value can expire between the SET and the GET: try again.
@@ -145,14 +148,14 @@ class RedisStore:
                 return _decode(held)
         raise RuntimeError(f"toolctx: could not claim or read {k}")
 
-    async def complete(self, key: str, entry: dict, ttl_s: float) -> None:
+    async def complete(self, key: str, entry: Entry, ttl_s: float) -> None:
         await self._client.set(self._prefix + key, _encode(entry), px=max(1, int(ttl_s * 1000)))
 
-    async def release(self, key: str, entry: dict) -> None:
+    async def release(self, key: str, entry: Entry) -> None:
         await self._client.eval(_RELEASE, 1, self._prefix + key, _encode(entry))
 
 
-def _refusal(outcome: str, key: str) -> dict:
+def _refusal(outcome: str, key: str) -> Entry:
     if outcome not in OUTCOMES:
         raise ValueError(f"unknown idempotency outcome {outcome!r}")
     if outcome == "conflict":
@@ -177,7 +180,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _as_result(result: Any) -> dict:
+def _as_result(result: Any) -> Entry:
     """A tool's return value as a ``CallToolResult`` dict (what is stored and
     replayed). A ``CallToolResult`` (or its dict form) is kept as it is;
     other values get the ``structuredContent`` the SDKs derive from them (a
@@ -188,7 +191,7 @@ def _as_result(result: Any) -> dict:
         if isinstance(data, dict) and isinstance(data.get("content"), list):
             return data
     elif isinstance(result, dict) and isinstance(result.get("content"), list):
-        return _jsonable(result)
+        return {k: _jsonable(v) for k, v in result.items()}
     else:
         data = _jsonable(result)
     text = data if isinstance(data, str) else json.dumps(data)
@@ -196,7 +199,7 @@ def _as_result(result: Any) -> dict:
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
 
 
-def _to_sdk(result: dict) -> Any:
+def _to_sdk(result: Entry) -> Any:
     """A stored result as the SDK's ``CallToolResult`` (both the ``mcp`` SDK
     and FastMCP return one from a tool as it is)."""
     try:
@@ -206,7 +209,7 @@ def _to_sdk(result: dict) -> Any:
     return CallToolResult.model_validate(result)
 
 
-def _replayed(result: dict) -> Any:
+def _replayed(result: Entry) -> Any:
     meta = dict(result.get("_meta") or {})
     meta[REPLAYED] = True
     return _to_sdk({**result, "_meta": meta})

@@ -44,7 +44,7 @@ class Progress:
         self._last_sent_at: float | None = None
         self._pending: tuple[float, float | None, str | None] | None = None
         self._timer: anyio.CancelScope | asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._finished = False
         self.sent = 0
 

@@ -14,11 +14,19 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 log = logging.getLogger("toolctx")
 
-LIMITS = {
+class Limits(TypedDict):
+    text_chars: int
+    structured_chars: int
+    image_bytes: int
+    images: int
+    image_types: tuple[str, ...]
+
+
+LIMITS: Limits = {
     "text_chars": 8000,
     "structured_chars": 16000,
     "image_bytes": 5 * 1024 * 1024,
