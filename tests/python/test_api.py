@@ -248,3 +248,49 @@ def test_aivax_verifier() -> None:
     assert a.context.nonce_verified is False
     with pytest.raises(toolctx.ConfigError):
         toolctx.AivaxVerifier("k", max_bcrypt_cost=99)
+
+
+def test_what_pyjwt_accepts_and_the_core_refuses() -> None:
+    """The README's claim, checked against the real PyJWT: float dates,
+    duplicate members and padded base64 pass PyJWT and are refused here."""
+    import base64
+    import hashlib
+    import hmac
+
+    import jwt
+
+    def b64(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def sign(payload: str, pad: bool = False) -> str:
+        head, body = b64(b'{"alg":"HS256","typ":"JWT"}'), b64(payload.encode())
+        if pad:
+            body += "=" * (-len(body) % 4)
+        mac = hmac.new(SECRET.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
+        return f"{head}.{body}.{b64(mac)}"
+
+    now = int(time.time())
+    c = claims()
+    context = json.loads(c.payload_json())
+    base = {k: v for k, v in context.items() if k not in ("iat", "exp")}
+
+    def payload(iat: object, exp: object, extra: str = "") -> str:
+        text = json.dumps({**base, "iat": iat, "exp": exp})
+        return text[:-1] + extra + "}"
+
+    cases = {
+        "claim_invalid": sign(payload(now + 0.5, now + 300.5)),
+        "token_malformed": sign(payload(now, now + 300, ', "aud": "' + INSTANCE + '"')),
+    }
+    # Padding needs a segment whose length is not a multiple of 4: widen the JSON until it is not.
+    text = payload(now, now + 300)
+    while len(b64(text.encode())) % 4 == 0:
+        text = text[:-1] + " }"
+    cases["token_malformed (padding)"] = sign(text, pad=True)
+    assert cases["token_malformed (padding)"].split(".")[1].endswith("=")
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "_meta": c.meta()}})
+    v = toolctx.Verifier(INSTANCE, [SECRET])
+    for reason, token in cases.items():
+        jwt.decode(token, SECRET, algorithms=["HS256"], audience=INSTANCE, issuer="agentarea")  # accepted
+        got = v.verify("POST", [(toolctx.TOKEN_HEADER, token)], body)
+        assert got.outcome == "reject" and got.reason == reason.split()[0], (reason, got)
