@@ -1,0 +1,84 @@
+"""toolctx: signed tool-call context for MCP servers, verified by the
+toolctx Rust core (CONTRACT.md) in-process.
+
+The verifier, its verdicts, the signing side and the conventions come from
+the native module (``toolctx._native``): nothing is decided in Python.
+"""
+
+from typing import TYPE_CHECKING
+
+from toolctx._native import (
+    CORE_VERSION,
+    ISSUER,
+    META_PREFIX,
+    TOKEN_HEADER,
+    TOKEN_TTL_S,
+    Accept,
+    AivaxContext,
+    AivaxVerifier,
+    Claims,
+    ConfigError,
+    Context,
+    MemoryReplay,
+    Pass,
+    ReadBody,
+    Reject,
+    ToolctxError,
+    Verifier,
+    canonical_json,
+    canonical_json_text,
+    config_error_codes,
+    context_claims,
+    qualified_tool_name,
+    reasons,
+    refusal_table,
+    refuse,
+    server_label,
+    tuix_idempotency_key,
+)
+if TYPE_CHECKING:  # the stubs' Literal lists of the core's codes
+    from toolctx._native import ConfigErrorCode, Reason
+
+from toolctx.context import aivax_context_from, context_from, current_aivax_context, current_context
+from toolctx.replay import RedisReplayStore
+from toolctx.tuix import TUIX_HEADERS, tuix_headers, without_tuix_headers
+
+__all__ = [
+    "CORE_VERSION",
+    "ConfigErrorCode",
+    "Reason",
+    "ISSUER",
+    "META_PREFIX",
+    "TOKEN_HEADER",
+    "TOKEN_TTL_S",
+    "TUIX_HEADERS",
+    "Accept",
+    "AivaxContext",
+    "AivaxVerifier",
+    "Claims",
+    "ConfigError",
+    "Context",
+    "MemoryReplay",
+    "Pass",
+    "ReadBody",
+    "RedisReplayStore",
+    "Reject",
+    "ToolctxError",
+    "Verifier",
+    "aivax_context_from",
+    "canonical_json",
+    "canonical_json_text",
+    "config_error_codes",
+    "context_claims",
+    "context_from",
+    "current_aivax_context",
+    "current_context",
+    "qualified_tool_name",
+    "reasons",
+    "refusal_table",
+    "refuse",
+    "server_label",
+    "tuix_headers",
+    "tuix_idempotency_key",
+    "without_tuix_headers",
+]

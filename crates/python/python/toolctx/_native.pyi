@@ -1,0 +1,288 @@
+# Type stubs of the native module (crates/python/src). The two Literal lists
+# mirror the core's (toolctx.reasons(), toolctx.config_error_codes());
+# tests/python/test_api.py fails when they drift.
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol, final
+
+from typing_extensions import Self
+
+Reason = Literal[
+    "credential_missing",
+    "credential_invalid",
+    "body_too_large",
+    "parse_error",
+    "duplicate_member",
+    "too_deep",
+    "batch_with_tools_call",
+    "invalid_params",
+    "header_mismatch",
+    "token_missing",
+    "token_duplicated",
+    "token_too_large",
+    "token_malformed",
+    "alg_not_allowed",
+    "crit_not_supported",
+    "signature_invalid",
+    "issuer_invalid",
+    "audience_invalid",
+    "claim_invalid",
+    "token_expired",
+    "token_issued_in_future",
+    "token_too_old",
+    "token_not_yet_valid",
+    "context_malformed",
+    "tool_mismatch",
+    "protocol_unsupported",
+    "meta_mismatch",
+    "meta_missing",
+    "claim_missing",
+    "token_replayed",
+    "nonce_missing",
+    "nonce_invalid",
+    "internal_error",
+]
+
+ConfigErrorCode = Literal[
+    "config_not_json",
+    "config_type",
+    "config_unknown_setting",
+    "config_missing",
+    "instance_id_empty",
+    "no_secrets",
+    "secret_length",
+    "credential_header",
+    "credential_no_values",
+    "limit_out_of_range",
+    "no_protocol_majors",
+    "config_invalid",
+]
+
+#: Header pairs (a header sent twice stays twice), a dict, or a
+#: multi-valued headers object (httpx, Starlette).
+Headers = Iterable[tuple[str | bytes, str | bytes]] | Mapping[str, str] | Any
+Body = bytes | bytearray | memoryview | str
+JsonId = int | float | str | None
+
+TOKEN_HEADER: str
+META_PREFIX: str
+ISSUER: str
+TOKEN_TTL_S: int
+CORE_VERSION: str
+
+class ToolctxError(ValueError):
+    code: str
+
+class ConfigError(ToolctxError):
+    code: ConfigErrorCode
+
+@final
+class Context:
+    """What a verified tools/call may rely on; frozen."""
+
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def tool_call_id(self) -> str: ...
+    @property
+    def workspace_id(self) -> str: ...
+    @property
+    def idempotency_key(self) -> str: ...
+    @property
+    def protocol(self) -> str: ...
+    @property
+    def agent_id(self) -> str | None: ...
+    @property
+    def end_user_id(self) -> str | None: ...
+    @property
+    def metadata(self) -> dict[str, Any] | None: ...
+    @property
+    def tool(self) -> str | None: ...
+    @property
+    def jti(self) -> str | None: ...
+    @property
+    def iat(self) -> int: ...
+    @property
+    def exp(self) -> int: ...
+    @property
+    def secret_index(self) -> int: ...
+    @property
+    def request_id(self) -> JsonId: ...
+    @property
+    def request_id_json(self) -> str | None: ...
+    def to_json(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class AivaxContext:
+    @property
+    def nonce_verified(self) -> bool: ...
+    @property
+    def external_user_id(self) -> str | None: ...
+    @property
+    def call_source(self) -> str | None: ...
+    @property
+    def conversation_token(self) -> str | None: ...
+    @property
+    def moment(self) -> str | None: ...
+    @property
+    def moment_unix(self) -> int | None: ...
+    @property
+    def moment_offset_minutes(self) -> int | None: ...
+    @property
+    def metadata(self) -> dict[str, str]: ...
+    @property
+    def request_id(self) -> JsonId: ...
+    @property
+    def request_id_json(self) -> str | None: ...
+    def to_json(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class Pass:
+    @property
+    def outcome(self) -> Literal["pass"]: ...
+
+@final
+class Accept:
+    @property
+    def outcome(self) -> Literal["accept"]: ...
+    @property
+    def context(self) -> Context | AivaxContext: ...
+
+@final
+class Reject:
+    @property
+    def outcome(self) -> Literal["reject"]: ...
+    @property
+    def status(self) -> int: ...
+    @property
+    def code(self) -> int: ...
+    @property
+    def reason(self) -> Reason: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def id(self) -> JsonId: ...
+    @property
+    def id_json(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def headers(self) -> list[tuple[str, str]]: ...
+
+@final
+class ReadBody:
+    @property
+    def outcome(self) -> Literal["read_body"]: ...
+    @property
+    def max_body_bytes(self) -> int: ...
+
+class ReplayStore(Protocol):
+    def first_use(self, jti: str, until: int, now: int) -> bool: ...
+
+@final
+class MemoryReplay:
+    def __new__(cls, capacity: int = 100_000) -> Self: ...
+    @property
+    def capacity(self) -> int: ...
+
+@final
+class Verifier:
+    def __new__(
+        cls,
+        instance_id: str,
+        secrets: str | bytes | Sequence[str | bytes],
+        *,
+        credential: Mapping[str, Any] | None = None,
+        require_context: bool | None = None,
+        clock_skew_s: int | None = None,
+        max_token_age_s: int | None = None,
+        max_body_bytes: int | None = None,
+        max_token_bytes: int | None = None,
+        protocol_majors: Sequence[int] | None = None,
+        include_reason: bool = True,
+        replay: MemoryReplay | ReplayStore | None = None,
+    ) -> Self: ...
+    @property
+    def max_body_bytes(self) -> int: ...
+    @property
+    def clock_skew_s(self) -> int: ...
+    @property
+    def instance_id(self) -> str: ...
+    @property
+    def has_shared_replay_store(self) -> bool: ...
+    def verify(self, method: str, headers: Headers, body: Body, now: int | None = None) -> Pass | Accept | Reject: ...
+    def check_headers(self, method: str, headers: Headers) -> Pass | Reject | ReadBody: ...
+    def verify_body(self, read_body: ReadBody, body: Body, now: int | None = None) -> Pass | Accept | Reject: ...
+    def refuse(self, reason: Reason, id_json: str | None = None) -> Reject: ...
+
+@final
+class AivaxVerifier:
+    def __new__(
+        cls,
+        hook_key: str,
+        *,
+        require_nonce: bool | None = None,
+        max_bcrypt_cost: int | None = None,
+        credential: Mapping[str, Any] | None = None,
+        max_body_bytes: int | None = None,
+        include_reason: bool = True,
+    ) -> Self: ...
+    @property
+    def max_body_bytes(self) -> int: ...
+    def verify(self, method: str, headers: Headers, body: Body) -> Pass | Accept | Reject: ...
+    def check_headers(self, method: str, headers: Headers) -> Pass | Reject | None: ...
+    def refuse(self, reason: Reason, id_json: str | None = None) -> Reject: ...
+
+@final
+class Claims:
+    def __new__(
+        cls,
+        *,
+        instance_id: str,
+        task_id: str,
+        tool_call_id: str,
+        workspace_id: str,
+        protocol: str | None = None,
+        agent_id: str | None = None,
+        end_user_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        tool: str | None = None,
+        jti: str | None = None,
+        iat: int | None = None,
+    ) -> Self: ...
+    def mint(self, secret: str | bytes) -> str: ...
+    def meta(self) -> dict[str, Any]: ...
+    def meta_json(self) -> str: ...
+    def payload(self) -> dict[str, Any]: ...
+    def payload_json(self) -> str: ...
+    def headers(self, secret: str | bytes) -> dict[str, str]: ...
+    @property
+    def idempotency_key(self) -> str: ...
+    @property
+    def jti(self) -> str: ...
+    @property
+    def iat(self) -> int: ...
+    @property
+    def exp(self) -> int: ...
+    @property
+    def instance_id(self) -> str: ...
+    @property
+    def tool(self) -> str | None: ...
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def tool_call_id(self) -> str: ...
+    @property
+    def workspace_id(self) -> str: ...
+
+def qualified_tool_name(instance_name: str, tool: str) -> str: ...
+def server_label(instance_name: str) -> str: ...
+def canonical_json(value: Any) -> str: ...
+def canonical_json_text(text: str) -> str: ...
+def tuix_idempotency_key(session_id: str, turn: str, tool: str, arguments: Any = None) -> str: ...
+def reasons() -> tuple[Reason, ...]: ...
+def refusal_table() -> tuple[tuple[Reason, int, int, str], ...]: ...
+def config_error_codes() -> tuple[ConfigErrorCode, ...]: ...
+def context_claims() -> tuple[str, ...]: ...
+def refuse(reason: Reason, id_json: str | None = None, include_reason: bool = True) -> Reject: ...

@@ -1,0 +1,214 @@
+"""Pure ASGI middleware: verifies every request before the app sees it.
+
+Works under any ASGI server and framework (uvicorn, Starlette, FastAPI, the
+MCP SDK's Streamable HTTP app, FastMCP's ``http_app``)::
+
+    from toolctx import Verifier
+    from toolctx.asgi import ToolctxMiddleware
+
+    app = ToolctxMiddleware(app, Verifier(instance_id, [secret]))
+
+- Steps 0 and 1 (method, static credential) run on the headers alone: a
+  refused credential is answered before a byte of the body is read.
+- The body is read up to the verifier's ``max_body_bytes`` (one byte more
+  proves it too large), then the core decides.
+- A refusal is answered with the core's status and JSON-RPC body; the app
+  never runs. Whatever passes (``GET``, ``initialize``, ``tools/list``...)
+  reaches the app untouched, its body replayed byte for byte.
+- An accepted call reaches the app with the verified ``Context`` in
+  ``scope["state"]["toolctx"]`` (Starlette's ``request.state.toolctx``) and
+  in a context variable (``toolctx.current_context()``); a tool gets it with
+  ``toolctx.context_from(ctx)``.
+- Anything that goes wrong inside the middleware refuses the request
+  (``internal_error``, 500): it never fails open.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from toolctx._native import AivaxContext, AivaxVerifier, ReadBody, Verifier, refuse
+from toolctx.context import AIVAX_SCOPE_KEY, SCOPE_KEY, _current, _current_aivax
+from toolctx.tuix import tuix_headers as _tuix_headers
+from toolctx.tuix import without_tuix_headers
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+log = logging.getLogger("toolctx")
+
+
+class _Disconnected(Exception):
+    """The client went away while the body was being read."""
+
+
+class ToolctxMiddleware:
+    """``ToolctxMiddleware(app, verifier, *, tuix_headers=False, clock=None)``.
+
+    ``verifier`` is a ``toolctx.Verifier`` or a ``toolctx.AivaxVerifier``.
+    ``tuix_headers=True`` removes ``X-Session-Id`` and ``X-Idempotency-Key``
+    from every request and, on an accepted call, sets them from its
+    ``_meta`` (CONTRACT §7). ``clock`` returns Unix seconds as an ``int``
+    (default: the core reads the system clock), for tests.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        verifier: Verifier | AivaxVerifier,
+        *,
+        tuix_headers: bool = False,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        if not isinstance(verifier, (Verifier, AivaxVerifier)):
+            raise TypeError("ToolctxMiddleware needs a toolctx.Verifier or toolctx.AivaxVerifier")
+        self.app = app
+        self.verifier = verifier
+        self.tuix = tuix_headers
+        self.clock = clock
+        self._aivax = isinstance(verifier, AivaxVerifier)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.tuix:
+            scope = dict(scope)
+            scope["headers"] = without_tuix_headers(scope.get("headers") or [])
+        try:
+            await self._handle(scope, receive, send)
+        except _Disconnected:
+            return
+
+    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = scope.get("method", "")
+        headers = scope.get("headers") or []
+        try:
+            first = self.verifier.check_headers(method, headers)
+        except Exception:
+            log.exception("toolctx: the header check could not run; request refused")
+            await _answer(send, self._internal_error())
+            return
+        if first is not None and first.outcome == "pass":
+            await self.app(scope, receive, send)
+            return
+        if first is not None and first.outcome == "reject":
+            await _answer(send, first)
+            return
+        body = await _read_body(receive, self.verifier.max_body_bytes)
+        try:
+            verdict = await self._decide(first, method, headers, body)
+        except Exception:
+            log.exception("toolctx: the verifier could not run; request refused")
+            await _answer(send, self._internal_error())
+            return
+        if verdict.outcome == "reject":
+            await _answer(send, verdict)
+            return
+        replay = _replaying(body, receive)
+        if verdict.outcome == "pass":
+            await self.app(scope, replay, send)
+            return
+        context = verdict.context
+        scope = dict(scope)
+        state = dict(scope.get("state") or {})
+        state[AIVAX_SCOPE_KEY if self._aivax else SCOPE_KEY] = context
+        scope["state"] = state
+        if self.tuix:
+            try:
+                set_headers = _tuix_headers(json.loads(body))
+            except ValueError:
+                set_headers = {}
+            scope["headers"] = without_tuix_headers(scope["headers"], set_headers)
+        if isinstance(context, AivaxContext):
+            aivax_token = _current_aivax.set(context)
+            try:
+                await self.app(scope, replay, send)
+            finally:
+                _current_aivax.reset(aivax_token)
+            return
+        token = _current.set(context)
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            _current.reset(token)
+
+    def _internal_error(self) -> Any:
+        """The core's ``internal_error`` refusal, rendered as the verifier renders refusals."""
+        try:
+            return self.verifier.refuse("internal_error")
+        except Exception:  # a verifier that cannot run may not render either
+            return refuse("internal_error")
+
+    async def _decide(self, first: Any, method: str, headers: Any, body: bytes) -> Any:
+        if isinstance(self.verifier, AivaxVerifier):
+            # bcrypt takes milliseconds: off the event loop (the core releases the GIL).
+            return await _in_thread(self.verifier.verify, method, headers, body)
+        if not isinstance(first, ReadBody):
+            raise RuntimeError("the header check gave no ReadBody")
+        now = self.clock() if self.clock is not None else None
+        if self.verifier.has_shared_replay_store:
+            # The shared store is a network call: never on the event loop.
+            return await _in_thread(self.verifier.verify_body, first, body, now)
+        return self.verifier.verify_body(first, body, now)
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    """The body, or its first ``limit + 1`` bytes when it is longer (enough
+    for the core to refuse it as too large without reading the rest)."""
+    chunks = []
+    size = 0
+    while True:
+        message = await receive()
+        kind = message.get("type")
+        if kind == "http.disconnect":
+            raise _Disconnected
+        if kind != "http.request":
+            continue
+        chunk = message.get("body") or b""
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit or not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app the body already read, then the real one."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _answer(send: Send, reject: Any) -> None:
+    body = reject.body.encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": reject.status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    try:
+        import anyio.to_thread
+    except ImportError:  # plain asyncio without anyio
+        import asyncio
+
+        return await asyncio.to_thread(fn, *args)
+    return await anyio.to_thread.run_sync(fn, *args)

@@ -1,0 +1,128 @@
+//! The AIVAX verifier (CONTRACT §7): the envelope checks, then the
+//! `_aiv_*` members, the nonce verified by bcrypt against the hook key (a
+//! cost above the cap refused before any work), with a cache of nonces
+//! this verifier already verified.
+
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier as Core, NonceCache};
+use toolctx_core::{HeadersVerdict, UnknownSettings};
+
+use crate::context::AivaxContext;
+use crate::convert::{body_of, headers_of, json_text};
+use crate::errors::config_error;
+use crate::verdict::{reject, verdict, Pass};
+
+/// Verified nonces remembered per verifier (bound to its hook key by the
+/// core; failures are never cached).
+const NONCE_CACHE_ENTRIES: usize = 1024;
+
+/// Verifies `tools/call` requests from AIVAX.
+#[pyclass(frozen, module = "toolctx")]
+pub struct AivaxVerifier {
+    core: Core,
+    nonces: Mutex<NonceCache>,
+    include_reason: bool,
+}
+
+#[pymethods]
+impl AivaxVerifier {
+    /// `AivaxVerifier(hook_key, *, require_nonce=True, max_bcrypt_cost=12,
+    /// credential=None, max_body_bytes=1048576, include_reason=True)`;
+    /// validated by the core, `ConfigError` when refused (never showing the
+    /// hook key).
+    #[new]
+    #[pyo3(signature = (hook_key, *, require_nonce = None, max_bcrypt_cost = None,
+        credential = None, max_body_bytes = None, include_reason = true))]
+    fn new(
+        py: Python<'_>,
+        hook_key: &Bound<'_, PyAny>,
+        require_nonce: Option<&Bound<'_, PyAny>>,
+        max_bcrypt_cost: Option<&Bound<'_, PyAny>>,
+        credential: Option<&Bound<'_, PyAny>>,
+        max_body_bytes: Option<&Bound<'_, PyAny>>,
+        include_reason: bool,
+    ) -> PyResult<AivaxVerifier> {
+        let settings = PyDict::new(py);
+        for (name, value) in [
+            ("hook_key", Some(hook_key)),
+            ("require_nonce", require_nonce),
+            ("max_bcrypt_cost", max_bcrypt_cost),
+            ("credential", credential),
+            ("max_body_bytes", max_body_bytes),
+        ] {
+            if let Some(v) = value.filter(|v| !v.is_none()) {
+                settings.set_item(name, v)?;
+            }
+        }
+        let text = json_text(settings.as_any())?;
+        let core = Core::from_json(text.as_bytes(), UnknownSettings::Refuse)
+            .map_err(|e| config_error(py, &e))?;
+        Ok(AivaxVerifier {
+            core,
+            nonces: Mutex::new(NonceCache::new(NONCE_CACHE_ENTRIES)),
+            include_reason,
+        })
+    }
+
+    #[getter]
+    fn max_body_bytes(&self) -> usize {
+        self.core.max_body_bytes()
+    }
+
+    /// `Pass`, `Accept` (with an `AivaxContext`) or `Reject`; the
+    /// interpreter is released while the core decides (bcrypt included).
+    fn verify(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        headers: &Bound<'_, PyAny>,
+        body: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let headers = headers_of(headers)?;
+        let body = body_of(body)?;
+        let method = method.to_owned();
+        let v: PyResult<AivaxVerdict> = py.detach(|| {
+            let mut nonces = self
+                .nonces
+                .lock()
+                .map_err(|_| PyRuntimeError::new_err("nonce cache lock poisoned"))?;
+            Ok(self
+                .core
+                .check_cached(&method, &headers, &body, &mut nonces))
+        });
+        verdict(py, v?, self.include_reason, |py, ctx| {
+            Ok(Py::new(py, AivaxContext::new(ctx))?.into_any())
+        })
+    }
+
+    /// Steps 0 and 1 only: `Pass`, `Reject`, or `None` (read the body and
+    /// call `verify`).
+    fn check_headers(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        headers: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let headers = headers_of(headers)?;
+        match self.core.check_headers(method, &headers) {
+            HeadersVerdict::Pass => Ok(Some(Py::new(py, Pass)?.into_any())),
+            HeadersVerdict::Reject(r) => Ok(Some(reject(py, r, self.include_reason)?)),
+            HeadersVerdict::ReadBody(_) => Ok(None),
+        }
+    }
+
+    /// The core's refusal for `reason`, rendered as this verifier renders
+    /// refusals (see `Verifier.refuse`).
+    #[pyo3(signature = (reason, id_json = None))]
+    fn refuse(&self, py: Python<'_>, reason: &str, id_json: Option<String>) -> PyResult<Py<PyAny>> {
+        crate::conventions::refuse(py, reason, id_json, self.include_reason)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("toolctx.AivaxVerifier({:?})", self.core)
+    }
+}

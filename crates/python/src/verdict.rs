@@ -1,0 +1,147 @@
+//! The verdict as Python sees it: `Pass`, `Accept` (with a profile's
+//! context) and `Reject`, frozen, every field as the core gave it.
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use toolctx_core::{Refusal, Verdict};
+
+use crate::convert::parse_to_py;
+
+/// Not this contract's business: forward the request untouched.
+#[pyclass(frozen, module = "toolctx")]
+pub struct Pass;
+
+#[pymethods]
+impl Pass {
+    #[getter]
+    fn outcome(&self) -> &'static str {
+        "pass"
+    }
+
+    fn __bool__(&self) -> bool {
+        true
+    }
+
+    fn __repr__(&self) -> &'static str {
+        "Pass()"
+    }
+}
+
+/// A verified `tools/call`: run the tool with `context`.
+#[pyclass(frozen, module = "toolctx")]
+pub struct Accept {
+    #[pyo3(get)]
+    context: Py<PyAny>,
+}
+
+#[pymethods]
+impl Accept {
+    #[getter]
+    fn outcome(&self) -> &'static str {
+        "accept"
+    }
+
+    fn __bool__(&self) -> bool {
+        true
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("Accept(context={})", self.context.bind(py).repr()?))
+    }
+}
+
+/// A refused request: answer `status` with `body`; nothing downstream runs.
+#[pyclass(frozen, module = "toolctx")]
+pub struct Reject {
+    refusal: Refusal,
+    #[pyo3(get)]
+    body: Py<PyString>,
+}
+
+#[pymethods]
+impl Reject {
+    #[getter]
+    fn outcome(&self) -> &'static str {
+        "reject"
+    }
+
+    /// The HTTP status.
+    #[getter]
+    fn status(&self) -> u16 {
+        self.refusal.status()
+    }
+
+    /// The JSON-RPC error code.
+    #[getter]
+    fn code(&self) -> i32 {
+        self.refusal.code()
+    }
+
+    /// The stable machine code (`error.data.reason`).
+    #[getter]
+    fn reason(&self) -> &'static str {
+        self.refusal.reason().as_str()
+    }
+
+    #[getter]
+    fn message(&self) -> &'static str {
+        self.refusal.message()
+    }
+
+    /// The JSON-RPC id answered: `None`, an `int` or a `str` (a number
+    /// with a fraction or exponent as a `float`; `id_json` is exact).
+    #[getter]
+    fn id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        parse_to_py(py, self.refusal.id_json())
+    }
+
+    /// The id as the body writes it: JSON text.
+    #[getter]
+    fn id_json(&self) -> &str {
+        self.refusal.id_json()
+    }
+
+    /// The response headers to send with `body`.
+    #[getter]
+    fn headers(&self) -> [(&'static str, &'static str); 1] {
+        [("content-type", "application/json")]
+    }
+
+    /// A refusal is falsy, so `if verdict:` reads as "may go on".
+    fn __bool__(&self) -> bool {
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Reject(status={}, code={}, reason={:?}, id={})",
+            self.refusal.status(),
+            self.refusal.code(),
+            self.refusal.reason().as_str(),
+            self.refusal.id_json()
+        )
+    }
+}
+
+/// A refusal as a Python `Reject`, its body rendered by the core.
+pub fn reject(py: Python<'_>, refusal: Refusal, include_reason: bool) -> PyResult<Py<PyAny>> {
+    let body = PyString::new(py, &refusal.body(include_reason)).unbind();
+    Ok(Py::new(py, Reject { refusal, body })?.into_any())
+}
+
+/// Any profile's verdict, the accepted context made by `context`.
+pub fn verdict<C>(
+    py: Python<'_>,
+    v: Verdict<C>,
+    include_reason: bool,
+    context: impl FnOnce(Python<'_>, C) -> PyResult<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    match v {
+        Verdict::Pass => Ok(Py::new(py, Pass)?.into_any()),
+        Verdict::Accept(ctx) => {
+            let context = context(py, *ctx)?;
+            Ok(Py::new(py, Accept { context })?.into_any())
+        }
+        Verdict::Reject(r) => reject(py, r, include_reason),
+    }
+}

@@ -1,0 +1,120 @@
+"""An MCP server protected in-process by toolctx: the official MCP SDK
+(``mcp``, ``MCPServer``) or FastMCP (``--fastmcp``), stateless Streamable
+HTTP behind ``toolctx.asgi.ToolctxMiddleware``, served by uvicorn on
+127.0.0.1. See README.md."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+
+import anyio
+import uvicorn
+
+import toolctx
+from toolctx.helpers import idempotent, progress
+
+RUNS = {"probe": 0}
+
+
+def verifier(context_optional: bool) -> toolctx.Verifier:
+    secrets = [os.environ["TOOLCTX_SECRET"]]
+    if os.environ.get("TOOLCTX_SECRET_PREVIOUS"):
+        secrets.append(os.environ["TOOLCTX_SECRET_PREVIOUS"])
+    credential = None
+    if os.environ.get("TOOLCTX_CREDENTIAL"):
+        credential = {"header": "authorization", "values": [os.environ["TOOLCTX_CREDENTIAL"]]}
+    return toolctx.Verifier(
+        os.environ["TOOLCTX_INSTANCE_ID"],
+        secrets,
+        credential=credential,
+        require_context=not context_optional,
+        replay=toolctx.MemoryReplay(),
+    )
+
+
+# The tools, written once for both frameworks: each takes the framework's
+# Context as `ctx`, which toolctx.context_from and progress() read.
+async def get_order(order_id: str, ctx) -> dict:
+    """An order, for the task the platform vouched for."""
+    context = toolctx.context_from(ctx)
+    return {"order_id": order_id, "task_id": context.task_id if context else None, "status": "shipped"}
+
+
+async def export_report(pages: int, ctx) -> str:
+    """Progress at the platform's rate while the pages are written."""
+    report = progress(ctx)
+    for page in range(1, pages + 1):
+        await anyio.sleep(0.05)
+        await report(page, pages, f"page {page} of {pages}")
+    return f"report of {pages} pages"
+
+
+@idempotent
+async def create_invoice(amount: int, ctx) -> dict:
+    """Not safe to run twice: a retry gets the first result back."""
+    context = toolctx.context_from(ctx)
+    return {"invoice": f"inv-{context.idempotency_key}", "amount": amount}
+
+
+async def whoami(ctx) -> dict:
+    """The verified context the server saw."""
+    context = toolctx.context_from(ctx)
+    return {"context": context.to_dict() if context else None}
+
+
+async def toolctx_probe() -> dict:
+    """How many times this tool ran in this process (for `toolctx conformance`)."""
+    RUNS["probe"] += 1
+    return {"runs": RUNS["probe"]}
+
+
+def sdk_app(v: toolctx.Verifier | None):
+    from mcp.server.mcpserver import Context, MCPServer
+
+    server = MCPServer("toolctx-python-example")
+    for fn in (get_order, export_report, create_invoice, whoami):
+        fn.__annotations__["ctx"] = Context
+        server.add_tool(fn)
+    server.add_tool(toolctx_probe)
+    app = server.streamable_http_app(stateless_http=True)
+    return toolctx.mcp.protect(app, v) if v is not None else app
+
+
+def fastmcp_app(v: toolctx.Verifier | None):
+    from fastmcp import Context, FastMCP
+
+    import toolctx.fastmcp
+
+    server = FastMCP("toolctx-python-example")
+    for fn in (get_order, export_report, create_invoice, whoami):
+        fn.__annotations__["ctx"] = Context
+        server.tool(fn)
+    server.tool(toolctx_probe)
+    middleware = [toolctx.fastmcp.middleware(v)] if v is not None else []
+    return server.http_app(path="/mcp", stateless_http=True, middleware=middleware)
+
+
+def main() -> None:
+    import toolctx.mcp  # noqa: F401
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "0")))
+    parser.add_argument("--fastmcp", action="store_true", help="FastMCP instead of the official SDK's MCPServer")
+    parser.add_argument("--context-optional", action="store_true", help="require_context=False")
+    parser.add_argument("--no-verify", action="store_true", help="no toolctx at all (to compare)")
+    args = parser.parse_args()
+    v = None if args.no_verify else verifier(args.context_optional)
+    app = fastmcp_app(v) if args.fastmcp else sdk_app(v)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", args.port))
+    print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(app, log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

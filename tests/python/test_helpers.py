@@ -1,0 +1,269 @@
+"""The server helpers' rules (the npm package's), with fake clocks where
+time matters: idempotency outcomes, progress coalescing, result limits."""
+
+from __future__ import annotations
+
+import base64
+
+import anyio
+import pytest
+from conftest import INSTANCE, SECRET, claims
+
+import toolctx
+from toolctx.context import _current
+from toolctx.helpers import LIMITS, MemoryStore, Progress, canonical_hash, check_result, checked, idempotent, with_limits
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def verified(tool_call_id: str = "call-1") -> toolctx.Context:
+    import json
+
+    c = claims("t", tool_call_id=tool_call_id)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "_meta": c.meta()}})
+    v = toolctx.Verifier(INSTANCE, [SECRET]).verify("POST", [(toolctx.TOKEN_HEADER, c.mint(SECRET))], body)
+    return v.context
+
+
+async def test_unverified_calls_are_refused_unless_allowed() -> None:
+    runs = []
+
+    @idempotent
+    async def tool(x: int) -> str:
+        runs.append(x)
+        return "ran"
+
+    refused = await tool(1)
+    assert refused.is_error and refused.meta["toolctx/idempotency"] == "unverified"
+
+    @idempotent(allow_unverified=True)
+    async def open_tool(x: int) -> str:
+        runs.append(x)
+        return "ran"
+
+    assert await open_tool(2) == "ran" and runs == [2]
+
+
+async def test_a_running_first_call_is_not_run_twice_and_a_raise_releases() -> None:
+    started, release = anyio.Event(), anyio.Event()
+    runs = []
+    store = MemoryStore()
+
+    @idempotent(store=store, wait_s=0.2)
+    async def slow(x: int) -> str:
+        runs.append(x)
+        started.set()
+        await release.wait()
+        return "done"
+
+    token = _current.set(verified())
+    try:
+        results = []
+        async with anyio.create_task_group() as tg:
+            async def first():
+                results.append(await slow(1))
+
+            tg.start_soon(first)
+            await started.wait()
+            busy = await slow(1)  # waits 0.2 s, then in_progress
+            assert busy.meta["toolctx/idempotency"] == "in_progress"
+            release.set()
+        assert results == ["done"] and runs == [1]
+
+        @idempotent(store=MemoryStore())
+        async def flaky(x: int) -> str:
+            runs.append(("flaky", x))
+            if len(runs) == 2:
+                raise RuntimeError("first try fails")
+            return "ok"
+
+        with pytest.raises(RuntimeError):
+            await flaky(5)
+        assert await flaky(5) == "ok"  # the claim was released: the retry runs
+    finally:
+        _current.reset(token)
+
+
+def test_canonical_hash_ignores_member_order() -> None:
+    assert canonical_hash({"a": 1, "b": [1, 2]}) == canonical_hash({"b": [1, 2], "a": 1.0})
+    assert canonical_hash({"a": 1}) != canonical_hash({"a": 2})
+
+
+def test_memory_store_is_an_lru_with_ttl() -> None:
+    now = [0.0]
+    store = MemoryStore(max_entries=2, clock=lambda: now[0])
+
+    async def run():
+        assert await store.claim("a", {"state": "running", "hash": "h", "owner": "1"}, 10) is None
+        assert (await store.claim("a", {"state": "running", "hash": "h", "owner": "2"}, 10))["owner"] == "1"
+        now[0] = 11
+        assert await store.claim("a", {"state": "running", "hash": "h", "owner": "3"}, 10) is None
+        await store.claim("b", {"state": "running", "hash": "h", "owner": "4"}, 10)
+        await store.claim("c", {"state": "running", "hash": "h", "owner": "5"}, 10)
+        assert len(store) == 2 and await store.claim("a", {"state": "running", "hash": "x", "owner": "6"}, 10) is None
+
+    anyio.run(run)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+async def test_progress_coalesces_to_the_interval_and_sends_the_final_at_once() -> None:
+    sent = []
+
+    async def send(p, total, message):
+        sent.append((p, total, message))
+
+    clock = FakeClock()
+    report = Progress(send, clock=clock)
+    await report(1, 10)
+    clock.t = 0.1
+    await report(2, 10)
+    await report(2, 10)  # not above the last: ignored
+    clock.t = 0.2
+    await report(3, 10, "three")
+    assert sent == [(1, 10, None)]
+    await report.flush()
+    assert sent[-1] == (3, 10, "three")
+    clock.t = 0.3
+    await report(10, 10)  # final: at once, inside the interval
+    await report(11, 10)  # after the final: ignored
+    assert sent == [(1, 10, None), (3, 10, "three"), (10, 10, None)] and report.sent == 3
+
+
+async def test_progress_held_back_report_goes_out_at_the_end_of_its_interval() -> None:
+    sent = []
+
+    async def send(p, total, message):
+        sent.append(p)
+
+    async with anyio.create_task_group() as tg:
+        report = Progress(send, interval_s=0.05, task_group=tg)
+        await report(1)
+        await report(2)
+        await report(3)
+        assert sent == [1]
+        with anyio.fail_after(5):
+            while len(sent) < 2:
+                await anyio.sleep(0.01)
+        assert sent == [1, 3]
+
+
+def test_progress_needs_a_context() -> None:
+    from toolctx.helpers import progress
+
+    with pytest.raises(TypeError):
+        progress(object())
+
+
+def test_limits_are_made_visible() -> None:
+    big_image = base64.b64encode(b"\0" * (LIMITS["image_bytes"] + 3)).decode()
+    result = {
+        "content": [{"type": "text", "text": "x" * 8001}, {"type": "image", "data": big_image, "mimeType": "image/bmp"}]
+        + [{"type": "image", "data": "AAAA", "mimeType": "image/png"}] * 8,
+        "structuredContent": {"k": "v" * 16000},
+    }
+    codes = [f.code for f in check_result(result)]
+    assert sorted(codes) == sorted(["image_type", "image_too_large", "text_offloaded", "too_many_images", "structured_dropped"])
+    assert check_result({"content": [{"type": "text", "text": "é" * 8000}]}) == []
+    seen = []
+    assert checked(result, seen.append) is result and len(seen) == 5
+
+
+async def test_with_limits_reports_each_result() -> None:
+    seen = []
+
+    @with_limits(on_limit=seen.append)
+    async def tool() -> dict:
+        return {"content": [{"type": "text", "text": "y" * 9000}]}
+
+    await tool()
+    assert [f.code for f in seen] == ["text_offloaded"]
+
+
+async def test_a_failing_store_never_runs_the_tool() -> None:
+    class Down:
+        async def claim(self, key, entry, lease_s):
+            raise ConnectionError("store down")
+
+    runs = []
+
+    @idempotent(store=Down())
+    async def tool(x: int) -> str:
+        runs.append(x)
+        return "ran"
+
+    token = _current.set(verified())
+    try:
+        with pytest.raises(ConnectionError):
+            await tool(1)
+    finally:
+        _current.reset(token)
+    assert runs == []
+
+
+async def test_progress_held_back_report_goes_out_on_the_asyncio_loop_too() -> None:
+    sent = []
+
+    async def send(p, total, message):
+        sent.append(p)
+
+    report = Progress(send, interval_s=0.05)
+    await report(1)
+    await report(2)
+    await report(3)
+    assert sent == [1]
+    with anyio.fail_after(5):  # the timer sends the held-back 3 (not 2)
+        while len(sent) < 2:
+            await anyio.sleep(0.01)
+    assert sent == [1, 3]
+    await anyio.sleep(0.1)
+    await report(4)  # the interval since 3 has passed: at once
+    assert sent == [1, 3, 4]
+    report.close()
+    await report(5)
+    assert sent == [1, 3, 4]
+
+
+async def test_the_context_parameter_is_found_and_models_are_hashed() -> None:
+    from mcp.server.mcpserver import Context
+    from pydantic import BaseModel
+
+    class Order(BaseModel):
+        sku: str
+        qty: int
+
+    runs = []
+
+    @idempotent(store=MemoryStore())
+    async def place(order: Order, ctx: Context) -> str:
+        runs.append(order.qty)
+        return "placed"
+
+    # A Context outside any HTTP request (stdio): no verified context, refused.
+    refused = await place(Order(sku="a", qty=1), Context())
+    assert refused.meta["toolctx/idempotency"] == "unverified" and runs == []
+    token = _current.set(verified())
+    try:
+        # Without a Context parameter the context variable is read; the model is part of the hash.
+        @idempotent(store=MemoryStore())
+        async def place_plain(order: Order) -> str:
+            runs.append(order.qty)
+            return "placed"
+
+        assert await place_plain(Order(sku="a", qty=1)) == "placed"
+        assert (await place_plain(Order(sku="a", qty=1))).meta["agentarea/replayed"] is True
+        assert (await place_plain(Order(sku="a", qty=2))).meta["toolctx/idempotency"] == "conflict"
+    finally:
+        _current.reset(token)
+    assert runs == [1]

@@ -1,0 +1,98 @@
+"""Redis (a redis-server of its own on 127.0.0.1): the replay guard shared
+by two verifiers, and idempotent retries across two MCP server replicas
+sharing one store, over the SDK's client."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+import redis
+import redis.asyncio
+from conftest import INSTANCE, SECRET, claims
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_client import connect
+
+import toolctx
+from toolctx.helpers import REPLAYED, RedisStore, idempotent
+from toolctx.mcp import protect
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_replay_guard_shared_by_two_verifiers(redis_url) -> None:
+    client = redis.Redis.from_url(redis_url)
+    one = toolctx.Verifier(INSTANCE, [SECRET], replay=toolctx.RedisReplayStore(client, prefix="t1:"))
+    two = toolctx.Verifier(INSTANCE, [SECRET], replay=toolctx.RedisReplayStore(client, prefix="t1:"))
+    c = claims()
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "_meta": c.meta()}})
+    headers = [(toolctx.TOKEN_HEADER, c.mint(SECRET))]
+    assert one.verify("POST", headers, body).outcome == "accept"
+    replayed = two.verify("POST", headers, body)
+    assert (replayed.status, replayed.reason) == (401, "token_replayed")
+    ttl = client.pttl(f"t1:{c.jti}")
+    assert 0 < ttl <= 330_000
+    down = toolctx.Verifier(INSTANCE, [SECRET], replay=toolctx.RedisReplayStore(redis.Redis(port=1)))
+    fresh = claims()
+    refused = down.verify("POST", [(toolctx.TOKEN_HEADER, fresh.mint(SECRET))], json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "_meta": fresh.meta()}}
+    ))
+    assert (refused.status, refused.reason) == (500, "internal_error")
+
+
+async def test_replay_guard_behind_the_middleware(redis_url, serve) -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    runs = []
+
+    async def endpoint(request):
+        runs.append(toolctx.context_from(request).jti)
+        return PlainTextResponse("ran")
+
+    store = toolctx.RedisReplayStore(redis.Redis.from_url(redis_url), prefix="t2:")
+    v = toolctx.Verifier(INSTANCE, [SECRET], replay=store)
+    assert v.has_shared_replay_store
+    replicas = [serve(protect(Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])]), v)) for _ in range(2)]
+    c = claims()
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "_meta": c.meta()}})
+    token = c.mint(SECRET)
+    async with httpx.AsyncClient() as http:
+        first = await http.post(f"{replicas[0].url}/mcp", content=body, headers={toolctx.TOKEN_HEADER: token})
+        second = await http.post(f"{replicas[1].url}/mcp", content=body, headers={toolctx.TOKEN_HEADER: token})
+    assert first.text == "ran" and second.status_code == 401
+    assert second.json()["error"]["data"]["reason"] == "token_replayed"
+    assert runs == [c.jti]
+
+
+async def test_idempotent_across_two_replicas_sharing_redis(redis_url, serve) -> None:
+    runs: list = []
+
+    def replica():
+        store = RedisStore(redis.asyncio.Redis.from_url(redis_url), prefix="t3:")
+        server = MCPServer("replica")
+
+        @server.tool()
+        @idempotent(store=store)
+        async def transfer(amount: int, ctx: Context) -> str:
+            runs.append(amount)
+            return f"sent {amount}"
+
+        return protect(server.streamable_http_app(stateless_http=True), toolctx.Verifier(INSTANCE, [SECRET]))
+
+    a, b = serve(replica()), serve(replica())
+    async with connect(f"{a.url}/mcp") as (sa, pa), connect(f"{b.url}/mcp") as (sb, pb):
+        first = await pa.call(sa, "transfer", {"amount": 10}, claims("transfer"), SECRET)
+        again = await pb.call(sb, "transfer", {"amount": 10}, claims("transfer"), SECRET)
+        other = await pb.call(sb, "transfer", {"amount": 11}, claims("transfer"), SECRET)
+    assert first.content[0].text == "sent 10" and not (first.meta or {}).get(REPLAYED)
+    assert again.content[0].text == "sent 10" and again.meta[REPLAYED] is True
+    assert other.is_error and other.meta["toolctx/idempotency"] == "conflict"
+    assert runs == [10]
