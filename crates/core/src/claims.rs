@@ -82,15 +82,32 @@ impl Claim {
     }
 }
 
-/// Every claim's name, in table order.
-pub(crate) const NAMES: [&[u8]; Claim::ALL.len()] = {
-    let mut names: [&[u8]; Claim::ALL.len()] = [b""; Claim::ALL.len()];
+/// The context claims' names (CONTRACT §2 step 11), required ones first,
+/// in the order the checks, the token payload, `_meta` and the verified
+/// context's JSON use: for front ends and tests that must name them.
+pub const CONTEXT_CLAIMS: [&str; Claim::ALL.len()] = {
+    let mut names = [""; Claim::ALL.len()];
     let mut i = 0;
     while i < names.len() {
         // In range: the loop stops at the length both arrays share.
         #[allow(clippy::indexing_slicing)]
         {
-            names[i] = Claim::ALL[i].name().as_bytes();
+            names[i] = Claim::ALL[i].name();
+        }
+        i += 1;
+    }
+    names
+};
+
+/// Every claim's name, in table order, as bytes.
+pub(crate) const NAMES: [&[u8]; Claim::ALL.len()] = {
+    let mut names: [&[u8]; Claim::ALL.len()] = [b""; Claim::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        // In range: as above.
+        #[allow(clippy::indexing_slicing)]
+        {
+            names[i] = CONTEXT_CLAIMS[i].as_bytes();
         }
         i += 1;
     }

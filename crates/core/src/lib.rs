@@ -34,6 +34,7 @@ mod token;
 mod verdict;
 mod verify;
 
+pub use claims::CONTEXT_CLAIMS;
 pub use config::{
     Config, ConfigError, Credential, UnknownSettings, DEFAULT_CLOCK_SKEW_S, DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_TOKEN_AGE_S, DEFAULT_MAX_TOKEN_BYTES, MAX_SECRET_BYTES, MIN_SECRET_BYTES,

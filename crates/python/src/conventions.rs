@@ -5,7 +5,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use toolctx_core::{jcs, json, names, ConfigError, ContextClaims, Reason, Refusal, META_PREFIX};
+use toolctx_core::{jcs, json, names, ConfigError, Reason, Refusal};
 
 use crate::convert::json_text;
 use crate::errors::toolctx_error;
@@ -89,28 +89,10 @@ pub fn config_error_codes<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>>
 }
 
 /// The context claims, in the core's order (each `_meta` key is
-/// `agentarea/<claim>`): read off the `_meta` the core writes for a
-/// context with every claim set.
+/// `agentarea/<claim>`): the core's `CONTEXT_CLAIMS`.
 #[pyfunction]
 pub fn context_claims<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-    let full = ContextClaims {
-        protocol: "1".into(),
-        task_id: "t".into(),
-        tool_call_id: "c".into(),
-        workspace_id: "w".into(),
-        agent_id: Some("a".into()),
-        end_user_id: Some("u".into()),
-        metadata: Some(json::Value::Object(Vec::new())),
-    };
-    let meta = full.meta_json();
-    let names: Vec<String> = match json::parse(meta.as_bytes()) {
-        Ok(json::Value::Object(members)) => members
-            .iter()
-            .filter_map(|(k, _)| k.strip_prefix(META_PREFIX).map(String::from))
-            .collect(),
-        _ => Vec::new(),
-    };
-    PyTuple::new(py, names)
+    PyTuple::new(py, toolctx_core::CONTEXT_CLAIMS)
 }
 
 /// The core's refusal for `reason` (a machine code such as
