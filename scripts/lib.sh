@@ -102,3 +102,18 @@ ensure_apt() { # ensure_apt COMMAND PACKAGE
   fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
 }
+
+# The Python package (crates/python): maturin from PyPI into .tools/venv,
+# the abi3 wheel built (profile python: release with LTO) into
+# target/wheels and installed there, with the frameworks the example
+# server runs on; sets PYTHON_WHEEL (and VENV_PY).
+ensure_python_package() {
+  ensure_pip maturin "maturin==1.16.0"
+  rm -rf "$ROOT/target/wheels"
+  "$TOOLS/venv/bin/maturin" build --quiet -m "$ROOT/crates/python/Cargo.toml" --out "$ROOT/target/wheels"
+  PYTHON_WHEEL="$(ls "$ROOT"/target/wheels/toolctx-*.whl)"
+  "$VENV_PY" -m pip install --quiet --force-reinstall --no-deps "$PYTHON_WHEEL"
+  "$VENV_PY" -m pip install --quiet -r "$ROOT/tests/python/requirements.txt"
+  echo "wheel: $(basename "$PYTHON_WHEEL"), $(stat -c %s "$PYTHON_WHEEL") bytes"
+  export PYTHON_WHEEL
+}
