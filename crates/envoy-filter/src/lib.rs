@@ -7,11 +7,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{Action, BufferType, Bytes, ContextType, LogLevel, MapType, MetricType};
-use toolctx_core::json::{self, Value};
 use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal, Verdict};
 
 pub mod replay;
-pub mod settings;
+/// The plugin configuration (shared with the ext_authz service).
+pub use toolctx_gateway_config as settings;
 
 use settings::{header_value, ContextField, Profile, Settings};
 
@@ -250,27 +250,6 @@ fn send_refusal(refusal: &Refusal, include_reason: bool) {
     }
 }
 
-/// The `params._meta` members named in `meta_headers`, read with the core's
-/// JSON reader from the body the core has just accepted: `(header, value)`
-/// for each member present and not `null` (strings as they are, other
-/// values as JSON).
-fn meta_values(settings: &Settings, body: &[u8]) -> Result<Vec<(String, String)>, ()> {
-    if settings.meta_headers.is_empty() {
-        return Ok(Vec::new());
-    }
-    let doc = json::parse(body).map_err(|_| ())?;
-    let meta = doc.get("params").and_then(|p| p.get("_meta"));
-    let mut out = Vec::new();
-    for (member, header) in &settings.meta_headers {
-        match meta.and_then(|m| m.get(member)) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => out.push((header.clone(), s.to_string())),
-            Some(other) => out.push((header.clone(), other.to_json())),
-        }
-    }
-    Ok(out)
-}
-
 /// Test builds only: panics when the request asks for it in `callback`
 /// (`headers` or `body`), so the tests can watch a VM crash inside Envoy.
 #[cfg(feature = "test-crash")]
@@ -365,9 +344,9 @@ impl Filter {
         mut mapped: Vec<(String, String)>,
         body: &[u8],
     ) -> Action {
-        match meta_values(settings, body) {
-            Ok(meta) => mapped.extend(meta),
-            Err(()) => return self.fail("cannot read _meta from the accepted body"),
+        match settings.meta_values(body) {
+            Some(meta) => mapped.extend(meta),
+            None => return self.fail("cannot read _meta from the accepted body"),
         }
         for (name, value) in &mapped {
             let v = header_value(value);
@@ -550,31 +529,5 @@ impl HttpContext for Filter {
             Err(_) => return self.fail("cannot read the request body"),
         };
         self.decide_on_body(size)
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn meta_values_come_from_the_accepted_body() {
-        let env =
-            |name: &str| (name == "S").then(|| "0123456789abcdef0123456789abcdef".to_string());
-        let config = br#"{"instance_id":"i","secret_env":["S"],
-            "meta_headers":{"sessionId":"x-session-id","idempotencyKey":"x-idempotency-key","n":"x-n","z":"x-z"}}"#;
-        let settings = settings::load(config, &env).unwrap().settings;
-        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t",
-            "_meta":{"sessionId":"s-1","n":{"a":[1,2.50]},"z":null}}}"#;
-        assert_eq!(
-            meta_values(&settings, body).unwrap(),
-            vec![
-                ("x-session-id".to_string(), "s-1".to_string()),
-                ("x-n".to_string(), r#"{"a":[1,2.50]}"#.to_string())
-            ]
-        );
-        let no_meta = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
-        assert_eq!(meta_values(&settings, no_meta).unwrap(), vec![]);
     }
 }
