@@ -8,8 +8,8 @@ use toolctx_core::json::{self, write_str, Value};
 #[cfg(feature = "aivax")]
 use toolctx_core::DEFAULT_MAX_BODY_BYTES;
 use toolctx_core::{
-    Config, ConfigError, Context, Credential, HeadersVerdict, UnknownSettings, Verifier,
-    TOKEN_HEADER,
+    Checked, Config, ConfigError, Context, Credential, FirstUse, HeadersVerdict, Refusal,
+    UnknownSettings, Verdict, Verifier, TOKEN_HEADER,
 };
 
 /// A verified context field that can be forwarded as an upstream header.
@@ -150,7 +150,9 @@ pub enum Host {
     /// lives in Envoy's shared data.
     EnvoyFilter,
     /// The ext_authz service: a process of its own, reading its own
-    /// environment; its replay guard is in process or in Redis.
+    /// environment; its replay guard is in process or in Redis. Only with
+    /// the `service` feature, which keeps its code out of the filter's wasm.
+    #[cfg(feature = "service")]
     Service,
 }
 
@@ -161,6 +163,7 @@ impl Host {
             Host::EnvoyFilter => {
                 "is set in the VM: list them in vm_config.environment_variables.host_env_keys"
             }
+            #[cfg(feature = "service")]
             Host::Service => "is set in the service's environment",
         }
     }
@@ -169,6 +172,7 @@ impl Host {
     fn inline_hint(self) -> &'static str {
         match self {
             Host::EnvoyFilter => "Envoy's /config_dump would show them",
+            #[cfg(feature = "service")]
             Host::Service => "configuration files are read by more people than secrets should be",
         }
     }
@@ -298,6 +302,62 @@ impl Settings {
         Some(out)
     }
 
+    /// The checks after the headers' on the complete body, for whichever
+    /// profile is configured, as what the gateway does next. `first_use` is
+    /// the replay guard's store, required when one is configured (the core
+    /// calls it only once every other check passed). `Err` when the gateway
+    /// cannot decide: refuse with `internal_error`.
+    pub fn check_body(
+        &self,
+        checked: Checked,
+        headers: &[(String, Vec<u8>)],
+        body: &[u8],
+        now: u64,
+        first_use: Option<FirstUse<'_>>,
+    ) -> Result<Decision, String> {
+        match &self.profile {
+            Profile::AgentArea {
+                verifier,
+                headers: fields,
+                replay,
+            } => {
+                let verdict = match (replay, first_use) {
+                    (None, _) => verifier.check_body(checked, headers, body, now),
+                    (Some(_), Some(first_use)) => {
+                        verifier.check_body_once(checked, headers, body, now, first_use)
+                    }
+                    (Some(_), None) => return Err("the replay guard has no store".into()),
+                };
+                self.decision(verdict, fields, body)
+            }
+            #[cfg(feature = "aivax")]
+            Profile::Aivax {
+                verifier,
+                headers: fields,
+            } => self.decision(verifier.check_body(checked, headers, body), fields, body),
+        }
+    }
+
+    fn decision<F: ContextField>(
+        &self,
+        verdict: Verdict<F::Context>,
+        fields: &[(F, String)],
+        body: &[u8],
+    ) -> Result<Decision, String> {
+        Ok(match verdict {
+            Verdict::Pass => Decision::Pass,
+            Verdict::Reject(r) => Decision::Reject(r),
+            Verdict::Accept(ctx) => {
+                let mut out = mapped(fields, &ctx);
+                out.extend(
+                    self.meta_values(body)
+                        .ok_or("cannot read _meta from the accepted body")?,
+                );
+                Decision::Accept(out)
+            }
+        })
+    }
+
     /// One line for the log: what is configured, never a secret.
     pub fn summary(&self) -> String {
         let mut out = String::new();
@@ -339,6 +399,19 @@ impl Settings {
         let _ = write!(out, ", {} _meta header(s)", self.meta_headers.len());
         out
     }
+}
+
+/// What the gateway does with a request whose body was checked.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Forward untouched: not a `tools/call` (or one let through without
+    /// context, `require_context: false`).
+    Pass,
+    /// A verified call: forward it with these headers set, `(lower-case
+    /// name, value as verified)`; write each value with [`header_value`].
+    Accept(Vec<(String, String)>),
+    /// Answer with the core's refusal; nothing goes upstream.
+    Reject(Refusal),
 }
 
 /// A loaded configuration and the notes worth a log line.
@@ -523,6 +596,7 @@ fn replay_guard(
         return Err("`replay_guard` must be an object {\"slots\": N}".into());
     };
     let prefix = format!("toolctx/replay/{instance_id}/");
+    #[cfg(feature = "service")]
     if cx.host == Host::Service && value.get("redis_url_env").is_some() {
         return redis_guard(value, m, prefix, cx);
     }
@@ -560,6 +634,7 @@ fn replay_guard(
 }
 
 /// The service's `replay_guard: {"redis_url_env": "VAR", "redis_key_prefix": "..."}`.
+#[cfg(feature = "service")]
 fn redis_guard(
     value: &Value<'_>,
     members: &[(std::borrow::Cow<'_, str>, Value<'_>)],
@@ -827,6 +902,22 @@ fn explain(e: &ConfigError, secret_names: &[String]) -> String {
     out
 }
 
+/// Printable, bounded text for a log line (never a token or a secret):
+/// the first `max` bytes, anything outside printable ASCII as `?`.
+pub fn printable(bytes: &[u8], max: usize) -> String {
+    bytes
+        .iter()
+        .take(max)
+        .map(|&b| {
+            if (0x20..0x7f).contains(&b) {
+                char::from(b)
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
 /// Makes a verified value safe as a header value: bytes `!`..`~` except
 /// `%` are kept, every other byte (space, controls, non-ASCII UTF-8, `%`)
 /// becomes `%XX`, so `decodeURIComponent` gives back the exact value and a
@@ -1081,6 +1172,7 @@ mod tests {
         assert_eq!(settings.meta_values(no_meta).unwrap(), vec![]);
     }
 
+    #[cfg(feature = "service")]
     #[test]
     fn redis_replay_guard_is_for_the_service_only() {
         let env = |name: &str| match name {
