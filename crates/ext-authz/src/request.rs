@@ -21,7 +21,8 @@ pub struct Request {
     pub body: Vec<u8>,
     /// Envoy cut the body (never accepted).
     pub partial: bool,
-    /// Envoy's request id (`x-request-id`), for the log line.
+    /// Envoy's request id (`x-request-id`, else the check's stream id), for
+    /// the log line.
     pub id: String,
 }
 
@@ -80,12 +81,16 @@ pub fn read(check: CheckRequest) -> Result<Request, &'static str> {
              (with `pack_as_bytes: true`)",
         );
     }
+    let id = headers
+        .iter()
+        .find(|(n, _)| n == "x-request-id")
+        .map_or(http.id, |(_, v)| String::from_utf8_lossy(v).into_owned());
     Ok(Request {
         method: http.method,
         headers,
         body: http.raw_body,
         partial,
-        id: http.id,
+        id,
     })
 }
 
