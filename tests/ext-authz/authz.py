@@ -31,15 +31,17 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 class Service:
     """One `toolctx serve ext-authz` process on a generated configuration."""
 
-    def __init__(self, config, env=None, binary=TOOLCTX, metrics=False, args=()):
-        """`config`: a dict (written as JSON) or the file's exact text."""
+    def __init__(self, config, env=None, binary=TOOLCTX, metrics=False, args=(), ports=None):
+        """`config`: a dict (written as JSON) or the file's exact text;
+        `ports`: (gRPC, metrics), taken from one harness.free_ports call with
+        the test's other ports so that none is handed out twice."""
         self.dir = tempfile.mkdtemp(prefix="toolctx-ext-authz-")
         harness._tempdirs.append(self.dir)
         self.config_path = os.path.join(self.dir, "config.json")
         with open(self.config_path, "w") as f:
             f.write(config if isinstance(config, str) else json.dumps(config))
         self.log_path = os.path.join(self.dir, "service.log")
-        self.port, self.metrics_port = harness.free_ports(2)
+        self.port, self.metrics_port = ports or harness.free_ports(2)
         self.env = env or {}
         self.binary = binary
         self.argv = [binary, "serve", "ext-authz", "--config", self.config_path,
@@ -125,7 +127,7 @@ def cluster(name, port, health_check=False):
 
 def ext_authz_filter(cluster_name, max_body_bytes=DEFAULT_MAX_BODY_BYTES, failure_mode_allow=False,
                      allow_partial_message=True, max_request_bytes=None, encode_raw_headers=True,
-                     pack_as_bytes=True):
+                     pack_as_bytes=True, with_request_body=True):
     """Envoy's ext_authz filter in front of toolctx, with the settings the
     service needs (examples/envoy-ext-authz/envoy.yaml writes the same by hand):
       - encode_raw_headers: repeated headers reach the core as sent;
@@ -135,7 +137,7 @@ def ext_authz_filter(cluster_name, max_body_bytes=DEFAULT_MAX_BODY_BYTES, failur
         the core refuses it with its own JSON-RPC 413 (a cut body is never
         accepted);
       - failure_mode_allow: false: no answer from toolctx, no request."""
-    return {
+    f = {
         "name": "envoy.filters.http.ext_authz",
         "typed_config": {
             "@type": "type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz",
@@ -151,6 +153,9 @@ def ext_authz_filter(cluster_name, max_body_bytes=DEFAULT_MAX_BODY_BYTES, failur
             },
         },
     }
+    if not with_request_body:
+        del f["typed_config"]["with_request_body"]
+    return f
 
 
 def envoy_with(services, upstream_port, admin_port=None, custom_methods=False, filter_options=None,

@@ -314,15 +314,17 @@ def main():
                                            "redis_key_prefix": "toolctx:e2e:%s:" % secrets.token_hex(4)})
     specs = [(MAIN, ENV, True), (redis_cfg, redis_env, False), (redis_cfg, redis_env, False),
              (dict(REPLAY, replay_guard={"slots": 64}), ENV, False), (aivax_cfg, ENV, False)]
-    services = [authz.Service(cfg, env, metrics=metrics) for cfg, env, metrics in specs]
+    all_ports = harness.free_ports(1 + 3 * len(specs))
+    admin, ports = all_ports[0], all_ports[1:1 + len(specs)]
+    services = [authz.Service(cfg, env, metrics=metrics, ports=all_ports[1 + len(specs) + 2 * i:3 + len(specs) + 2 * i])
+                for i, (cfg, env, metrics) in enumerate(specs)]
     envoy = None
     try:
         for s in services:
             s.start()
-        ports = harness.free_ports(len(services))
         layout = [(ports[i], s.port, int(spec[0].get("max_body_bytes") or authz.DEFAULT_MAX_BODY_BYTES))
                   for i, (s, spec) in enumerate(zip(services, specs))]
-        envoy, admin = authz.envoy_with(layout, up_port, health_check=True, concurrency=2)
+        envoy, admin = authz.envoy_with(layout, up_port, admin_port=admin, health_check=True, concurrency=2)
         envoy.start(admin)
         test_main(ports[0], services[0], envoy, upstream, admin)
         test_replay(ports[1:4], services, upstream, redis)

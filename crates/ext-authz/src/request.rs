@@ -70,12 +70,23 @@ pub fn read(check: CheckRequest) -> Result<Request, &'static str> {
                     ext_authz filter, so the core reads the exact bytes",
         );
     }
-    let partial = headers
+    let partial_header = headers
         .iter()
-        .any(|(n, v)| n == PARTIAL_BODY_HEADER && v.eq_ignore_ascii_case(b"true"));
-    let announced = u64::try_from(http.size).ok();
+        .find(|(n, _)| n == PARTIAL_BODY_HEADER)
+        .map(|(_, v)| v.as_slice());
+    let partial = partial_header.is_some_and(|v| v.eq_ignore_ascii_case(b"true"));
+    // Envoy marks every body it buffered for the check (`false` when
+    // whole); a request with a body and no mark had none sent.
+    let announced = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| std::str::from_utf8(v).ok()?.trim().parse::<u64>().ok())
+        .or_else(|| u64::try_from(http.size).ok());
+    let chunked = headers.iter().any(|(n, _)| n == "transfer-encoding");
     let sent = u64::try_from(http.raw_body.len()).unwrap_or(u64::MAX);
-    if !partial && announced.is_some_and(|size| size > sent) {
+    let unsent = announced.is_some_and(|size| size > sent)
+        || (partial_header.is_none() && (chunked || announced.is_some_and(|size| size > 0)));
+    if !partial && unsent {
         return Err(
             "the request has a body the ext_authz filter did not send: set `with_request_body` \
              (with `pack_as_bytes: true`)",
@@ -130,6 +141,7 @@ mod tests {
                     raw(":method", "POST"),
                     raw("X-AgentArea-Context", "a"),
                     raw("x-agentarea-context", "b"),
+                    raw(PARTIAL_BODY_HEADER, "false"),
                 ],
             }),
             raw_body: b"{\xff}".to_vec(),
@@ -137,7 +149,7 @@ mod tests {
             ..Default::default()
         }))
         .unwrap();
-        assert_eq!(r.headers.len(), 3);
+        assert_eq!(r.headers.len(), 4);
         assert_eq!(r.headers[1], ("x-agentarea-context".into(), b"a".to_vec()));
         assert_eq!(r.headers[2], ("x-agentarea-context".into(), b"b".to_vec()));
         assert_eq!(r.body, b"{\xff}");
