@@ -29,11 +29,12 @@ pub fn decide(settings: &Settings, store: Option<&Store>, req: &Request, now: u6
         HeadersVerdict::ReadBody(checked) => checked,
     };
     if req.partial && req.body.len() <= settings.max_body_bytes() {
-        // Envoy cut the body below the core's own limit: the core cannot
-        // see what the upstream would get.
+        // The body arrived cut (or not at all) below the core's own limit:
+        // the core cannot see what the upstream would get.
         return Outcome::Error(
-            "Envoy cut the body within max_body_bytes: set the ext_authz filter's \
-             with_request_body.max_request_bytes to max_body_bytes + 1 or more"
+            "the body reached the service cut or not at all: the ext_authz filter must send \
+             the whole body (Envoy: with_request_body with max_request_bytes of max_body_bytes \
+             + 1 or more; agentgateway: includeRequestBody with maxRequestBytes likewise)"
                 .into(),
         );
     }

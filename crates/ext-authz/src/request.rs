@@ -3,6 +3,7 @@
 //! the body's raw bytes.
 
 use envoy_types::ext_authz::v3::pb::CheckRequest;
+use toolctx_core::TOKEN_HEADER;
 
 /// Envoy adds it to the check request (`true` when it cut the body at
 /// `max_request_bytes`, with `allow_partial_message: true`).
@@ -36,73 +37,90 @@ impl Request {
     }
 }
 
-/// Reads a check request. `Err` says which ext_authz setting is missing:
-/// without it the service cannot see the request as the core must, and
-/// refuses (fail closed).
+/// Reads a check request. `Err` says which setting of the gateway's
+/// ext_authz filter is missing: without it the service cannot see the
+/// request as the core must, and refuses (fail closed).
 pub fn read(check: CheckRequest) -> Result<Request, &'static str> {
     let http = check
         .attributes
         .and_then(|a| a.request)
         .and_then(|r| r.http)
         .ok_or("the check request carries no HTTP request attributes")?;
-    // The `headers` map joins repeated headers with ",": a token or a
-    // credential sent twice would look like one. Only `header_map` keeps
-    // them apart.
-    let map = http.header_map.filter(|m| !m.headers.is_empty()).ok_or(
-        "the check request has no header_map: set `encode_raw_headers: true` on the ext_authz \
-         filter (Envoy 1.32 or later), so repeated headers reach the core as sent",
-    )?;
-    let headers: Vec<(String, Vec<u8>)> = map
-        .headers
-        .into_iter()
-        .map(|h| {
-            let value = if h.raw_value.is_empty() {
-                h.value.into_bytes()
-            } else {
-                h.raw_value
-            };
-            (h.key.to_ascii_lowercase(), value)
-        })
-        .collect();
     if http.raw_body.is_empty() && !http.body.is_empty() {
         return Err(
             "the body arrived as text: set `with_request_body.pack_as_bytes: true` on the \
                     ext_authz filter, so the core reads the exact bytes",
         );
     }
-    let partial_header = headers
-        .iter()
-        .find(|(n, _)| n == PARTIAL_BODY_HEADER)
-        .map(|(_, v)| v.as_slice());
-    let partial = partial_header.is_some_and(|v| v.eq_ignore_ascii_case(b"true"));
-    // Envoy marks every body it buffered for the check (`false` when
-    // whole); a request with a body and no mark had none sent.
-    let announced = headers
-        .iter()
-        .find(|(n, _)| n == "content-length")
-        .and_then(|(_, v)| std::str::from_utf8(v).ok()?.trim().parse::<u64>().ok())
-        .or_else(|| u64::try_from(http.size).ok());
-    let chunked = headers.iter().any(|(n, _)| n == "transfer-encoding");
+    let raw = http
+        .header_map
+        .as_ref()
+        .is_some_and(|m| !m.headers.is_empty());
+    let headers = match http.header_map {
+        Some(map) if raw => map
+            .headers
+            .into_iter()
+            .map(|h| {
+                let value = if h.raw_value.is_empty() {
+                    h.value.into_bytes()
+                } else {
+                    h.raw_value
+                };
+                (h.key.to_ascii_lowercase(), value)
+            })
+            .collect(),
+        _ => joined(http.headers),
+    };
+    let find = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
+    };
+    // Envoy marks every body it buffered for the check, `true` when it cut
+    // it; agentgateway reports a cut body's size as -1.
+    let mark = find(PARTIAL_BODY_HEADER);
     let sent = u64::try_from(http.raw_body.len()).unwrap_or(u64::MAX);
-    let unsent = announced.is_some_and(|size| size > sent)
-        || (partial_header.is_none() && (chunked || announced.is_some_and(|size| size > 0)));
-    if !partial && unsent {
-        return Err(
-            "the request has a body the ext_authz filter did not send: set `with_request_body` \
-             (with `pack_as_bytes: true`)",
-        );
-    }
-    let id = headers
-        .iter()
-        .find(|(n, _)| n == "x-request-id")
-        .map_or(http.id, |(_, v)| String::from_utf8_lossy(v).into_owned());
+    let announced = find("content-length")
+        .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse::<u64>().ok());
+    let cut = mark.is_some_and(|v| v.eq_ignore_ascii_case(b"true"))
+        || announced.is_some_and(|n| n > sent)
+        || (mark.is_none() && u64::try_from(http.size).is_ok_and(|n| n > sent))
+        || (mark.is_none() && http.size == -1 && sent > 0)
+        || (raw && mark.is_none() && find("transfer-encoding").is_some());
+    let id = find("x-request-id").map_or(http.id, |v| String::from_utf8_lossy(v).into_owned());
     Ok(Request {
         method: http.method,
         headers,
         body: http.raw_body,
-        partial,
+        partial: cut,
         id,
     })
+}
+
+/// Headers from the joined map (`encode_raw_headers` off, or a gateway
+/// that sends no `header_map`): one entry per name, repeated headers joined
+/// with `,`. A context token never contains `,` (base64url and dots), so
+/// the token header is split back into the copies the caller sent, and the
+/// core refuses two of them as `token_duplicated`; any other header stays
+/// joined (a doubled credential then matches no configured value and is
+/// refused as `credential_invalid`, as it is from separate copies).
+fn joined(map: std::collections::HashMap<String, String>) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::with_capacity(map.len());
+    for (name, value) in map {
+        let name = name.to_ascii_lowercase();
+        if name == TOKEN_HEADER {
+            for copy in value.split(',') {
+                out.push((
+                    name.clone(),
+                    copy.trim_matches([' ', '\t']).as_bytes().to_vec(),
+                ));
+            }
+        } else {
+            out.push((name, value.into_bytes()));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -157,43 +175,97 @@ mod tests {
     }
 
     #[test]
-    fn refuses_what_the_core_cannot_judge() {
-        let joined_only = HttpRequest {
+    fn the_joined_map_keeps_a_doubled_token_apart() {
+        let r = read(check(HttpRequest {
             method: "POST".into(),
-            headers: [("x-agentarea-context".to_string(), "a,b".to_string())].into(),
+            headers: [
+                (
+                    "x-agentarea-context".to_string(),
+                    "a.b.c, d.e.f".to_string(),
+                ),
+                (
+                    "authorization".to_string(),
+                    "Bearer x, Bearer x".to_string(),
+                ),
+            ]
+            .into(),
             ..Default::default()
+        }))
+        .unwrap();
+        let tokens: Vec<_> = r
+            .headers
+            .iter()
+            .filter(|(n, _)| n == TOKEN_HEADER)
+            .map(|(_, v)| v.clone())
+            .collect();
+        assert_eq!(tokens, vec![b"a.b.c".to_vec(), b"d.e.f".to_vec()]);
+        assert_eq!(r.header("authorization"), Some(&b"Bearer x, Bearer x"[..]));
+    }
+
+    #[test]
+    fn a_cut_or_missing_body_is_marked() {
+        let map = |extra: Vec<HeaderValue>| {
+            let mut h = vec![raw(":method", "POST")];
+            h.extend(extra);
+            Some(HeaderMap { headers: h })
         };
-        assert!(read(check(joined_only))
-            .unwrap_err()
-            .contains("encode_raw_headers"));
-        let map = Some(HeaderMap {
-            headers: vec![raw(":method", "POST")],
-        });
         let text_body = HttpRequest {
-            header_map: map.clone(),
+            header_map: map(vec![]),
             body: "{}".into(),
             ..Default::default()
         };
         assert!(read(check(text_body))
             .unwrap_err()
             .contains("pack_as_bytes"));
-        let no_body = HttpRequest {
-            header_map: map.clone(),
-            size: 10,
-            ..Default::default()
-        };
-        assert!(read(check(no_body))
-            .unwrap_err()
-            .contains("with_request_body"));
         assert!(read(CheckRequest::default()).is_err());
-        let cut = HttpRequest {
-            header_map: Some(HeaderMap {
-                headers: vec![raw(":method", "POST"), raw(PARTIAL_BODY_HEADER, "true")],
-            }),
-            raw_body: b"{".to_vec(),
-            size: 10,
+        for (what, http) in [
+            (
+                "marked cut",
+                HttpRequest {
+                    header_map: map(vec![raw(PARTIAL_BODY_HEADER, "true")]),
+                    raw_body: b"{".to_vec(),
+                    ..Default::default()
+                },
+            ),
+            (
+                "shorter than content-length",
+                HttpRequest {
+                    header_map: map(vec![
+                        raw("content-length", "10"),
+                        raw(PARTIAL_BODY_HEADER, "false"),
+                    ]),
+                    raw_body: b"{}".to_vec(),
+                    ..Default::default()
+                },
+            ),
+            (
+                "not sent (no with_request_body)",
+                HttpRequest {
+                    header_map: map(vec![raw("transfer-encoding", "chunked")]),
+                    ..Default::default()
+                },
+            ),
+            (
+                "agentgateway's size -1",
+                HttpRequest {
+                    headers: [(":method".to_string(), "POST".to_string())].into(),
+                    raw_body: b"{".to_vec(),
+                    size: -1,
+                    ..Default::default()
+                },
+            ),
+        ] {
+            assert!(read(check(http)).unwrap().partial, "{what}");
+        }
+        let whole = HttpRequest {
+            header_map: map(vec![
+                raw("content-length", "2"),
+                raw(PARTIAL_BODY_HEADER, "false"),
+            ]),
+            raw_body: b"{}".to_vec(),
+            size: 2,
             ..Default::default()
         };
-        assert!(read(check(cut)).unwrap().partial);
+        assert!(!read(check(whole)).unwrap().partial);
     }
 }
