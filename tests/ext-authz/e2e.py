@@ -16,6 +16,8 @@ One Envoy, one listener per service:
   aivax   the AIVAX profile (nonces from Python's bcrypt), then a graceful
           shutdown with a slow (cost 12) check in flight
 
+and then examples/envoy-ext-authz (envoy.yaml and toolctx.json) as written.
+
     ENVOY=... REDIS_SERVER=redis-server .tools/venv/bin/python tests/ext-authz/e2e.py
 
 Prints `ok - ...` or `FAIL - ...` per check and closes with `N passed, N failed`.
@@ -303,6 +305,38 @@ def test_aivax(port, svc, upstream):
           (status, code, svc.text()[-300:]))
 
 
+def test_example(upstream):
+    """examples/envoy-ext-authz as written (free ports swapped in)."""
+    example = os.path.join(authz.ROOT, "examples", "envoy-ext-authz")
+    admin, listen, svc_port, svc_metrics = harness.free_ports(4)
+    with open(os.path.join(example, "toolctx.json")) as f:
+        svc = authz.Service(f.read(), ENV, ports=(svc_port, svc_metrics)).start()
+    with open(os.path.join(example, "envoy.yaml")) as f:
+        text = f.read()
+    for old, new in (("port_value: 9901", "port_value: %d" % admin), ("port_value: 10000", "port_value: %d" % listen),
+                     ("port_value: 8080", "port_value: %d" % upstream.port),
+                     ("port_value: 9001", "port_value: %d" % svc_port)):
+        if old not in text:
+            raise RuntimeError("examples/envoy-ext-authz/envoy.yaml lost %r" % old)
+        text = text.replace(old, new)
+    envoy = harness.Envoy(text)
+    try:
+        envoy.start(admin)
+        c = claims()
+        status, _, body = send(listen, mcp_headers(mint(c)), call_body(c))
+        report = tool_result(body) if status == 200 else {}
+        check("examples/envoy-ext-authz: a valid call reaches the tool with the mapped headers",
+              report.get("headers", {}).get("x-toolctx-task-id") == c["task_id"], (status, body[:200]))
+        before = upstream.count()
+        status, _, reply = send(listen, mcp_headers(mint(c, UNKNOWN)), call_body(c))
+        check("examples/envoy-ext-authz: a bad signature is refused, upstream saw nothing",
+              status == 401 and rpc_error(reply) == (7, -32001, "signature_invalid") and upstream.count() == before,
+              (status, reply[:160]))
+    finally:
+        envoy.stop()
+        svc.stop()
+
+
 def main():
     redis = Redis()
     up_port = harness.free_ports(1)[0]
@@ -329,6 +363,7 @@ def main():
         test_main(ports[0], services[0], envoy, upstream, admin)
         test_replay(ports[1:4], services, upstream, redis)
         test_aivax(ports[4], services[4], upstream)
+        test_example(upstream)
     finally:
         if envoy:
             envoy.stop()
