@@ -218,6 +218,10 @@ pub async fn serve(settings: Settings, options: Options) -> Result<(), String> {
         reporter
             .set_not_serving::<AuthorizationServer<Service>>()
             .await;
+        // The whole server too: Envoy's grpc_health_check asks for "".
+        reporter
+            .set_service_status("", tonic_health::ServingStatus::NotServing)
+            .await;
         stop.notify_one();
     };
     let server = Server::builder()
