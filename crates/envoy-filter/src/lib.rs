@@ -7,13 +7,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{Action, BufferType, Bytes, ContextType, LogLevel, MapType, MetricType};
-use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal, Verdict};
+use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal};
 
 pub mod replay;
 /// The plugin configuration (shared with the ext_authz service).
 pub use toolctx_gateway_config as settings;
 
-use settings::{header_value, ContextField, Profile, Settings};
+use settings::{header_value, printable, Decision, Profile, Settings};
 
 /// Test builds only: the request header that carries `now` (Unix seconds).
 #[cfg(feature = "test-clock")]
@@ -261,21 +261,6 @@ fn crash_if_asked(headers: &[(String, Bytes)], callback: &str) {
     }
 }
 
-/// Printable, bounded text for a log line (never a token or a secret).
-fn printable(bytes: &[u8], max: usize) -> String {
-    bytes
-        .iter()
-        .take(max)
-        .map(|&b| {
-            if (0x20..0x7f).contains(&b) {
-                char::from(b)
-            } else {
-                '?'
-            }
-        })
-        .collect()
-}
-
 impl Filter {
     /// A held request's body reached the filter: the setting is there, stop
     /// watching. (Bodies of requests that were not held prove nothing.)
@@ -338,16 +323,7 @@ impl Filter {
     }
 
     /// Forwards an accepted call with its mapped headers set.
-    fn forward(
-        &mut self,
-        settings: &Settings,
-        mut mapped: Vec<(String, String)>,
-        body: &[u8],
-    ) -> Action {
-        match settings.meta_values(body) {
-            Some(meta) => mapped.extend(meta),
-            None => return self.fail("cannot read _meta from the accepted body"),
-        }
+    fn forward(&mut self, mapped: Vec<(String, String)>) -> Action {
         for (name, value) in &mapped {
             let v = header_value(value);
             if hostcalls::set_map_value(MapType::HttpRequestHeaders, name, Some(&v)).is_err() {
@@ -373,60 +349,41 @@ impl Filter {
         headers: &[(String, Bytes)],
         body: &[u8],
     ) -> Action {
-        match &settings.profile {
+        let Some(now) = self.now(headers) else {
+            return self.fail("no clock");
+        };
+        let guard = match &settings.profile {
+            Profile::AgentArea { replay, .. } => replay.as_ref(),
             #[cfg(feature = "aivax")]
-            Profile::Aivax {
-                verifier,
-                headers: fields,
-            } => {
-                let verdict = verifier.check_body(checked, headers, body);
-                self.conclude(settings, verdict, fields, headers, body)
+            Profile::Aivax { .. } => None,
+        };
+        let mut store_error = None;
+        // The core calls this only once every other check passed.
+        let mut first_use = |jti: &str, until: u64| match guard {
+            Some(g) => {
+                replay::first_use(&mut replay::Host, g, jti, until, now).unwrap_or_else(|e| {
+                    store_error = Some(e);
+                    false
+                })
             }
-            Profile::AgentArea {
-                verifier,
-                headers: fields,
-                replay,
-            } => {
-                let Some(now) = self.now(headers) else {
-                    return self.fail("no clock");
-                };
-                let mut store_error = None;
-                let verdict = match replay {
-                    None => verifier.check_body(checked, headers, body, now),
-                    // The core calls this only once every other check passed.
-                    Some(guard) => {
-                        verifier.check_body_once(checked, headers, body, now, &mut |jti, until| {
-                            replay::first_use(&mut replay::Host, guard, jti, until, now)
-                                .unwrap_or_else(|e| {
-                                    store_error = Some(e);
-                                    false
-                                })
-                        })
-                    }
-                };
-                if let Some(e) = store_error {
-                    // The store failed, not the token: no `token_replayed`.
-                    return self.fail(&e);
-                }
-                self.conclude(settings, verdict, fields, headers, body)
-            }
+            None => false,
+        };
+        let decision = settings.check_body(
+            checked,
+            headers,
+            body,
+            now,
+            guard.is_some().then_some(&mut first_use as _),
+        );
+        if let Some(e) = store_error {
+            // The store failed, not the token: no `token_replayed`.
+            return self.fail(&e);
         }
-    }
-
-    /// Acts on any profile's verdict: an accepted call goes upstream with
-    /// `fields` of its context set as headers.
-    fn conclude<F: ContextField>(
-        &mut self,
-        settings: &Settings,
-        verdict: Verdict<F::Context>,
-        fields: &[(F, String)],
-        headers: &[(String, Bytes)],
-        body: &[u8],
-    ) -> Action {
-        match verdict {
-            Verdict::Pass => self.pass(),
-            Verdict::Accept(ctx) => self.forward(settings, settings::mapped(fields, &ctx), body),
-            Verdict::Reject(r) => self.refuse(settings, &r, headers),
+        match decision {
+            Ok(Decision::Pass) => self.pass(),
+            Ok(Decision::Accept(mapped)) => self.forward(mapped),
+            Ok(Decision::Reject(r)) => self.refuse(settings, &r, headers),
+            Err(e) => self.fail(&e),
         }
     }
 
