@@ -43,7 +43,7 @@ def main():
     upstream = harness.Envoy(eb.upstream_config(up_admin, up_port)).start(up_admin)
     plugin = {"instance_id": eb.INSTANCE, "secret_env": ["TOOLCTX_SECRET"],
               "headers": {"task_id": "x-toolctx-task-id", "idempotency_key": "x-toolctx-idempotency-key"}}
-    service = authz.Service(plugin, {"TOOLCTX_SECRET": eb.SECRET}, TOOLCTX_RELEASE,
+    service = authz.Service(plugin, {"TOOLCTX_SECRET": eb.SECRET}, TOOLCTX_RELEASE, metrics=True,
                             ports=(svc_port, svc_metrics)).start()
     listeners = [
         harness.listener("plain", plain, []),
@@ -88,15 +88,22 @@ def main():
             name, r["rps"], r["p50"], r["p99"], statistics.median(x["cpu_us"] for x in rounds[name]),
             statistics.median(x["svc_cpu_us"] for x in rounds[name]) if "ext_authz" in name else 0.0,
             " ".join("%.0f" % x["rps"] for x in rounds[name]), note))
+    cpu = {name: statistics.median(x["cpu_us"] for x in rounds[name]) for name in rounds}
+    svc_cpu = statistics.median(x["svc_cpu_us"] for x in rounds["envoy + ext_authz + toolctx"])
     a, w, j, p = (med["envoy + ext_authz + toolctx"], med["envoy + wasm filter"], med["envoy + jwt_authn"],
                   med["envoy plain"])
     print("ext_authz / wasm filter requests/s: %.2f; ext_authz / jwt_authn: %.2f" % (a["rps"] / w["rps"],
                                                                                   a["rps"] / j["rps"]))
     print("p99 over plain Envoy: ext_authz %+.3f ms, wasm filter %+.3f ms, jwt_authn %+.3f ms"
           % (a["p99"] - p["p99"], w["p99"] - p["p99"], j["p99"] - p["p99"]))
-    print("service counters: accepted %s, refused %s" % (
-        service.metrics().get("toolctx_accepted"),
-        sum(v for k, v in service.metrics().items() if k.startswith("toolctx_refused_"))))
+    m = service.metrics()
+    print("service counters: accepted %s, refused %s, errors %s" % (
+        m.get("toolctx_accepted"), sum(v for k, v in m.items() if k.startswith("toolctx_refused_")),
+        m.get("toolctx_errors")))
+    print("CPU per request over plain Envoy: wasm filter %+.1f us; ext_authz %+.1f us in Envoy and %.1f us in "
+          "the service; jwt_authn %+.1f us" % (
+              cpu["envoy + wasm filter"] - cpu["envoy plain"], cpu["envoy + ext_authz + toolctx"] - cpu["envoy plain"],
+              svc_cpu, cpu["envoy + jwt_authn"] - cpu["envoy plain"]))
     front.stop()
     service.stop()
     upstream.stop()
