@@ -1222,6 +1222,53 @@ mod tests {
     }
 
     #[test]
+    fn check_body_maps_accepted_calls_and_needs_a_store_for_the_guard() {
+        let now = 1_767_225_600;
+        let claims = format!(
+            r#"{{"iss":"agentarea","aud":"i","iat":{now},"exp":{},"jti":"j-1","protocol":"1","task_id":"t-1","tool_call_id":"c-1","workspace_id":"w","idempotency_key":"t-1:c-1"}}"#,
+            now + 300
+        );
+        let token = toolctx_core::sign_compact(
+            br#"{"alg":"HS256","typ":"JWT"}"#,
+            claims.as_bytes(),
+            S1.as_bytes(),
+        );
+        let headers = vec![
+            ("content-type".to_string(), b"application/json".to_vec()),
+            ("x-agentarea-context".to_string(), token.into_bytes()),
+        ];
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1","sessionId":"s"}}}"#;
+        let run = |config: &str, first_use: Option<toolctx_core::FirstUse<'_>>| {
+            let s = load_str(config).unwrap().settings;
+            let toolctx_core::HeadersVerdict::ReadBody(checked) = s.check_headers("POST", &headers)
+            else {
+                panic!("headers refused")
+            };
+            s.check_body(checked, &headers, body, now, first_use)
+        };
+        let plain = r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},"meta_headers":{"sessionId":"x-session-id"}}"#;
+        assert_eq!(
+            run(plain, None).unwrap(),
+            Decision::Accept(vec![
+                ("x-task".to_string(), "t-1".to_string()),
+                ("x-session-id".to_string(), "s".to_string())
+            ])
+        );
+        let guarded = r#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":4}}"#;
+        assert!(run(guarded, None).is_err());
+        let mut seen = Vec::new();
+        let mut once = |jti: &str, until: u64| {
+            seen.push((jti.to_string(), until));
+            false
+        };
+        let Decision::Reject(r) = run(guarded, Some(&mut once)).unwrap() else {
+            panic!("not refused")
+        };
+        assert_eq!(r.reason().as_str(), "token_replayed");
+        assert_eq!(seen, vec![("j-1".to_string(), now + 300 + 30)]);
+    }
+
+    #[test]
     fn header_values_cannot_break_lines() {
         assert_eq!(header_value("task-1:call_2"), "task-1:call_2");
         assert_eq!(header_value(" a\r\nb%ü"), "%20a%0D%0Ab%25%C3%BC");
