@@ -85,10 +85,12 @@ impl Metrics {
     }
 }
 
-/// Serves `GET /metrics` on `addr` until the task is dropped.
+/// Serves `GET /metrics` on `listener` until the task is dropped.
 pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors, say: try again shortly rather than spin.
+            tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
         let metrics = Arc::clone(&metrics);
