@@ -53,6 +53,10 @@ struct Inner {
     store: Option<Store>,
     metrics: Arc<Metrics>,
     permits: Arc<Semaphore>,
+    /// Decide on the async worker: nothing in the check can take long
+    /// (AgentArea: HMAC and the JSON reader, microseconds; the replay
+    /// guard, if any, in process).
+    inline: bool,
 }
 
 /// The `Authorization` service.
@@ -130,9 +134,14 @@ impl Authorization for Service {
             .await
             .map_err(|_| tonic::Status::unavailable("shutting down"))?;
         let check = request.into_inner();
+        if inner.inline {
+            let response = inner.judge(check);
+            drop(permit);
+            return Ok(tonic::Response::new(response));
+        }
         let judging = Arc::clone(&inner);
-        // Off the async workers: HMAC is quick, but AIVAX's bcrypt takes
-        // up to a second, and the Redis guard waits for its answer.
+        // Off the async workers: AIVAX's bcrypt takes up to a second, and
+        // the Redis guard waits for its answer.
         let judged = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             judging.judge(check)
@@ -188,7 +197,12 @@ pub async fn serve(settings: Settings, options: Options) -> Result<(), String> {
     };
     eprintln!("toolctx: configured: {}", settings.summary());
     let metrics = Arc::new(Metrics::default());
+    let inline = matches!(
+        settings.profile,
+        toolctx_gateway_config::Profile::AgentArea { .. }
+    ) && !matches!(store, Some(Store::Redis { .. }));
     let inner = Arc::new(Inner {
+        inline,
         settings,
         store,
         metrics: Arc::clone(&metrics),
