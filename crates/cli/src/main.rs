@@ -22,6 +22,7 @@ mod inspect;
 mod jws;
 mod mint;
 mod output;
+mod serve;
 mod vectors;
 mod verify;
 
@@ -35,6 +36,7 @@ Examples:
   toolctx call http://127.0.0.1:3000/mcp export_report '{\"pages\": 3}'
   toolctx conformance http://127.0.0.1:3000/mcp
   toolctx vectors tests/vectors/*.json
+  toolctx serve ext-authz --config toolctx.json --listen 127.0.0.1:9001
 
 Secrets are read from an environment variable (--secret-env NAME, default
 TOOLCTX_SECRET) or a file (--secret-file PATH), never from a plain argument,
@@ -130,6 +132,8 @@ Example:
 
 One line per failed case, then `N passed, N failed`; exit 1 on any failure.")]
     Vectors(vectors::VectorsArgs),
+    /// Run a long-lived service: `ext-authz`, Envoy's external authorization
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -141,6 +145,7 @@ fn main() -> ExitCode {
         Command::Call(a) => call::run(a),
         Command::Conformance(a) => conformance::run(a),
         Command::Vectors(a) => vectors::run(a),
+        Command::Serve(a) => serve::run(a),
     };
     match outcome {
         Ok(code) => ExitCode::from(code),

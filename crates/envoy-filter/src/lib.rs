@@ -7,13 +7,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{Action, BufferType, Bytes, ContextType, LogLevel, MapType, MetricType};
-use toolctx_core::json::{self, Value};
-use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal, Verdict};
+use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal};
 
 pub mod replay;
-pub mod settings;
+/// The plugin configuration (shared with the ext_authz service).
+pub use toolctx_gateway_config as settings;
 
-use settings::{header_value, ContextField, Profile, Settings};
+use settings::{header_value, printable, Decision, Profile, Settings};
 
 /// Test builds only: the request header that carries `now` (Unix seconds).
 #[cfg(feature = "test-clock")]
@@ -250,27 +250,6 @@ fn send_refusal(refusal: &Refusal, include_reason: bool) {
     }
 }
 
-/// The `params._meta` members named in `meta_headers`, read with the core's
-/// JSON reader from the body the core has just accepted: `(header, value)`
-/// for each member present and not `null` (strings as they are, other
-/// values as JSON).
-fn meta_values(settings: &Settings, body: &[u8]) -> Result<Vec<(String, String)>, ()> {
-    if settings.meta_headers.is_empty() {
-        return Ok(Vec::new());
-    }
-    let doc = json::parse(body).map_err(|_| ())?;
-    let meta = doc.get("params").and_then(|p| p.get("_meta"));
-    let mut out = Vec::new();
-    for (member, header) in &settings.meta_headers {
-        match meta.and_then(|m| m.get(member)) {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) => out.push((header.clone(), s.to_string())),
-            Some(other) => out.push((header.clone(), other.to_json())),
-        }
-    }
-    Ok(out)
-}
-
 /// Test builds only: panics when the request asks for it in `callback`
 /// (`headers` or `body`), so the tests can watch a VM crash inside Envoy.
 #[cfg(feature = "test-crash")]
@@ -280,21 +259,6 @@ fn crash_if_asked(headers: &[(String, Bytes)], callback: &str) {
     if find(headers, TEST_CRASH_HEADER) == Some(callback.as_bytes()) {
         panic!("test crash in on_http_request_{callback} ({TEST_CRASH_HEADER})");
     }
-}
-
-/// Printable, bounded text for a log line (never a token or a secret).
-fn printable(bytes: &[u8], max: usize) -> String {
-    bytes
-        .iter()
-        .take(max)
-        .map(|&b| {
-            if (0x20..0x7f).contains(&b) {
-                char::from(b)
-            } else {
-                '?'
-            }
-        })
-        .collect()
 }
 
 impl Filter {
@@ -359,16 +323,7 @@ impl Filter {
     }
 
     /// Forwards an accepted call with its mapped headers set.
-    fn forward(
-        &mut self,
-        settings: &Settings,
-        mut mapped: Vec<(String, String)>,
-        body: &[u8],
-    ) -> Action {
-        match meta_values(settings, body) {
-            Ok(meta) => mapped.extend(meta),
-            Err(()) => return self.fail("cannot read _meta from the accepted body"),
-        }
+    fn forward(&mut self, mapped: Vec<(String, String)>) -> Action {
         for (name, value) in &mapped {
             let v = header_value(value);
             if hostcalls::set_map_value(MapType::HttpRequestHeaders, name, Some(&v)).is_err() {
@@ -394,60 +349,41 @@ impl Filter {
         headers: &[(String, Bytes)],
         body: &[u8],
     ) -> Action {
-        match &settings.profile {
+        let Some(now) = self.now(headers) else {
+            return self.fail("no clock");
+        };
+        let guard = match &settings.profile {
+            Profile::AgentArea { replay, .. } => replay.as_ref(),
             #[cfg(feature = "aivax")]
-            Profile::Aivax {
-                verifier,
-                headers: fields,
-            } => {
-                let verdict = verifier.check_body(checked, headers, body);
-                self.conclude(settings, verdict, fields, headers, body)
+            Profile::Aivax { .. } => None,
+        };
+        let mut store_error = None;
+        // The core calls this only once every other check passed.
+        let mut first_use = |jti: &str, until: u64| match guard {
+            Some(g) => {
+                replay::first_use(&mut replay::Host, g, jti, until, now).unwrap_or_else(|e| {
+                    store_error = Some(e);
+                    false
+                })
             }
-            Profile::AgentArea {
-                verifier,
-                headers: fields,
-                replay,
-            } => {
-                let Some(now) = self.now(headers) else {
-                    return self.fail("no clock");
-                };
-                let mut store_error = None;
-                let verdict = match replay {
-                    None => verifier.check_body(checked, headers, body, now),
-                    // The core calls this only once every other check passed.
-                    Some(guard) => {
-                        verifier.check_body_once(checked, headers, body, now, &mut |jti, until| {
-                            replay::first_use(&mut replay::Host, guard, jti, until, now)
-                                .unwrap_or_else(|e| {
-                                    store_error = Some(e);
-                                    false
-                                })
-                        })
-                    }
-                };
-                if let Some(e) = store_error {
-                    // The store failed, not the token: no `token_replayed`.
-                    return self.fail(&e);
-                }
-                self.conclude(settings, verdict, fields, headers, body)
-            }
+            None => false,
+        };
+        let decision = settings.check_body(
+            checked,
+            headers,
+            body,
+            now,
+            guard.is_some().then_some(&mut first_use as _),
+        );
+        if let Some(e) = store_error {
+            // The store failed, not the token: no `token_replayed`.
+            return self.fail(&e);
         }
-    }
-
-    /// Acts on any profile's verdict: an accepted call goes upstream with
-    /// `fields` of its context set as headers.
-    fn conclude<F: ContextField>(
-        &mut self,
-        settings: &Settings,
-        verdict: Verdict<F::Context>,
-        fields: &[(F, String)],
-        headers: &[(String, Bytes)],
-        body: &[u8],
-    ) -> Action {
-        match verdict {
-            Verdict::Pass => self.pass(),
-            Verdict::Accept(ctx) => self.forward(settings, settings::mapped(fields, &ctx), body),
-            Verdict::Reject(r) => self.refuse(settings, &r, headers),
+        match decision {
+            Ok(Decision::Pass) => self.pass(),
+            Ok(Decision::Accept(mapped)) => self.forward(mapped),
+            Ok(Decision::Reject(r)) => self.refuse(settings, &r, headers),
+            Err(e) => self.fail(&e),
         }
     }
 
@@ -550,31 +486,5 @@ impl HttpContext for Filter {
             Err(_) => return self.fail("cannot read the request body"),
         };
         self.decide_on_body(size)
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn meta_values_come_from_the_accepted_body() {
-        let env =
-            |name: &str| (name == "S").then(|| "0123456789abcdef0123456789abcdef".to_string());
-        let config = br#"{"instance_id":"i","secret_env":["S"],
-            "meta_headers":{"sessionId":"x-session-id","idempotencyKey":"x-idempotency-key","n":"x-n","z":"x-z"}}"#;
-        let settings = settings::load(config, &env).unwrap().settings;
-        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t",
-            "_meta":{"sessionId":"s-1","n":{"a":[1,2.50]},"z":null}}}"#;
-        assert_eq!(
-            meta_values(&settings, body).unwrap(),
-            vec![
-                ("x-session-id".to_string(), "s-1".to_string()),
-                ("x-n".to_string(), r#"{"a":[1,2.50]}"#.to_string())
-            ]
-        );
-        let no_meta = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
-        assert_eq!(meta_values(&settings, no_meta).unwrap(), vec![]);
     }
 }

@@ -180,6 +180,7 @@ mod tests {
             slots,
             ways,
             prefix: "t/".into(),
+            redis: None,
         }
     }
 

@@ -1,5 +1,4 @@
-//! The plugin configuration: the core's settings, with secrets and
-//! credential values named by environment variable instead of written inline.
+#![doc = include_str!("../README.md")]
 
 use std::fmt::Write as _;
 
@@ -9,8 +8,8 @@ use toolctx_core::json::{self, write_str, Value};
 #[cfg(feature = "aivax")]
 use toolctx_core::DEFAULT_MAX_BODY_BYTES;
 use toolctx_core::{
-    Config, ConfigError, Context, Credential, HeadersVerdict, UnknownSettings, Verifier,
-    TOKEN_HEADER,
+    Checked, Config, ConfigError, Context, Credential, FirstUse, HeadersVerdict, Refusal,
+    UnknownSettings, Verdict, Verifier, TOKEN_HEADER,
 };
 
 /// A verified context field that can be forwarded as an upstream header.
@@ -143,17 +142,81 @@ impl ContextField for AivaxField {
     }
 }
 
-/// The optional replay guard (CONTRACT §3 `token_replayed`): token ids kept
-/// in Envoy's shared data, which every worker thread of the VM sees.
+/// Which front end reads the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// The proxy-wasm filter: environment variables reach it through
+    /// `vm_config.environment_variables.host_env_keys`; its replay guard
+    /// lives in Envoy's shared data.
+    EnvoyFilter,
+    /// The ext_authz service: a process of its own, reading its own
+    /// environment; its replay guard is in process or in Redis. Only with
+    /// the `service` feature, which keeps its code out of the filter's wasm.
+    #[cfg(feature = "service")]
+    Service,
+}
+
+impl Host {
+    /// Where a missing environment variable must be set.
+    fn env_hint(self) -> &'static str {
+        match self {
+            Host::EnvoyFilter => {
+                "is set in the VM: list them in vm_config.environment_variables.host_env_keys"
+            }
+            #[cfg(feature = "service")]
+            Host::Service => "is set in the service's environment",
+        }
+    }
+
+    /// Why a secret may not be written inline.
+    fn inline_hint(self) -> &'static str {
+        match self {
+            Host::EnvoyFilter => "Envoy's /config_dump would show them",
+            #[cfg(feature = "service")]
+            Host::Service => "configuration files are read by more people than secrets should be",
+        }
+    }
+}
+
+/// The optional replay guard (CONTRACT §3 `token_replayed`). In the filter,
+/// token ids kept in Envoy's shared data, which every worker thread of the
+/// VM sees; in the service, a table in process or, with [`RedisReplay`],
+/// Redis shared by every replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayGuard {
-    /// Number of shared-data entries (buckets), chosen by a hash of the jti.
+    /// Number of buckets (the filter's shared-data entries), chosen by a
+    /// hash of the jti; 0 when the records live in Redis.
     pub slots: u32,
-    /// Token ids each bucket holds at most.
+    /// Token ids each bucket holds at most; 0 when the records live in Redis.
     pub ways: u32,
     /// Shared-data key prefix: one space per instance id.
     pub prefix: String,
+    /// Service only: the records live in Redis.
+    pub redis: Option<RedisReplay>,
 }
+
+/// The service's replay guard in Redis: one key per token id, written with
+/// `SET key 1 NX PX ms` (what the npm package's `redisReplayStore` does).
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisReplay {
+    /// The variable the URL came from (it may hold a password).
+    pub url_env: String,
+    /// `redis://[user:password@]host:port[/db]`, from the environment.
+    pub url: String,
+    /// Prefixed to every token id (default `toolctx:jti:`, as in npm).
+    pub key_prefix: String,
+}
+
+impl std::fmt::Debug for RedisReplay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisReplay")
+            .field("url_env", &self.url_env)
+            .field("key_prefix", &self.key_prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+pub const DEFAULT_REDIS_KEY_PREFIX: &str = "toolctx:jti:";
 
 pub const MAX_REPLAY_SLOTS: u32 = 1 << 20;
 pub const DEFAULT_REPLAY_WAYS: u32 = 4;
@@ -218,6 +281,83 @@ impl Settings {
         }
     }
 
+    /// The `params._meta` members named in `meta_headers`, read with the
+    /// core's JSON reader from the body the core has just accepted:
+    /// `(header, value)` for each member present and not `null` (strings as
+    /// they are, other values as JSON). `None` when the body is not JSON.
+    pub fn meta_values(&self, body: &[u8]) -> Option<Vec<(String, String)>> {
+        if self.meta_headers.is_empty() {
+            return Some(Vec::new());
+        }
+        let doc = json::parse(body).ok()?;
+        let meta = doc.get("params").and_then(|p| p.get("_meta"));
+        let mut out = Vec::new();
+        for (member, header) in &self.meta_headers {
+            match meta.and_then(|m| m.get(member)) {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) => out.push((header.clone(), s.to_string())),
+                Some(other) => out.push((header.clone(), other.to_json())),
+            }
+        }
+        Some(out)
+    }
+
+    /// The checks after the headers' on the complete body, for whichever
+    /// profile is configured, as what the gateway does next. `first_use` is
+    /// the replay guard's store, required when one is configured (the core
+    /// calls it only once every other check passed). `Err` when the gateway
+    /// cannot decide: refuse with `internal_error`.
+    pub fn check_body(
+        &self,
+        checked: Checked,
+        headers: &[(String, Vec<u8>)],
+        body: &[u8],
+        now: u64,
+        first_use: Option<FirstUse<'_>>,
+    ) -> Result<Decision, String> {
+        match &self.profile {
+            Profile::AgentArea {
+                verifier,
+                headers: fields,
+                replay,
+            } => {
+                let verdict = match (replay, first_use) {
+                    (None, _) => verifier.check_body(checked, headers, body, now),
+                    (Some(_), Some(first_use)) => {
+                        verifier.check_body_once(checked, headers, body, now, first_use)
+                    }
+                    (Some(_), None) => return Err("the replay guard has no store".into()),
+                };
+                self.decision(verdict, fields, body)
+            }
+            #[cfg(feature = "aivax")]
+            Profile::Aivax {
+                verifier,
+                headers: fields,
+            } => self.decision(verifier.check_body(checked, headers, body), fields, body),
+        }
+    }
+
+    fn decision<F: ContextField>(
+        &self,
+        verdict: Verdict<F::Context>,
+        fields: &[(F, String)],
+        body: &[u8],
+    ) -> Result<Decision, String> {
+        Ok(match verdict {
+            Verdict::Pass => Decision::Pass,
+            Verdict::Reject(r) => Decision::Reject(r),
+            Verdict::Accept(ctx) => {
+                let mut out = mapped(fields, &ctx);
+                out.extend(
+                    self.meta_values(body)
+                        .ok_or("cannot read _meta from the accepted body")?,
+                );
+                Decision::Accept(out)
+            }
+        })
+    }
+
     /// One line for the log: what is configured, never a secret.
     pub fn summary(&self) -> String {
         let mut out = String::new();
@@ -239,7 +379,10 @@ impl Settings {
                     headers.len(),
                     replay.as_ref().map_or_else(
                         || "off".to_string(),
-                        |r| format!("{} slots x {} ways", r.slots, r.ways)
+                        |r| match &r.redis {
+                            Some(redis) => format!("redis (url from {})", redis.url_env),
+                            None => format!("{} slots x {} ways", r.slots, r.ways),
+                        }
                     )
                 );
             }
@@ -256,6 +399,19 @@ impl Settings {
         let _ = write!(out, ", {} _meta header(s)", self.meta_headers.len());
         out
     }
+}
+
+/// What the gateway does with a request whose body was checked.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Forward untouched: not a `tools/call` (or one let through without
+    /// context, `require_context: false`).
+    Pass,
+    /// A verified call: forward it with these headers set, `(lower-case
+    /// name, value as verified)`; write each value with [`header_value`].
+    Accept(Vec<(String, String)>),
+    /// Answer with the core's refusal; nothing goes upstream.
+    Reject(Refusal),
 }
 
 /// A loaded configuration and the notes worth a log line.
@@ -298,28 +454,31 @@ fn strings<'v>(v: &'v Value<'_>, what: &str) -> Result<Vec<&'v str>, String> {
         .collect()
 }
 
+/// What a loader reads from: the host, its environment, and the notes it
+/// leaves for the log.
+struct Cx<'e> {
+    host: Host,
+    env: &'e dyn Fn(&str) -> Option<String>,
+    notes: Vec<String>,
+}
+
 /// Values of the named environment variables; unset or empty ones are left
 /// out and noted (an optional previous secret during rotation).
-fn from_env(
-    names: &[&str],
-    what: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-    notes: &mut Vec<String>,
-) -> Result<Vec<(String, String)>, String> {
+fn from_env(names: &[&str], what: &str, cx: &mut Cx<'_>) -> Result<Vec<(String, String)>, String> {
     let mut found = Vec::new();
     for name in names {
-        match env(name) {
+        match (cx.env)(name) {
             Some(v) if !v.is_empty() => found.push(((*name).to_string(), v)),
-            _ => notes.push(format!(
+            _ => cx.notes.push(format!(
                 "environment variable {name} (from `{what}`) is unset or empty; skipped"
             )),
         }
     }
     if found.is_empty() {
         return Err(format!(
-            "none of the environment variables named in `{what}` ({}) is set in the VM: list them in \
-             vm_config.environment_variables.host_env_keys",
-            names.join(", ")
+            "none of the environment variables named in `{what}` ({}) {}",
+            names.join(", "),
+            cx.host.env_hint()
         ));
     }
     Ok(found)
@@ -384,22 +543,18 @@ fn meta_header_map(v: &Value<'_>) -> Result<Vec<(String, String)>, String> {
 
 /// `credential`: `{"header": "...", "values_env": ["VAR", ...]}`, the
 /// values read from the environment.
-fn credential(
-    value: &Value<'_>,
-    env: &dyn Fn(&str) -> Option<String>,
-    notes: &mut Vec<String>,
-) -> Result<Credential, String> {
+fn credential(value: &Value<'_>, cx: &mut Cx<'_>) -> Result<Credential, String> {
     let Value::Object(m) = value else {
         return Err(
             "`credential` must be an object {\"header\": ..., \"values_env\": [...]}".into(),
         );
     };
     if value.get("values").is_some() {
-        return Err(
-            "inline `credential.values` are refused (Envoy's /config_dump would show them): name \
-                    environment variables in `credential.values_env`"
-                .into(),
-        );
+        return Err(format!(
+            "inline `credential.values` are refused ({}): name environment variables in \
+             `credential.values_env`",
+            cx.host.inline_hint()
+        ));
     }
     if let Some((k, _)) = m.iter().find(|(k, _)| *k != "header" && *k != "values_env") {
         return Err(format!("unknown setting `credential.{k}`"));
@@ -412,7 +567,7 @@ fn credential(
         value.get("values_env").unwrap_or(&Value::Null),
         "credential.values_env",
     )?;
-    let found = from_env(&names, "credential.values_env", env, notes)?;
+    let found = from_env(&names, "credential.values_env", cx)?;
     Ok(Credential {
         header: header.to_string(),
         values: found.into_iter().map(|(_, v)| v).collect(),
@@ -432,11 +587,26 @@ fn number(value: &Value<'_>, what: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{what}` must be a non-negative integer"))
 }
 
-fn replay_guard(value: &Value<'_>, instance_id: &str) -> Result<ReplayGuard, String> {
+fn replay_guard(
+    value: &Value<'_>,
+    instance_id: &str,
+    cx: &mut Cx<'_>,
+) -> Result<ReplayGuard, String> {
     let Value::Object(m) = value else {
         return Err("`replay_guard` must be an object {\"slots\": N}".into());
     };
+    let prefix = format!("toolctx/replay/{instance_id}/");
+    #[cfg(feature = "service")]
+    if cx.host == Host::Service && value.get("redis_url_env").is_some() {
+        return redis_guard(value, m, prefix, cx);
+    }
     if let Some((k, _)) = m.iter().find(|(k, _)| *k != "slots" && *k != "ways") {
+        if cx.host == Host::EnvoyFilter && k.starts_with("redis") {
+            return Err(format!(
+                "`replay_guard.{k}`: Redis is for the ext_authz service; the filter keeps its \
+                 records in Envoy's shared data (`slots`, `ways`)"
+            ));
+        }
         return Err(format!("unknown setting `replay_guard.{k}`"));
     }
     let slots = number(
@@ -458,7 +628,58 @@ fn replay_guard(value: &Value<'_>, instance_id: &str) -> Result<ReplayGuard, Str
     Ok(ReplayGuard {
         slots,
         ways,
-        prefix: format!("toolctx/replay/{instance_id}/"),
+        prefix,
+        redis: None,
+    })
+}
+
+/// The service's `replay_guard: {"redis_url_env": "VAR", "redis_key_prefix": "..."}`.
+#[cfg(feature = "service")]
+fn redis_guard(
+    value: &Value<'_>,
+    members: &[(std::borrow::Cow<'_, str>, Value<'_>)],
+    prefix: String,
+    cx: &mut Cx<'_>,
+) -> Result<ReplayGuard, String> {
+    if let Some((k, _)) = members
+        .iter()
+        .find(|(k, _)| *k != "redis_url_env" && *k != "redis_key_prefix")
+    {
+        return Err(format!(
+            "unknown setting `replay_guard.{k}` (with `redis_url_env` the records live in Redis: \
+             no `slots` or `ways`)"
+        ));
+    }
+    let var = value
+        .get("redis_url_env")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or("`replay_guard.redis_url_env` must name an environment variable")?;
+    let (url_env, url) = from_env(&[var], "replay_guard.redis_url_env", cx)?
+        .into_iter()
+        .next()
+        .ok_or("`replay_guard.redis_url_env` names no variable")?;
+    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+        return Err(format!(
+            "the Redis URL in {url_env} must start with redis:// or rediss://"
+        ));
+    }
+    let key_prefix = match value.get("redis_key_prefix") {
+        None => DEFAULT_REDIS_KEY_PREFIX.to_string(),
+        Some(p) => p
+            .as_str()
+            .ok_or("`replay_guard.redis_key_prefix` must be a string")?
+            .to_string(),
+    };
+    Ok(ReplayGuard {
+        slots: 0,
+        ways: 0,
+        prefix,
+        redis: Some(RedisReplay {
+            url_env,
+            url,
+            key_prefix,
+        }),
     })
 }
 
@@ -468,16 +689,30 @@ struct Common {
     meta_headers: Vec<(String, String)>,
 }
 
-/// Reads the plugin configuration. `env` looks up environment variables
+/// Reads the filter's plugin configuration ([`load_for`] with
+/// [`Host::EnvoyFilter`]).
+pub fn load(text: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded, String> {
+    load_for(Host::EnvoyFilter, text, env)
+}
+
+/// Reads the configuration for `host`. `env` looks up environment variables
 /// (the VM's, in Envoy). The message of an `Err` says what is wrong and
 /// never contains a secret.
-pub fn load(text: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded, String> {
+pub fn load_for(
+    host: Host,
+    text: &[u8],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Loaded, String> {
     let doc =
         json::parse(text).map_err(|e| format!("plugin configuration is not valid JSON ({e})"))?;
     let Value::Object(members) = &doc else {
         return Err("plugin configuration must be a JSON object".into());
     };
-    let mut notes = Vec::new();
+    let mut cx = Cx {
+        host,
+        env,
+        notes: Vec::new(),
+    };
     let mut common = Common {
         include_reason: true,
         meta_headers: Vec::new(),
@@ -499,7 +734,7 @@ pub fn load(text: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded,
     }
     let profile = match profile_name {
         #[cfg(feature = "aivax")]
-        "aivax" => load_aivax(&rest, env, &mut notes)?,
+        "aivax" => load_aivax(&rest, &mut cx)?,
         #[cfg(not(feature = "aivax"))]
         "aivax" => {
             return Err(
@@ -508,7 +743,7 @@ pub fn load(text: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded,
                     .into(),
             )
         }
-        _ => load_agentarea(&rest, env, &mut notes)?,
+        _ => load_agentarea(&rest, &mut cx)?,
     };
     let settings = Settings {
         profile,
@@ -521,14 +756,13 @@ pub fn load(text: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded,
             return Err(format!("`headers`/`meta_headers`: `{name}` is used twice"));
         }
     }
-    Ok(Loaded { settings, notes })
+    Ok(Loaded {
+        settings,
+        notes: cx.notes,
+    })
 }
 
-fn load_agentarea(
-    members: &[(&str, &Value<'_>)],
-    env: &dyn Fn(&str) -> Option<String>,
-    notes: &mut Vec<String>,
-) -> Result<Profile, String> {
+fn load_agentarea(members: &[(&str, &Value<'_>)], cx: &mut Cx<'_>) -> Result<Profile, String> {
     let mut headers = Vec::new();
     let mut secrets: Option<Vec<(String, String)>> = None;
     let mut cred = None;
@@ -538,9 +772,10 @@ fn load_agentarea(
     for &(name, value) in members {
         match name {
             "secrets" => {
-                return Err("inline `secrets` are refused (Envoy's /config_dump would show them): name environment \
-                            variables in `secret_env`"
-                    .into())
+                return Err(format!(
+                    "inline `secrets` are refused ({}): name environment variables in `secret_env`",
+                    cx.host.inline_hint()
+                ))
             }
             "hook_key" | "hook_key_env" | "require_nonce" | "max_bcrypt_cost" => {
                 return Err(format!(
@@ -549,9 +784,9 @@ fn load_agentarea(
             }
             "secret_env" => {
                 let names = strings(value, "secret_env")?;
-                secrets = Some(from_env(&names, "secret_env", env, notes)?);
+                secrets = Some(from_env(&names, "secret_env", cx)?);
             }
-            "credential" => cred = Some(credential(value, env, notes)?),
+            "credential" => cred = Some(credential(value, cx)?),
             "headers" => headers = header_map(value, &FIELDS, "agentarea")?,
             "replay_guard" => replay = Some(value),
             // instance_id, require_context, the limits: the core reads and
@@ -578,7 +813,7 @@ fn load_agentarea(
     config.secrets = secrets.into_iter().map(|(_, v)| v.into_bytes()).collect();
     config.credential = cred;
     let replay = replay
-        .map(|v| replay_guard(v, &config.instance_id))
+        .map(|v| replay_guard(v, &config.instance_id, cx))
         .transpose()?;
     let verifier = Verifier::new(config).map_err(|e| explain(&e, &secret_names))?;
     Ok(Profile::AgentArea {
@@ -589,11 +824,7 @@ fn load_agentarea(
 }
 
 #[cfg(feature = "aivax")]
-fn load_aivax(
-    members: &[(&str, &Value<'_>)],
-    env: &dyn Fn(&str) -> Option<String>,
-    notes: &mut Vec<String>,
-) -> Result<Profile, String> {
+fn load_aivax(members: &[(&str, &Value<'_>)], cx: &mut Cx<'_>) -> Result<Profile, String> {
     let mut headers = Vec::new();
     let mut hook_key = None;
     let mut aivax = AivaxConfig::new(Vec::new());
@@ -602,18 +833,18 @@ fn load_aivax(
     for &(name, value) in members {
         match name {
             "hook_key" => {
-                return Err(
-                    "inline `hook_key` is refused (Envoy's /config_dump would show it): name an \
-                            environment variable in `hook_key_env`"
-                        .into(),
-                )
+                return Err(format!(
+                    "inline `hook_key` is refused ({}): name an environment variable in \
+                     `hook_key_env`",
+                    cx.host.inline_hint()
+                ))
             }
             "hook_key_env" => {
                 let var = value
                     .as_str()
                     .filter(|s| !s.is_empty())
                     .ok_or("`hook_key_env` must name an environment variable")?;
-                let found = from_env(&[var], "hook_key_env", env, notes)?;
+                let found = from_env(&[var], "hook_key_env", cx)?;
                 hook_key = found.into_iter().next().map(|(_, v)| v.into_bytes());
             }
             "require_nonce" => aivax.require_nonce = boolean(value, "require_nonce")?,
@@ -621,7 +852,7 @@ fn load_aivax(
                 aivax.max_bcrypt_cost = u32::try_from(number(value, "max_bcrypt_cost")?)
                     .map_err(|_| "`max_bcrypt_cost` is out of range".to_string())?
             }
-            "credential" => cred = Some(credential(value, env, notes)?),
+            "credential" => cred = Some(credential(value, cx)?),
             "max_body_bytes" => {
                 max_body_bytes = usize::try_from(number(value, "max_body_bytes")?)
                     .map_err(|_| "`max_body_bytes` is out of range".to_string())?
@@ -669,6 +900,22 @@ fn explain(e: &ConfigError, secret_names: &[String]) -> String {
         }
     }
     out
+}
+
+/// Printable, bounded text for a log line (never a token or a secret):
+/// the first `max` bytes, anything outside printable ASCII as `?`.
+pub fn printable(bytes: &[u8], max: usize) -> String {
+    bytes
+        .iter()
+        .take(max)
+        .map(|&b| {
+            if (0x20..0x7f).contains(&b) {
+                char::from(b)
+            } else {
+                '?'
+            }
+        })
+        .collect()
 }
 
 /// Makes a verified value safe as a header value: bytes `!`..`~` except
@@ -905,6 +1152,120 @@ mod tests {
             );
             assert!(load_str(&text).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn meta_values_come_from_the_accepted_body() {
+        let config = br#"{"instance_id":"i","secret_env":["S1"],
+            "meta_headers":{"sessionId":"x-session-id","idempotencyKey":"x-idempotency-key","n":"x-n","z":"x-z"}}"#;
+        let settings = load(config, &env).unwrap().settings;
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t",
+            "_meta":{"sessionId":"s-1","n":{"a":[1,2.50]},"z":null}}}"#;
+        assert_eq!(
+            settings.meta_values(body).unwrap(),
+            vec![
+                ("x-session-id".to_string(), "s-1".to_string()),
+                ("x-n".to_string(), r#"{"a":[1,2.50]}"#.to_string())
+            ]
+        );
+        let no_meta = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
+        assert_eq!(settings.meta_values(no_meta).unwrap(), vec![]);
+    }
+
+    #[cfg(feature = "service")]
+    #[test]
+    fn redis_replay_guard_is_for_the_service_only() {
+        let env = |name: &str| match name {
+            "REDIS" => Some("redis://:pw-secret@127.0.0.1:6379/0".to_string()),
+            "BAD" => Some("http://x".to_string()),
+            other => env(other),
+        };
+        let text =
+            br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"redis_url_env":"REDIS"}}"#;
+        let e = load(text, &env).unwrap_err();
+        assert!(e.contains("ext_authz service"), "{e}");
+        let l = load_for(Host::Service, text, &env).unwrap();
+        let r = agentarea(&l).2.clone().unwrap().redis.unwrap();
+        assert_eq!(r.key_prefix, DEFAULT_REDIS_KEY_PREFIX);
+        let shown = format!("{:?} {}", l.settings, l.settings.summary());
+        assert!(
+            !shown.contains("pw-secret") && shown.contains("REDIS"),
+            "{shown}"
+        );
+        for (bad, says) in [
+            (r#"{"redis_url_env":"REDIS","slots":4}"#, "no `slots`"),
+            (r#"{"redis_url_env":"UNSET"}"#, "service's environment"),
+            (r#"{"redis_url_env":"BAD"}"#, "redis://"),
+            (
+                r#"{"redis_url_env":"REDIS","redis_key_prefix":1}"#,
+                "string",
+            ),
+        ] {
+            let text = format!(r#"{{"instance_id":"i","secret_env":["S1"],"replay_guard":{bad}}}"#);
+            let e = load_for(Host::Service, text.as_bytes(), &env).unwrap_err();
+            assert!(e.contains(says) && !e.contains("pw-secret"), "{bad}: {e}");
+        }
+        // The in-process table is the same setting as the filter's.
+        let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":8}}"#;
+        let l = load_for(Host::Service, text, &env).unwrap();
+        assert_eq!(agentarea(&l).2.clone().unwrap().slots, 8);
+        let e = load_for(
+            Host::Service,
+            br#"{"instance_id":"i","secret_env":["UNSET"]}"#,
+            &env,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("service's environment") && !e.contains("host_env_keys"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn check_body_maps_accepted_calls_and_needs_a_store_for_the_guard() {
+        let now = 1_767_225_600;
+        let claims = format!(
+            r#"{{"iss":"agentarea","aud":"i","iat":{now},"exp":{},"jti":"j-1","protocol":"1","task_id":"t-1","tool_call_id":"c-1","workspace_id":"w","idempotency_key":"t-1:c-1"}}"#,
+            now + 300
+        );
+        let token = toolctx_core::sign_compact(
+            br#"{"alg":"HS256","typ":"JWT"}"#,
+            claims.as_bytes(),
+            S1.as_bytes(),
+        );
+        let headers = vec![
+            ("content-type".to_string(), b"application/json".to_vec()),
+            ("x-agentarea-context".to_string(), token.into_bytes()),
+        ];
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1","sessionId":"s"}}}"#;
+        let run = |config: &str, first_use: Option<toolctx_core::FirstUse<'_>>| {
+            let s = load_str(config).unwrap().settings;
+            let toolctx_core::HeadersVerdict::ReadBody(checked) = s.check_headers("POST", &headers)
+            else {
+                panic!("headers refused")
+            };
+            s.check_body(checked, &headers, body, now, first_use)
+        };
+        let plain = r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},"meta_headers":{"sessionId":"x-session-id"}}"#;
+        assert_eq!(
+            run(plain, None).unwrap(),
+            Decision::Accept(vec![
+                ("x-task".to_string(), "t-1".to_string()),
+                ("x-session-id".to_string(), "s".to_string())
+            ])
+        );
+        let guarded = r#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":4}}"#;
+        assert!(run(guarded, None).is_err());
+        let mut seen = Vec::new();
+        let mut once = |jti: &str, until: u64| {
+            seen.push((jti.to_string(), until));
+            false
+        };
+        let Decision::Reject(r) = run(guarded, Some(&mut once)).unwrap() else {
+            panic!("not refused")
+        };
+        assert_eq!(r.reason().as_str(), "token_replayed");
+        assert_eq!(seen, vec![("j-1".to_string(), now + 300 + 30)]);
     }
 
     #[test]

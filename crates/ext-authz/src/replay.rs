@@ -1,0 +1,132 @@
+//! The replay guard's stores: in process (one replica), or Redis shared by
+//! every replica, one key per token id written with `SET key 1 NX PX ms`,
+//! as the npm package's `redisReplayStore` does. A store that cannot answer
+//! is an error, and the call is refused with `internal_error`: never let
+//! through.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::runtime::Handle;
+use toolctx_core::ReplayCache;
+use toolctx_gateway_config::{RedisReplay, ReplayGuard};
+
+/// How long one Redis command may take before the call is refused.
+const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
+
+pub enum Store {
+    /// One process: at most `slots x ways` live token ids (the filter's
+    /// setting); full of live ids, it refuses new tokens.
+    Memory(Mutex<ReplayCache>),
+    Redis {
+        conn: ConnectionManager,
+        key_prefix: String,
+        handle: Handle,
+    },
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Store::Memory(_) => f.write_str("Store::Memory"),
+            Store::Redis { key_prefix, .. } => {
+                write!(f, "Store::Redis {{ key_prefix: {key_prefix:?} }}")
+            }
+        }
+    }
+}
+
+impl Store {
+    /// The store `guard` names; connects to Redis when it names one.
+    pub async fn open(guard: &ReplayGuard) -> Result<Store, String> {
+        match &guard.redis {
+            None => {
+                let capacity = (guard.slots as usize).saturating_mul(guard.ways as usize);
+                Ok(Store::Memory(Mutex::new(ReplayCache::new(capacity))))
+            }
+            Some(r) => Store::redis(r).await,
+        }
+    }
+
+    async fn redis(r: &RedisReplay) -> Result<Store, String> {
+        // Never the URL in a message: it may hold a password.
+        let client = redis::Client::open(r.url.as_str())
+            .map_err(|e| format!("the Redis URL in {} is invalid ({:?})", r.url_env, e.kind()))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(REDIS_TIMEOUT))
+            .set_response_timeout(Some(REDIS_TIMEOUT))
+            .set_number_of_retries(2);
+        let conn = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot reach the Redis named in {} ({:?})",
+                    r.url_env,
+                    e.kind()
+                )
+            })?;
+        Ok(Store::Redis {
+            conn,
+            key_prefix: r.key_prefix.clone(),
+            handle: Handle::current(),
+        })
+    }
+
+    /// Records `jti` as used until `until`; whether it was unused. Blocks:
+    /// call it from a blocking thread (the service decides on one).
+    pub fn first_use(&self, jti: &str, until: u64, now: u64) -> Result<bool, String> {
+        match self {
+            Store::Memory(cache) => cache
+                .lock()
+                .map(|mut c| c.first_use(jti, until, now))
+                .map_err(|_| "replay guard: the in-process table is poisoned".to_string()),
+            Store::Redis {
+                conn,
+                key_prefix,
+                handle,
+            } => {
+                let mut conn = conn.clone();
+                let ms = until.saturating_sub(now).max(1).saturating_mul(1000);
+                let key = format!("{key_prefix}{jti}");
+                let set = async move {
+                    redis::cmd("SET")
+                        .arg(key)
+                        .arg("1")
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(ms)
+                        .query_async::<Option<String>>(&mut conn)
+                        .await
+                };
+                match handle.block_on(async { tokio::time::timeout(REDIS_TIMEOUT, set).await }) {
+                    Ok(Ok(written)) => Ok(written.is_some()),
+                    Ok(Err(e)) => Err(format!("replay guard: Redis failed ({:?})", e.kind())),
+                    Err(_) => Err("replay guard: Redis did not answer in time".into()),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn memory_store_is_once_per_jti_and_bounded() {
+        let guard = ReplayGuard {
+            slots: 1,
+            ways: 2,
+            prefix: "p/".into(),
+            redis: None,
+        };
+        let store = Store::open(&guard).await.unwrap();
+        assert!(store.first_use("a", 100, 0).unwrap());
+        assert!(!store.first_use("a", 100, 1).unwrap());
+        assert!(store.first_use("b", 100, 1).unwrap());
+        // Full of live ids: refuses (fail closed).
+        assert!(!store.first_use("c", 100, 1).unwrap());
+    }
+}
