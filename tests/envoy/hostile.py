@@ -113,7 +113,6 @@ def main():
     envoy.start(admin)
     pid = envoy.proc.pid
     sent = []
-    lock = threading.Lock()
     started = time.time()
     try:
         # Warm both listeners, then record the wasm VM figures the run must keep.
@@ -128,27 +127,11 @@ def main():
         stats0 = wasm_stats(envoy)
         print("envoy pid %d, wasm: %s" % (pid, {k: v for k, v in stats0.items() if "remote" not in k}), flush=True)
 
-        counter = {"next": 0, "requests": 0, "seq": 0}
-        deadline = started + args.max_seconds
-
-        def take():
-            with lock:
-                if counter["requests"] >= args.count or time.time() > deadline:
-                    return None
-                i = counter["next"]
-                counter["next"] += 1
-            name, reqs = gen.unit(i)
-            with lock:
-                for r in reqs:
-                    r.seq = counter["seq"]
-                    counter["seq"] += 1
-                counter["requests"] += len(reqs)
-                sent.extend(reqs)
-            return reqs
+        feed = traffic.Feed(gen, args.count, started + args.max_seconds, sent)
 
         def worker():
             while True:
-                reqs = take()
+                reqs = feed.take()
                 if reqs is None:
                     return
                 pending = reqs
@@ -171,10 +154,7 @@ def main():
 
         def slow_worker(k):
             r = gen.slow(random.Random("slow:%d:%d" % (args.seed, k)), k)
-            with lock:
-                r.seq = counter["seq"]
-                counter["seq"] += 1
-                sent.append(r)
+            feed.add(r)
             run_connection(ports["main"], [r], timeout=60)
 
         threads = [threading.Thread(target=slow_worker, args=(k,)) for k in range(args.slow)]

@@ -289,31 +289,14 @@ def main():
                          own_label=own_label)
 
     sent = []
-    lock = threading.Lock()
     started = time.time()
     try:
-        counter = {"next": 0, "requests": 0, "seq": 0}
-        deadline = started + args.max_seconds
-
-        def take():
-            with lock:
-                if counter["requests"] >= args.count or time.time() > deadline:
-                    return None
-                i = counter["next"]
-                counter["next"] += 1
-            _, reqs = gen.unit(i)
-            with lock:
-                for r in reqs:
-                    r.seq = counter["seq"]
-                    counter["seq"] += 1
-                    expectations(args.target, r, target.ports[r.listener])
-                counter["requests"] += len(reqs)
-                sent.extend(reqs)
-            return reqs
+        feed = traffic.Feed(gen, args.count, started + args.max_seconds, sent,
+                            on_request=lambda r: expectations(args.target, r, target.ports[r.listener]))
 
         def worker():
             while True:
-                reqs = take()
+                reqs = feed.take()
                 if reqs is None:
                     return
                 try:
@@ -325,10 +308,7 @@ def main():
 
         def slow_worker(k):
             r = gen.slow(random.Random("slow:%d:%d" % (args.seed, k)), k)
-            with lock:
-                r.seq = counter["seq"]
-                counter["seq"] += 1
-                sent.append(r)
+            feed.add(r)
             traffic.run_connection(target.ports["main"], [r], classify, timeout=60)
 
         threads = [threading.Thread(target=slow_worker, args=(k,)) for k in range(args.slow)]

@@ -24,6 +24,7 @@ import select
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -650,6 +651,46 @@ class Gen:
 
 
 # ------------------------------------------------------------------ wire ----
+
+class Feed:
+    """Hands the generator's units to worker threads in order until `count`
+    requests were taken or `deadline` (time.time()) passed: each request is
+    numbered (`seq`), given to `on_request` (a target's expectations) and
+    kept in `sent`, the list the checks read afterwards."""
+
+    def __init__(self, gen, count, deadline, sent, on_request=None):
+        self.gen, self.count, self.deadline, self.sent = gen, count, deadline, sent
+        self.on_request = on_request
+        self.lock = threading.Lock()
+        self.next = self.requests = self.seq = 0
+
+    def take(self):
+        """The next unit's requests, or None when the run is over."""
+        with self.lock:
+            if self.requests >= self.count or time.time() > self.deadline:
+                return None
+            i = self.next
+            self.next += 1
+        _, reqs = self.gen.unit(i)
+        with self.lock:
+            for r in reqs:
+                self._number(r, expect=True)
+            self.requests += len(reqs)
+        return reqs
+
+    def add(self, r):
+        """A request sent outside the units (a slow body): numbered and kept
+        as it is."""
+        with self.lock:
+            self._number(r)
+
+    def _number(self, r, expect=False):
+        r.seq = self.seq
+        self.seq += 1
+        if expect and self.on_request is not None:
+            self.on_request(r)
+        self.sent.append(r)
+
 
 class _Reader(io.BufferedReader):
     """One buffered reader for a connection's responses, which http.client
