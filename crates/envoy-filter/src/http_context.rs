@@ -1,0 +1,329 @@
+//! One HTTP context per request: reads the headers, holds a `POST` while its
+//! body is buffered, hands both to the core and acts on its verdict
+//! (forward, forward with the verified headers, or answer with the refusal).
+
+use std::rc::Rc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use proxy_wasm::hostcalls;
+use proxy_wasm::traits::{Context, HttpContext};
+use proxy_wasm::types::{Action, BufferType, Bytes, LogLevel, MapType};
+use toolctx_core::{Checked, HeadersVerdict, Refusal, Verdict};
+
+use crate::metrics::Metrics;
+use crate::reply::{internal_error, printable, send_refusal};
+use crate::settings::{header_value, ContextField, Profile, Settings};
+use crate::watch::SharedWatch;
+use crate::{log, replay, upstream};
+
+/// Test builds only: the request header that carries `now` (Unix seconds).
+#[cfg(feature = "test-clock")]
+const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
+
+/// Test builds only: a request carrying this header makes the filter panic,
+/// in `on_http_request_headers` (value `headers`) or in
+/// `on_http_request_body` (value `body`).
+#[cfg(feature = "test-crash")]
+const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
+
+/// Longest JSON-RPC id written to a log line.
+const MAX_LOGGED_ID: usize = 64;
+
+enum State {
+    /// Waiting for the request headers.
+    Headers,
+    /// A `POST` held at its headers while the body is buffered, with the
+    /// core's proof that its steps 0 and 1 passed.
+    Body {
+        checked: Checked,
+        headers: Vec<(String, Bytes)>,
+    },
+    /// Decided: forwarded or answered.
+    Done,
+}
+
+pub struct Filter {
+    id: u32,
+    settings: Option<Rc<Settings>>,
+    metrics: Rc<Metrics>,
+    watch: SharedWatch,
+    state: State,
+}
+
+impl Context for Filter {
+    fn on_done(&mut self) -> bool {
+        self.watch.borrow_mut().done(self.id);
+        true
+    }
+}
+
+fn find<'h>(headers: &'h [(String, Bytes)], name: &str) -> Option<&'h [u8]> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_slice())
+}
+
+/// Test builds only: panics when the request asks for it in `callback`
+/// (`headers` or `body`), so the tests can watch a VM crash inside Envoy.
+#[cfg(feature = "test-crash")]
+// The one deliberate panic of the crate, only in the test-crash build.
+#[allow(clippy::panic)]
+fn crash_if_asked(headers: &[(String, Bytes)], callback: &str) {
+    if find(headers, TEST_CRASH_HEADER) == Some(callback.as_bytes()) {
+        panic!("test crash in on_http_request_{callback} ({TEST_CRASH_HEADER})");
+    }
+}
+
+impl Filter {
+    pub fn new(
+        id: u32,
+        settings: Option<Rc<Settings>>,
+        metrics: Rc<Metrics>,
+        watch: SharedWatch,
+    ) -> Filter {
+        Filter {
+            id,
+            settings,
+            metrics,
+            watch,
+            state: State::Headers,
+        }
+    }
+
+    /// The request time: Envoy's clock, or in test builds the test header.
+    fn now(&self, headers: &[(String, Bytes)]) -> Option<u64> {
+        #[cfg(feature = "test-clock")]
+        if let Some(v) = find(headers, TEST_NOW_HEADER) {
+            return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+        }
+        let _ = headers;
+        let t = hostcalls::get_current_time().ok()?;
+        t.duration_since(UNIX_EPOCH)
+            .ok()
+            .as_ref()
+            .map(Duration::as_secs)
+    }
+
+    /// Answers the request with the core's `internal_error` (500) and
+    /// counts an error: fail closed.
+    fn fail(&mut self, why: &str) -> Action {
+        self.state = State::Done;
+        Metrics::bump(self.metrics.errors);
+        log(LogLevel::Error, &format!("request refused with 500: {why}"));
+        let include_reason = self.settings.as_ref().is_none_or(|s| s.include_reason);
+        send_refusal(&internal_error(), include_reason);
+        Action::Pause
+    }
+
+    /// Sends the core's refusal as a local reply; the request goes no further.
+    fn refuse(
+        &mut self,
+        settings: &Settings,
+        refusal: &Refusal,
+        headers: &[(String, Bytes)],
+    ) -> Action {
+        self.state = State::Done;
+        self.metrics.refused(refusal.reason());
+        let request_id =
+            find(headers, "x-request-id").map_or_else(|| "-".into(), |v| printable(v, 64));
+        log(
+            LogLevel::Info,
+            &format!(
+                "refused {} status={} request_id={} rpc_id={}",
+                refusal.reason().as_str(),
+                refusal.status(),
+                request_id,
+                printable(refusal.id_json().as_bytes(), MAX_LOGGED_ID)
+            ),
+        );
+        send_refusal(refusal, settings.include_reason);
+        Action::Pause
+    }
+
+    /// Forwards an accepted call with its mapped headers set.
+    fn forward(&mut self, mapped: &[(String, String)]) -> Action {
+        for (name, value) in mapped {
+            let v = header_value(value);
+            if hostcalls::set_map_value(MapType::HttpRequestHeaders, name, Some(&v)).is_err() {
+                return self.fail("cannot set a mapped header");
+            }
+        }
+        self.state = State::Done;
+        Metrics::bump(self.metrics.accepted);
+        Action::Continue
+    }
+
+    fn pass(&mut self) -> Action {
+        self.state = State::Done;
+        Metrics::bump(self.metrics.passed);
+        Action::Continue
+    }
+
+    /// Runs the checks after the headers' on a complete (or over-limit) body.
+    fn decide(
+        &mut self,
+        settings: &Settings,
+        checked: Checked,
+        headers: &[(String, Bytes)],
+        body: &[u8],
+    ) -> Action {
+        match &settings.profile {
+            #[cfg(feature = "aivax")]
+            Profile::Aivax {
+                verifier,
+                headers: fields,
+            } => {
+                let verdict = verifier.check_body(checked, headers, body);
+                self.conclude(settings, verdict, fields, headers, body)
+            }
+            Profile::AgentArea {
+                verifier,
+                headers: fields,
+                replay,
+            } => {
+                let Some(now) = self.now(headers) else {
+                    return self.fail("no clock");
+                };
+                let mut store_error = None;
+                let verdict = match replay {
+                    None => verifier.check_body(checked, headers, body, now),
+                    // The core calls this only once every other check passed.
+                    Some(guard) => {
+                        verifier.check_body_once(checked, headers, body, now, &mut |jti, until| {
+                            replay::first_use(&mut replay::Host, guard, jti, until, now)
+                                .unwrap_or_else(|e| {
+                                    store_error = Some(e);
+                                    false
+                                })
+                        })
+                    }
+                };
+                if let Some(e) = store_error {
+                    // The store failed, not the token: no `token_replayed`.
+                    return self.fail(&e);
+                }
+                self.conclude(settings, verdict, fields, headers, body)
+            }
+        }
+    }
+
+    /// Acts on any profile's verdict: an accepted call goes upstream with
+    /// `fields` of its context set as headers.
+    fn conclude<F: ContextField>(
+        &mut self,
+        settings: &Settings,
+        verdict: Verdict<F::Context>,
+        fields: &[(F, String)],
+        headers: &[(String, Bytes)],
+        body: &[u8],
+    ) -> Action {
+        match verdict {
+            Verdict::Pass => self.pass(),
+            Verdict::Accept(ctx) => {
+                match upstream::accepted_headers(settings, fields, &ctx, body) {
+                    Ok(mapped) => self.forward(&mapped),
+                    Err(()) => self.fail("cannot read _meta from the accepted body"),
+                }
+            }
+            Verdict::Reject(r) => self.refuse(settings, &r, headers),
+        }
+    }
+
+    /// The buffered body (up to `limit` bytes) is complete or over the limit.
+    fn decide_on_body(&mut self, size: usize) -> Action {
+        let State::Body { checked, headers } = std::mem::replace(&mut self.state, State::Done)
+        else {
+            return Action::Continue;
+        };
+        let Some(settings) = self.settings.clone() else {
+            return self.fail("not configured");
+        };
+        // One byte past the limit is enough for the core to refuse it.
+        let take = size.min(settings.max_body_bytes().saturating_add(1));
+        let body = match hostcalls::get_buffer(BufferType::HttpRequestBody, 0, take) {
+            Ok(b) => b.unwrap_or_default(),
+            Err(_) => return self.fail("cannot read the request body"),
+        };
+        if body.len() != take {
+            return self.fail("request body shorter than announced");
+        }
+        self.decide(&settings, checked, &headers, &body)
+    }
+}
+
+impl HttpContext for Filter {
+    fn on_http_request_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
+        if !matches!(self.state, State::Headers) {
+            return Action::Continue;
+        }
+        let Some(settings) = self.settings.clone() else {
+            return self.fail("not configured");
+        };
+        let mut headers = match hostcalls::get_map_bytes(MapType::HttpRequestHeaders) {
+            Ok(h) => h,
+            Err(_) => return self.fail("cannot read the request headers"),
+        };
+        #[cfg(feature = "test-crash")]
+        crash_if_asked(&headers, "headers");
+        // Mapped headers are written only by this filter, never by a caller:
+        // any the caller sent are removed (one host call per name present).
+        for name in settings.written_headers() {
+            if find(&headers, name).is_some() {
+                if hostcalls::remove_map_value(MapType::HttpRequestHeaders, name).is_err() {
+                    return self.fail("cannot remove a mapped header");
+                }
+                headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+            }
+        }
+        let method = find(&headers, ":method")
+            .and_then(|m| std::str::from_utf8(m).ok())
+            .unwrap_or_default();
+        match settings.check_headers(method, &headers) {
+            HeadersVerdict::Pass => self.pass(),
+            HeadersVerdict::Reject(r) => self.refuse(&settings, &r, &headers),
+            HeadersVerdict::ReadBody(checked) if end_of_stream => {
+                self.decide(&settings, checked, &headers, &[])
+            }
+            HeadersVerdict::ReadBody(checked) => {
+                // Held here: with allow_on_headers_stop_iteration the headers
+                // do not go upstream until the body has been judged.
+                self.state = State::Body { checked, headers };
+                self.watch.borrow_mut().hold(self.id);
+                Action::Pause
+            }
+        }
+    }
+
+    fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+        match &self.state {
+            #[cfg(feature = "test-crash")]
+            State::Body { headers, .. } => {
+                crash_if_asked(headers, "body");
+                self.watch.borrow_mut().saw_body();
+            }
+            #[cfg(not(feature = "test-crash"))]
+            State::Body { .. } => self.watch.borrow_mut().saw_body(),
+            State::Headers => return self.fail("body before headers"),
+            State::Done => return Action::Continue,
+        }
+        let limit = self.settings.as_ref().map_or(0, |s| s.max_body_bytes());
+        if end_of_stream || body_size > limit {
+            return self.decide_on_body(body_size);
+        }
+        Action::Pause
+    }
+
+    fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
+        if !matches!(self.state, State::Body { .. }) {
+            return Action::Continue;
+        }
+        self.watch.borrow_mut().saw_body();
+        // The body ended with trailers: it is all buffered now.
+        let size = match hostcalls::get_buffer(BufferType::HttpRequestBody, 0, usize::MAX) {
+            Ok(b) => b.map_or(0, |b| b.len()),
+            Err(_) => return self.fail("cannot read the request body"),
+        };
+        self.decide_on_body(size)
+    }
+}
