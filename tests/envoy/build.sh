@@ -3,6 +3,9 @@
 #   toolctx_envoy_test_clock.wasm  test-only: `now` from a request header
 #   toolctx_envoy_test_crash.wasm  test-only: panics on request (header
 #                                  x-toolctx-test-crash), for fail_closed.py
+#   toolctx_envoy_profile.wasm     bench-only, with `build_envoy_filter profile`:
+#                                  phase timings and host-call counts
+#                                  (feature bench-profile)
 # Tuning on top of the workspace's `wasm` profile (shared with other front
 # ends, so applied here for this build only): opt-level z for size, except
 # the core, kept at opt-level 3 because its checks are the hot path (about
@@ -22,7 +25,7 @@ ensure_wasm_opt() {
   fi
 }
 
-build_envoy_filter() {
+build_envoy_filter() { # build_envoy_filter [profile]
   local out="$ROOT/target/envoy" built="$ROOT/target/wasm32-wasip1/wasm/toolctx_envoy.wasm"
   local tuning=(--config 'profile.wasm.package.toolctx-core.opt-level=3')
   ensure_wasm_opt
@@ -40,6 +43,10 @@ build_envoy_filter() {
   # it, and sha2 then hashes with its SIMD backend, smaller and faster in V8
   # than its scalar code.
   export CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS="${remap[*]} -C target-feature=+simd128"
+  if [ "${1:-}" = profile ]; then
+    (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features bench-profile)
+    "$WASM_OPT" -O3 --strip-debug --strip-producers "$built" -o "$out/toolctx_envoy_profile.wasm"
+  fi
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-clock)
   "$WASM_OPT" -O3 --strip-debug --strip-producers "$built" -o "$out/toolctx_envoy_test_clock.wasm"
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-crash)

@@ -5,16 +5,16 @@
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use proxy_wasm::hostcalls;
 use proxy_wasm::traits::{Context, HttpContext};
-use proxy_wasm::types::{Action, BufferType, Bytes, LogLevel, MapType};
+use proxy_wasm::types::{Action, Bytes, LogLevel};
 use toolctx_core::{Checked, HeadersVerdict, Refusal, Verdict};
 
 use crate::metrics::Metrics;
+use crate::profile::{self, Phase};
 use crate::reply::{internal_error, printable, send_refusal};
 use crate::settings::{header_value, ContextField, Profile, Settings};
 use crate::watch::SharedWatch;
-use crate::{log, replay, upstream};
+use crate::{host, log, replay, upstream};
 
 /// Test builds only: the request header that carries `now` (Unix seconds).
 #[cfg(feature = "test-clock")]
@@ -50,10 +50,13 @@ pub struct Filter {
     state: State,
 }
 
-impl Context for Filter {
-    fn on_done(&mut self) -> bool {
+impl Context for Filter {}
+
+impl Drop for Filter {
+    /// Envoy deletes the context when the request is over.
+    fn drop(&mut self) {
         self.watch.borrow_mut().done(self.id);
-        true
+        profile::request_done();
     }
 }
 
@@ -62,6 +65,21 @@ fn find<'h>(headers: &'h [(String, Bytes)], name: &str) -> Option<&'h [u8]> {
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
         .map(|(_, v)| v.as_slice())
+}
+
+/// The request headers, without those this filter writes: a caller never
+/// sets them (one host call per name present).
+fn read_headers(settings: &Settings) -> Result<Vec<(String, Bytes)>, &'static str> {
+    let mut headers = host::request_headers().map_err(|_| "cannot read the request headers")?;
+    #[cfg(feature = "test-crash")]
+    crash_if_asked(&headers, "headers");
+    for name in settings.written_headers() {
+        if find(&headers, name).is_some() {
+            host::remove_request_header(name).map_err(|_| "cannot remove a mapped header")?;
+            headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        }
+    }
+    Ok(headers)
 }
 
 /// Test builds only: panics when the request asks for it in `callback`
@@ -98,7 +116,7 @@ impl Filter {
             return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
         }
         let _ = headers;
-        let t = hostcalls::get_current_time().ok()?;
+        let t = host::now().ok()?;
         t.duration_since(UNIX_EPOCH)
             .ok()
             .as_ref()
@@ -125,6 +143,15 @@ impl Filter {
     ) -> Action {
         self.state = State::Done;
         self.metrics.refused(refusal.reason());
+        profile::time(Phase::Logging, || Filter::log_refusal(refusal, headers));
+        profile::time(Phase::Refusal, || {
+            send_refusal(refusal, settings.include_reason);
+        });
+        Action::Pause
+    }
+
+    /// The refusal's log line: reason, status, request and JSON-RPC ids.
+    fn log_refusal(refusal: &Refusal, headers: &[(String, Bytes)]) {
         let request_id =
             find(headers, "x-request-id").map_or_else(|| "-".into(), |v| printable(v, 64));
         log(
@@ -137,17 +164,17 @@ impl Filter {
                 printable(refusal.id_json().as_bytes(), MAX_LOGGED_ID)
             ),
         );
-        send_refusal(refusal, settings.include_reason);
-        Action::Pause
     }
 
     /// Forwards an accepted call with its mapped headers set.
     fn forward(&mut self, mapped: &[(String, String)]) -> Action {
-        for (name, value) in mapped {
-            let v = header_value(value);
-            if hostcalls::set_map_value(MapType::HttpRequestHeaders, name, Some(&v)).is_err() {
-                return self.fail("cannot set a mapped header");
-            }
+        let set = profile::time(Phase::Mutation, || {
+            mapped
+                .iter()
+                .try_for_each(|(name, value)| host::set_request_header(name, &header_value(value)))
+        });
+        if set.is_err() {
+            return self.fail("cannot set a mapped header");
         }
         self.state = State::Done;
         Metrics::bump(self.metrics.accepted);
@@ -174,7 +201,8 @@ impl Filter {
                 verifier,
                 headers: fields,
             } => {
-                let verdict = verifier.check_body(checked, headers, body);
+                let verdict =
+                    profile::time(Phase::Core, || verifier.check_body(checked, headers, body));
                 self.conclude(settings, verdict, fields, headers, body)
             }
             Profile::AgentArea {
@@ -186,7 +214,7 @@ impl Filter {
                     return self.fail("no clock");
                 };
                 let mut store_error = None;
-                let verdict = match replay {
+                let verdict = profile::time(Phase::Core, || match replay {
                     None => verifier.check_body(checked, headers, body, now),
                     // The core calls this only once every other check passed.
                     Some(guard) => {
@@ -198,7 +226,7 @@ impl Filter {
                                 })
                         })
                     }
-                };
+                });
                 if let Some(e) = store_error {
                     // The store failed, not the token: no `token_replayed`.
                     return self.fail(&e);
@@ -241,7 +269,7 @@ impl Filter {
         };
         // One byte past the limit is enough for the core to refuse it.
         let take = size.min(settings.max_body_bytes().saturating_add(1));
-        let body = match hostcalls::get_buffer(BufferType::HttpRequestBody, 0, take) {
+        let body = match profile::time(Phase::Body, || host::request_body(0, take)) {
             Ok(b) => b.unwrap_or_default(),
             Err(_) => return self.fail("cannot read the request body"),
         };
@@ -254,32 +282,36 @@ impl Filter {
 
 impl HttpContext for Filter {
     fn on_http_request_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
+        profile::time(Phase::HeadersCallback, || self.headers(end_of_stream))
+    }
+
+    fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+        profile::time(Phase::BodyCallback, || self.body(body_size, end_of_stream))
+    }
+
+    fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
+        profile::time(Phase::BodyCallback, || self.trailers())
+    }
+}
+
+impl Filter {
+    fn headers(&mut self, end_of_stream: bool) -> Action {
         if !matches!(self.state, State::Headers) {
             return Action::Continue;
         }
         let Some(settings) = self.settings.clone() else {
             return self.fail("not configured");
         };
-        let mut headers = match hostcalls::get_map_bytes(MapType::HttpRequestHeaders) {
+        let headers = match profile::time(Phase::Headers, || read_headers(&settings)) {
             Ok(h) => h,
-            Err(_) => return self.fail("cannot read the request headers"),
+            Err(why) => return self.fail(why),
         };
-        #[cfg(feature = "test-crash")]
-        crash_if_asked(&headers, "headers");
-        // Mapped headers are written only by this filter, never by a caller:
-        // any the caller sent are removed (one host call per name present).
-        for name in settings.written_headers() {
-            if find(&headers, name).is_some() {
-                if hostcalls::remove_map_value(MapType::HttpRequestHeaders, name).is_err() {
-                    return self.fail("cannot remove a mapped header");
-                }
-                headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-            }
-        }
         let method = find(&headers, ":method")
             .and_then(|m| std::str::from_utf8(m).ok())
             .unwrap_or_default();
-        match settings.check_headers(method, &headers) {
+        match profile::time(Phase::CoreHeaders, || {
+            settings.check_headers(method, &headers)
+        }) {
             HeadersVerdict::Pass => self.pass(),
             HeadersVerdict::Reject(r) => self.refuse(&settings, &r, &headers),
             HeadersVerdict::ReadBody(checked) if end_of_stream => {
@@ -295,7 +327,7 @@ impl HttpContext for Filter {
         }
     }
 
-    fn on_http_request_body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
+    fn body(&mut self, body_size: usize, end_of_stream: bool) -> Action {
         match &self.state {
             #[cfg(feature = "test-crash")]
             State::Body { headers, .. } => {
@@ -314,13 +346,13 @@ impl HttpContext for Filter {
         Action::Pause
     }
 
-    fn on_http_request_trailers(&mut self, _num_trailers: usize) -> Action {
+    fn trailers(&mut self) -> Action {
         if !matches!(self.state, State::Body { .. }) {
             return Action::Continue;
         }
         self.watch.borrow_mut().saw_body();
         // The body ended with trailers: it is all buffered now.
-        let size = match hostcalls::get_buffer(BufferType::HttpRequestBody, 0, usize::MAX) {
+        let size = match host::request_body(0, usize::MAX) {
             Ok(b) => b.map_or(0, |b| b.len()),
             Err(_) => return self.fail("cannot read the request body"),
         };

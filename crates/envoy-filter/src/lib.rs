@@ -1,11 +1,12 @@
 #![doc = include_str!("../README.md")]
 
-use proxy_wasm::hostcalls;
 use proxy_wasm::traits::RootContext;
 use proxy_wasm::types::LogLevel;
 
+mod host;
 mod http_context;
 mod metrics;
+mod profile;
 pub mod replay;
 mod reply;
 mod root_context;
@@ -23,5 +24,5 @@ proxy_wasm::main! {{
 }}
 
 fn log(level: LogLevel, message: &str) {
-    let _ = hostcalls::log(level, message);
+    host::log(level, message);
 }

@@ -14,9 +14,7 @@ pub fn internal_error() -> Refusal {
 pub fn send_refusal(refusal: &Refusal, include_reason: bool) {
     let body = refusal.body(include_reason);
     let reply = vec![("content-type", "application/json")];
-    if hostcalls::send_http_response(u32::from(refusal.status()), reply, Some(body.as_bytes()))
-        .is_err()
-    {
+    if crate::host::reply(refusal.status(), reply, body.as_bytes()).is_err() {
         let _ = hostcalls::reset_http_request();
     }
 }

@@ -9,8 +9,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use proxy_wasm::hostcalls;
-
 /// How long a request may wait at its headers, before any body was ever
 /// delivered to this VM, until the missing setting is assumed.
 pub const STUCK_AFTER: Duration = Duration::from_secs(3);
@@ -49,7 +47,7 @@ impl Watch {
     pub fn hold(&mut self, id: u32) {
         if !self.body_seen {
             self.held
-                .push((id, hostcalls::get_current_time().unwrap_or(UNIX_EPOCH)));
+                .push((id, crate::host::now().unwrap_or(UNIX_EPOCH)));
         }
     }
 
