@@ -37,7 +37,9 @@ ensure_pip() { # ensure_pip IMPORT_NAME PIP_SPEC
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   if ! "$venv/bin/python" -c "import $1" 2>/dev/null; then
     step "installing $2 from PyPI"
-    "$venv/bin/pip" install --quiet "$2"
+    # `python -m pip`, not bin/pip: a copied venv's bin/pip still names the
+    # interpreter of the venv it was copied from.
+    "$venv/bin/python" -m pip install --quiet "$2"
   fi
   VENV_PY="$venv/bin/python"
   export VENV_PY

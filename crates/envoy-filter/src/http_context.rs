@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use proxy_wasm::traits::{Context, HttpContext};
-use proxy_wasm::types::{Action, Bytes, LogLevel};
+use proxy_wasm::types::{Action, LogLevel};
 use toolctx_core::{Checked, HeadersVerdict, Refusal, Verdict};
 
 use crate::metrics::Metrics;
@@ -36,7 +36,8 @@ enum State {
     /// core's proof that its steps 0 and 1 passed.
     Body {
         checked: Checked,
-        headers: Vec<(String, Bytes)>,
+        /// The header block as Envoy gave it (see [`host::pairs`]).
+        headers: Vec<u8>,
     },
     /// Decided: forwarded or answered.
     Done,
@@ -60,26 +61,42 @@ impl Drop for Filter {
     }
 }
 
-fn find<'h>(headers: &'h [(String, Bytes)], name: &str) -> Option<&'h [u8]> {
+/// Request headers borrowed from their block: `(name, value)`.
+type Headers<'b> = Vec<(&'b [u8], &'b [u8])>;
+
+fn find<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u8]> {
     headers
         .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_slice())
+        .find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
+        .map(|(_, v)| *v)
 }
 
-/// The request headers, without those this filter writes: a caller never
-/// sets them (one host call per name present).
-fn read_headers(settings: &Settings) -> Result<Vec<(String, Bytes)>, &'static str> {
-    let mut headers = host::request_headers().map_err(|_| "cannot read the request headers")?;
+/// The headers of `block` that the core sees: all but those this filter
+/// writes, which it has removed from the request (a caller never sets them).
+fn visible<'b>(settings: &Settings, block: &'b [u8]) -> Option<Headers<'b>> {
+    let mut headers = host::pairs(block)?;
+    headers.retain(|(n, _)| {
+        !settings
+            .written_headers()
+            .iter()
+            .any(|w| n.eq_ignore_ascii_case(w.as_bytes()))
+    });
+    Some(headers)
+}
+
+/// The request's header block, with the headers this filter writes removed
+/// from the request (one host call per name present).
+fn read_headers(settings: &Settings) -> Result<Vec<u8>, &'static str> {
+    let block = host::request_headers().map_err(|_| "cannot read the request headers")?;
+    let all = host::pairs(&block).ok_or("cannot read the request headers")?;
     #[cfg(feature = "test-crash")]
-    crash_if_asked(&headers, "headers");
+    crash_if_asked(&all, "headers");
     for name in settings.written_headers() {
-        if find(&headers, name).is_some() {
+        if find(&all, name).is_some() {
             host::remove_request_header(name).map_err(|_| "cannot remove a mapped header")?;
-            headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         }
     }
-    Ok(headers)
+    Ok(block)
 }
 
 /// Test builds only: panics when the request asks for it in `callback`
@@ -87,7 +104,7 @@ fn read_headers(settings: &Settings) -> Result<Vec<(String, Bytes)>, &'static st
 #[cfg(feature = "test-crash")]
 // The one deliberate panic of the crate, only in the test-crash build.
 #[allow(clippy::panic)]
-fn crash_if_asked(headers: &[(String, Bytes)], callback: &str) {
+fn crash_if_asked(headers: &[(&[u8], &[u8])], callback: &str) {
     if find(headers, TEST_CRASH_HEADER) == Some(callback.as_bytes()) {
         panic!("test crash in on_http_request_{callback} ({TEST_CRASH_HEADER})");
     }
@@ -110,7 +127,7 @@ impl Filter {
     }
 
     /// The request time: Envoy's clock, or in test builds the test header.
-    fn now(&self, headers: &[(String, Bytes)]) -> Option<u64> {
+    fn now(&self, headers: &[(&[u8], &[u8])]) -> Option<u64> {
         #[cfg(feature = "test-clock")]
         if let Some(v) = find(headers, TEST_NOW_HEADER) {
             return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
@@ -139,7 +156,7 @@ impl Filter {
         &mut self,
         settings: &Settings,
         refusal: &Refusal,
-        headers: &[(String, Bytes)],
+        headers: &[(&[u8], &[u8])],
     ) -> Action {
         self.state = State::Done;
         self.metrics.refused(refusal.reason());
@@ -151,7 +168,7 @@ impl Filter {
     }
 
     /// The refusal's log line: reason, status, request and JSON-RPC ids.
-    fn log_refusal(refusal: &Refusal, headers: &[(String, Bytes)]) {
+    fn log_refusal(refusal: &Refusal, headers: &[(&[u8], &[u8])]) {
         let request_id =
             find(headers, "x-request-id").map_or_else(|| "-".into(), |v| printable(v, 64));
         log(
@@ -167,11 +184,11 @@ impl Filter {
     }
 
     /// Forwards an accepted call with its mapped headers set.
-    fn forward(&mut self, mapped: &[(String, String)]) -> Action {
+    fn forward(&mut self, mapped: &[(&str, String)]) -> Action {
         let set = profile::time(Phase::Mutation, || {
             mapped
                 .iter()
-                .try_for_each(|(name, value)| host::set_request_header(name, &header_value(value)))
+                .try_for_each(|(name, value)| host::add_request_header(name, &header_value(value)))
         });
         if set.is_err() {
             return self.fail("cannot set a mapped header");
@@ -192,7 +209,7 @@ impl Filter {
         &mut self,
         settings: &Settings,
         checked: Checked,
-        headers: &[(String, Bytes)],
+        headers: &[(&[u8], &[u8])],
         body: &[u8],
     ) -> Action {
         match &settings.profile {
@@ -243,7 +260,7 @@ impl Filter {
         settings: &Settings,
         verdict: Verdict<F::Context>,
         fields: &[(F, String)],
-        headers: &[(String, Bytes)],
+        headers: &[(&[u8], &[u8])],
         body: &[u8],
     ) -> Action {
         match verdict {
@@ -276,6 +293,9 @@ impl Filter {
         if body.len() != take {
             return self.fail("request body shorter than announced");
         }
+        let Some(headers) = visible(&settings, &headers) else {
+            return self.fail("cannot read the request headers");
+        };
         self.decide(&settings, checked, &headers, &body)
     }
 }
@@ -302,9 +322,12 @@ impl Filter {
         let Some(settings) = self.settings.clone() else {
             return self.fail("not configured");
         };
-        let headers = match profile::time(Phase::Headers, || read_headers(&settings)) {
-            Ok(h) => h,
+        let block = match profile::time(Phase::Headers, || read_headers(&settings)) {
+            Ok(b) => b,
             Err(why) => return self.fail(why),
+        };
+        let Some(headers) = visible(&settings, &block) else {
+            return self.fail("cannot read the request headers");
         };
         let method = find(&headers, ":method")
             .and_then(|m| std::str::from_utf8(m).ok())
@@ -320,7 +343,11 @@ impl Filter {
             HeadersVerdict::ReadBody(checked) => {
                 // Held here: with allow_on_headers_stop_iteration the headers
                 // do not go upstream until the body has been judged.
-                self.state = State::Body { checked, headers };
+                drop(headers);
+                self.state = State::Body {
+                    checked,
+                    headers: block,
+                };
                 self.watch.borrow_mut().hold(self.id);
                 Action::Pause
             }
@@ -331,7 +358,7 @@ impl Filter {
         match &self.state {
             #[cfg(feature = "test-crash")]
             State::Body { headers, .. } => {
-                crash_if_asked(headers, "body");
+                crash_if_asked(&host::pairs(headers).unwrap_or_default(), "body");
                 self.watch.borrow_mut().saw_body();
             }
             #[cfg(not(feature = "test-crash"))]

@@ -1,6 +1,7 @@
 //! The plugin configuration: the core's settings, with secrets and
 //! credential values named by environment variable instead of written inline.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 #[cfg(feature = "aivax")]
@@ -59,10 +60,13 @@ pub trait ContextField: Copy {
 }
 
 /// `(header, value)` for each of `fields` that `ctx` has.
-pub fn mapped<F: ContextField>(fields: &[(F, String)], ctx: &F::Context) -> Vec<(String, String)> {
+pub fn mapped<'f, F: ContextField>(
+    fields: &'f [(F, String)],
+    ctx: &F::Context,
+) -> Vec<(&'f str, String)> {
     fields
         .iter()
-        .filter_map(|(f, name)| Some((name.clone(), f.value(ctx)?)))
+        .filter_map(|(f, name)| Some((name.as_str(), f.value(ctx)?)))
         .collect()
 }
 
@@ -186,18 +190,25 @@ pub struct Settings {
     /// `params._meta` members of accepted calls forwarded upstream: member
     /// name, lower-case header name.
     pub meta_headers: Vec<(String, String)>,
+    /// Every header name in `headers` and `meta_headers`.
+    written: Vec<String>,
 }
 
 impl Settings {
     /// Every header name this filter writes; each is removed from every
     /// incoming request first, so a caller cannot spoof it.
-    pub fn written_headers(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = match &self.profile {
-            Profile::AgentArea { headers, .. } => headers.iter().map(|(_, n)| n.as_str()).collect(),
+    /// (Listed once at load time: the filter reads it for every request.)
+    pub fn written_headers(&self) -> &[String] {
+        &self.written
+    }
+
+    fn list_written_headers(&self) -> Vec<String> {
+        let mut out: Vec<String> = match &self.profile {
+            Profile::AgentArea { headers, .. } => headers.iter().map(|(_, n)| n.clone()).collect(),
             #[cfg(feature = "aivax")]
-            Profile::Aivax { headers, .. } => headers.iter().map(|(_, n)| n.as_str()).collect(),
+            Profile::Aivax { headers, .. } => headers.iter().map(|(_, n)| n.clone()).collect(),
         };
-        out.extend(self.meta_headers.iter().map(|(_, n)| n.as_str()));
+        out.extend(self.meta_headers.iter().map(|(_, n)| n.clone()));
         out
     }
 
@@ -210,7 +221,7 @@ impl Settings {
     }
 
     /// Steps 0 and 1 of whichever profile is configured.
-    pub fn check_headers(&self, method: &str, headers: &[(String, Vec<u8>)]) -> HeadersVerdict {
+    pub fn check_headers(&self, method: &str, headers: &[(&[u8], &[u8])]) -> HeadersVerdict {
         match &self.profile {
             Profile::AgentArea { verifier, .. } => verifier.check_headers(method, headers),
             #[cfg(feature = "aivax")]
@@ -510,11 +521,13 @@ pub fn load(text: &[u8], env: &dyn Fn(&str) -> Option<String>) -> Result<Loaded,
         }
         _ => load_agentarea(&rest, env, &mut notes)?,
     };
-    let settings = Settings {
+    let mut settings = Settings {
         profile,
         include_reason: common.include_reason,
         meta_headers: common.meta_headers,
+        written: Vec::new(),
     };
+    settings.written = settings.list_written_headers();
     let names = settings.written_headers();
     for (i, name) in names.iter().enumerate() {
         if names.iter().skip(i + 1).any(|n| n == name) {
@@ -675,16 +688,20 @@ fn explain(e: &ConfigError, secret_names: &[String]) -> String {
 /// `%` are kept, every other byte (space, controls, non-ASCII UTF-8, `%`)
 /// becomes `%XX`, so `decodeURIComponent` gives back the exact value and a
 /// claim can never inject a line break or lose its edge whitespace.
-pub fn header_value(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
+pub fn header_value(value: &str) -> Cow<'_, str> {
+    let kept = |b: u8| (0x21..=0x7e).contains(&b) && b != b'%';
+    if value.bytes().all(kept) {
+        return Cow::Borrowed(value);
+    }
+    let mut out = String::with_capacity(value.len() * 3);
     for b in value.bytes() {
-        if (0x21..=0x7e).contains(&b) && b != b'%' {
+        if kept(b) {
             out.push(char::from(b));
         } else {
             let _ = write!(out, "%{b:02X}");
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

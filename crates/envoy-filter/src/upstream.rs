@@ -10,12 +10,12 @@ use crate::settings::{self, ContextField, Settings};
 /// `meta_headers` members of the body the core has just accepted. `Err`
 /// only when that body cannot be read again (it was just accepted, so
 /// never in practice: the filter then fails closed).
-pub fn accepted_headers<F: ContextField>(
-    settings: &Settings,
-    fields: &[(F, String)],
+pub fn accepted_headers<'s, F: ContextField>(
+    settings: &'s Settings,
+    fields: &'s [(F, String)],
     ctx: &F::Context,
     body: &[u8],
-) -> Result<Vec<(String, String)>, ()> {
+) -> Result<Vec<(&'s str, String)>, ()> {
     let mut out = settings::mapped(fields, ctx);
     out.extend(meta_values(settings, body)?);
     Ok(out)
@@ -25,7 +25,7 @@ pub fn accepted_headers<F: ContextField>(
 /// JSON reader from the body the core has just accepted: `(header, value)`
 /// for each member present and not `null` (strings as they are, other
 /// values as JSON).
-fn meta_values(settings: &Settings, body: &[u8]) -> Result<Vec<(String, String)>, ()> {
+fn meta_values<'s>(settings: &'s Settings, body: &[u8]) -> Result<Vec<(&'s str, String)>, ()> {
     if settings.meta_headers.is_empty() {
         return Ok(Vec::new());
     }
@@ -35,8 +35,8 @@ fn meta_values(settings: &Settings, body: &[u8]) -> Result<Vec<(String, String)>
     for (member, header) in &settings.meta_headers {
         match meta.and_then(|m| m.get(member)) {
             None | Some(Value::Null) => {}
-            Some(Value::String(s)) => out.push((header.clone(), s.to_string())),
-            Some(other) => out.push((header.clone(), other.to_json())),
+            Some(Value::String(s)) => out.push((header.as_str(), s.to_string())),
+            Some(other) => out.push((header.as_str(), other.to_json())),
         }
     }
     Ok(out)
@@ -59,8 +59,8 @@ mod tests {
         assert_eq!(
             meta_values(&settings, body).unwrap(),
             vec![
-                ("x-session-id".to_string(), "s-1".to_string()),
-                ("x-n".to_string(), r#"{"a":[1,2.50]}"#.to_string())
+                ("x-session-id", "s-1".to_string()),
+                ("x-n", r#"{"a":[1,2.50]}"#.to_string())
             ]
         );
         let no_meta = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
