@@ -21,7 +21,8 @@ The machine is small and shared: every scenario runs once per round, in
 BENCH_ROUNDS (3) interleaved rounds; ratios are taken within a round, then
 the median over the rounds is reported with every round's figure.
 BENCH_DURATION (5s per scenario and round), BENCH_WARMUP (2s),
-BENCH_CONNECTIONS (16).
+BENCH_CONNECTIONS (16). BENCH_BASELINE_WASM=path adds "envoy + toolctx
+(baseline)": another build of the filter, side by side with this one.
 """
 
 import base64
@@ -240,6 +241,10 @@ def scenarios(ports, wasm):
                          ("h2 envoy + jwt_authn (no cache)", "h2", "call")] if r[1] in SETS])
     if "h1" in SETS:
         add("jwt_cache", [jwt_filter(True)], [("envoy + jwt_authn (cache)", "h1", "call")])
+    if os.environ.get("BENCH_BASELINE_WASM"):
+        f = toolctx_filter(os.environ["BENCH_BASELINE_WASM"], "v8")
+        f["typed_config"]["config"]["vm_config"]["vm_id"] = "toolctx-baseline"
+        add("baseline", [f], [("envoy + toolctx (baseline)", "h1", "call")])
     if "runtimes" in SETS:
         for rt in OTHER_RUNTIMES:
             add("toolctx " + rt, [toolctx_filter(wasm, rt)], [("envoy + toolctx (%s)" % rt, "h1", "call")])
@@ -314,6 +319,9 @@ def report(rows, rounds):
         per_round("toolctx %s / V8 requests/s" % rt, lambda r: r(n)["rps"] / r(T)["rps"], "%.2f")
         per_round("CPU per request over plain, toolctx %s, us" % rt,
                   lambda r: r(n)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
+    B = "envoy + toolctx (baseline)"
+    per_round("toolctx / baseline build requests/s", lambda r: r(T)["rps"] / r(B)["rps"], "%.2f")
+    per_round("CPU per request over plain, baseline build, us", lambda r: r(B)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
     HT, HJ, HP = "h2 envoy + toolctx", "h2 envoy + jwt_authn (no cache)", "h2 envoy plain"
     per_round("HTTP/2: toolctx / jwt_authn (no cache) requests/s", lambda r: r(HT)["rps"] / r(HJ)["rps"], "%.2f")
     per_round("HTTP/2: toolctx / plain requests/s", lambda r: r(HT)["rps"] / r(HP)["rps"], "%.2f")

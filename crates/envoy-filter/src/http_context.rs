@@ -43,11 +43,17 @@ enum State {
     Done,
 }
 
+/// The AIVAX nonces this VM has verified (`nonce_cache` in the settings).
+#[cfg(feature = "aivax")]
+pub type SharedNonces = Rc<std::cell::RefCell<toolctx_core::aivax::NonceCache>>;
+
 pub struct Filter {
     id: u32,
     settings: Option<Rc<Settings>>,
     metrics: Rc<Metrics>,
     watch: SharedWatch,
+    #[cfg(feature = "aivax")]
+    nonces: Option<SharedNonces>,
     state: State,
 }
 
@@ -116,12 +122,15 @@ impl Filter {
         settings: Option<Rc<Settings>>,
         metrics: Rc<Metrics>,
         watch: SharedWatch,
+        #[cfg(feature = "aivax")] nonces: Option<SharedNonces>,
     ) -> Filter {
         Filter {
             id,
             settings,
             metrics,
             watch,
+            #[cfg(feature = "aivax")]
+            nonces,
             state: State::Headers,
         }
     }
@@ -217,9 +226,14 @@ impl Filter {
             Profile::Aivax {
                 verifier,
                 headers: fields,
+                ..
             } => {
-                let verdict =
-                    profile::time(Phase::Core, || verifier.check_body(checked, headers, body));
+                let verdict = profile::time(Phase::Core, || match &self.nonces {
+                    Some(cache) => {
+                        verifier.check_body_cached(checked, headers, body, &mut cache.borrow_mut())
+                    }
+                    None => verifier.check_body(checked, headers, body),
+                });
                 self.conclude(settings, verdict, fields, headers, body)
             }
             Profile::AgentArea {

@@ -10,17 +10,26 @@ use proxy_wasm::traits::{Context, HttpContext, RootContext};
 use proxy_wasm::types::{BufferType, ContextType, LogLevel};
 
 use crate::http_context::Filter;
+#[cfg(feature = "aivax")]
+use crate::http_context::SharedNonces;
 use crate::log;
 use crate::metrics::Metrics;
 use crate::reply::{internal_error, send_refusal};
+#[cfg(feature = "aivax")]
+use crate::settings::Profile;
 use crate::settings::{self, Settings};
 use crate::watch::{SharedWatch, TICK};
+#[cfg(feature = "aivax")]
+use toolctx_core::aivax::NonceCache;
 
 #[derive(Default)]
 pub struct Root {
     settings: Option<Rc<Settings>>,
     metrics: Rc<Metrics>,
     watch: SharedWatch,
+    /// One nonce cache per VM, when configured.
+    #[cfg(feature = "aivax")]
+    nonces: Option<SharedNonces>,
 }
 
 impl Context for Root {}
@@ -74,6 +83,15 @@ impl RootContext for Root {
         }
         let s = loaded.settings;
         log(LogLevel::Info, &format!("configured: {}", s.summary()));
+        #[cfg(feature = "aivax")]
+        {
+            self.nonces = match s.profile {
+                Profile::Aivax { nonce_cache, .. } if nonce_cache > 0 => Some(Rc::new(
+                    std::cell::RefCell::new(NonceCache::new(nonce_cache)),
+                )),
+                _ => None,
+            };
+        }
         self.settings = Some(Rc::new(s));
         if !self.watch.borrow().body_seen() {
             let _ = hostcalls::set_tick_period(TICK);
@@ -95,6 +113,8 @@ impl RootContext for Root {
             self.settings.clone(),
             Rc::clone(&self.metrics),
             Rc::clone(&self.watch),
+            #[cfg(feature = "aivax")]
+            self.nonces.clone(),
         )))
     }
 

@@ -178,8 +178,14 @@ pub enum Profile {
     Aivax {
         verifier: AivaxVerifier,
         headers: Vec<(AivaxField, String)>,
+        /// Verified nonces each VM remembers (0: no cache).
+        nonce_cache: usize,
     },
 }
+
+/// Most nonces a VM's cache holds (it is searched linearly, and each entry
+/// costs its nonce's 60 bytes).
+pub const MAX_NONCE_CACHE: usize = 4096;
 
 /// Everything the filter needs, validated once in `on_configure`.
 #[derive(Debug)]
@@ -255,12 +261,21 @@ impl Settings {
                 );
             }
             #[cfg(feature = "aivax")]
-            Profile::Aivax { verifier, headers } => {
+            Profile::Aivax {
+                verifier,
+                headers,
+                nonce_cache,
+            } => {
                 let _ = write!(
                     out,
-                    "profile aivax, max_body_bytes {}, {} mapped header(s)",
+                    "profile aivax, max_body_bytes {}, {} mapped header(s), nonce cache {}",
                     verifier.max_body_bytes(),
-                    headers.len()
+                    headers.len(),
+                    if *nonce_cache == 0 {
+                        "off".to_string()
+                    } else {
+                        format!("{nonce_cache} entries")
+                    }
                 );
             }
         }
@@ -555,7 +570,7 @@ fn load_agentarea(
                             variables in `secret_env`"
                     .into())
             }
-            "hook_key" | "hook_key_env" | "require_nonce" | "max_bcrypt_cost" => {
+            "hook_key" | "hook_key_env" | "require_nonce" | "max_bcrypt_cost" | "nonce_cache" => {
                 return Err(format!(
                     "`{name}` belongs to `\"profile\": \"aivax\"`, not to the agentarea profile"
                 ))
@@ -612,8 +627,17 @@ fn load_aivax(
     let mut aivax = AivaxConfig::new(Vec::new());
     let mut cred = None;
     let mut max_body_bytes = DEFAULT_MAX_BODY_BYTES;
+    let mut nonce_cache = 0;
     for &(name, value) in members {
         match name {
+            "nonce_cache" => {
+                nonce_cache = usize::try_from(number(value, "nonce_cache")?)
+                    .ok()
+                    .filter(|n| *n <= MAX_NONCE_CACHE)
+                    .ok_or_else(|| {
+                        format!("`nonce_cache` must be 0 (off) to {MAX_NONCE_CACHE} entries")
+                    })?
+            }
             "hook_key" => {
                 return Err(
                     "inline `hook_key` is refused (Envoy's /config_dump would show it): name an \
@@ -661,7 +685,11 @@ fn load_aivax(
         ),
         other => explain(&other, &[]),
     })?;
-    Ok(Profile::Aivax { verifier, headers })
+    Ok(Profile::Aivax {
+        verifier,
+        headers,
+        nonce_cache,
+    })
 }
 
 /// The core's message, with a secret's index turned into its variable name.
@@ -829,10 +857,16 @@ mod tests {
                 "meta_headers":{"sessionId":"X-Session-Id"}}"#,
         )
         .unwrap();
-        let Profile::Aivax { verifier, headers } = &l.settings.profile else {
+        let Profile::Aivax {
+            verifier,
+            headers,
+            nonce_cache,
+        } = &l.settings.profile
+        else {
             panic!("not aivax")
         };
         assert_eq!(verifier.max_body_bytes(), 1000);
+        assert_eq!(*nonce_cache, 0, "the nonce cache is off by default");
         assert_eq!(
             headers[0],
             (AivaxField::ExternalUserId, "x-aivax-user".into())
@@ -845,6 +879,24 @@ mod tests {
         assert!(
             !dbg.contains("hook-key-value") && !dbg.contains("Bearer abc"),
             "{dbg}"
+        );
+        let cached =
+            load_str(r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":256}"#).unwrap();
+        assert!(matches!(
+            cached.settings.profile,
+            Profile::Aivax {
+                nonce_cache: 256,
+                ..
+            }
+        ));
+        assert!(cached
+            .settings
+            .summary()
+            .contains("nonce cache 256 entries"));
+        assert!(
+            load_str(r#"{"instance_id":"i","secret_env":["S1"],"nonce_cache":8}"#)
+                .unwrap_err()
+                .contains("belongs to")
         );
         for (bad, says) in [
             (r#"{"profile":"aivax","hook_key":"k"}"#, "inline `hook_key`"),
@@ -861,6 +913,14 @@ mod tests {
             (
                 r#"{"profile":"aivax","hook_key_env":"HOOK","secret_env":["S1"]}"#,
                 "agentarea profile",
+            ),
+            (
+                r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":4097}"#,
+                "0 (off) to 4096",
+            ),
+            (
+                r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":-1}"#,
+                "non-negative integer",
             ),
             (
                 r#"{"profile":"aivax","hook_key_env":"HOOK","x":1}"#,
