@@ -366,39 +366,63 @@ def bench(wasm, work):
 
 
 def profile(wasm, work):
-    """The bench-profile build on V8 (and the other runtimes): per request,
-    where the filter's time goes and how many host calls it makes."""
-    ports = harness.free_ports(6)
+    """The bench-profile build on V8: per request, where the filter's time
+    goes and how many host calls it makes; and, side by side, the floors
+    under it (Envoy CPU per request over plain Envoy): a wasm filter that
+    continues at once (noop), one that holds the request and reads headers
+    and body (hold), the profile build, the release build and jwt_authn."""
+    release = os.path.join(os.path.dirname(wasm), "toolctx_envoy.wasm")
+    ports = harness.free_ports(12)
     up_admin, up_port, admin = ports.pop(), ports.pop(), ports.pop()
     upstream = harness.Envoy(upstream_config(up_admin, up_port)).start(up_admin)
     listeners, runs = [], []
-    for rt in ["v8"] + OTHER_RUNTIMES:
+
+    def add(name, filters, kinds):
         port = ports.pop()
-        listeners.append(harness.listener("profile_" + rt, port, [toolctx_filter(wasm, rt)]))
-        runs += [(rt, port, "h1", k) for k in ("call", "badsig", "list")]
+        listeners.append(harness.listener(name, port, filters))
+        runs.extend((name, port, "h1", k) for k in kinds)
+
+    def floor(mode):
+        f = toolctx_filter(wasm, "v8")
+        vm = f["typed_config"]["config"]["vm_config"]
+        vm["vm_id"] = "toolctx-floor-" + mode
+        vm["environment_variables"]["key_values"] = {"TOOLCTX_BENCH_FLOOR": mode}
+        return f
+
+    add("plain", [], ["call"])
+    add("noop", [floor("noop")], ["call"])
+    add("hold", [floor("hold")], ["call"])
+    add("profile", [toolctx_filter(wasm, "v8")], ["call", "badsig", "list"])
+    add("release", [toolctx_filter(release, "v8")], ["call"])
+    add("jwt_authn", [jwt_filter(False)], ["call"])
     front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env={"TOOLCTX_SECRET": SECRET})
     front.start(admin)
     check_answers(runs)
     for r in runs:
         measure(r, WARMUP, work, None)
-    names = None
-    print("per request, mean over %d round(s) of %s (counters flushed every 256 requests)" % (ROUNDS, DURATION))
-    table = {}
+    table, cpu = {}, {}
     for i in range(ROUNDS):
-        for rt, port, client, kind in runs:
+        for name, port, client, kind in (runs if i % 2 == 0 else runs[::-1]):
             before = profile_counters(front)
-            r = measure((rt, port, client, kind), DURATION, work, front.proc.pid)
+            r = measure((name, port, client, kind), DURATION, work, front.proc.pid)
             after = profile_counters(front)
-            d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
-            n = d.pop("requests", 0) or 1
-            table.setdefault((rt, kind), []).append(({k: v / n for k, v in d.items()}, r["cpu_us"]))
-            names = sorted(d)
-    for (rt, kind), rs in table.items():
-        print("\n%s, %s: Envoy CPU %.1f us/request" % (rt, {"call": "accepted call", "badsig": "refused (bad signature)",
-                                                       "list": "pass-through (tools/list)"}[kind],
-                                                  median([x[1] for x in rs])))
-        for k in names:
-            v = median([x[0].get(k, 0) for x in rs])
+            cpu.setdefault((name, kind), []).append(r)
+            if name == "profile":
+                d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+                n = d.pop("requests", 0) or 1
+                table.setdefault(kind, []).append({k: v / n for k, v in d.items()})
+    print("Envoy CPU per request over plain Envoy (median of %d rounds of %s; every round in brackets)"
+          % (ROUNDS, DURATION))
+    for name, port, client, kind in runs:
+        over = [x["cpu_us"] - p["cpu_us"] for x, p in zip(cpu[(name, kind)], cpu[("plain", "call")])]
+        print("  %-10s %-8s %+7.1f us  req/s %6.0f   [%s]" % (
+            name, kind, median(over), median([x["rps"] for x in cpu[(name, kind)]]),
+            " ".join("%+.1f" % v for v in over)))
+    for kind, rs in table.items():
+        print("\nprofile build, %s: inside the filter, per request (median of rounds)" % {
+            "call": "accepted call", "badsig": "refused (bad signature)", "list": "pass-through (tools/list)"}[kind])
+        for k in sorted(rs[0]):
+            v = median([x.get(k, 0) for x in rs])
             if k.startswith("ns."):
                 print("  %-22s %8.2f us" % (k[3:], v / 1000))
             elif v:
@@ -421,7 +445,7 @@ def main():
     REQS.update(requests())
     name = "toolctx_envoy_profile.wasm" if sys.argv[1:] == ["profile"] else "toolctx_envoy.wasm"
     wasm = os.environ.get("TOOLCTX_ENVOY_WASM") or os.path.join(harness.ROOT, "target", "envoy", name)
-    if "runtimes" in SETS:
+    if "runtimes" in SETS and sys.argv[1:] != ["profile"]:
         OTHER_RUNTIMES.extend(rt for rt in ("wasmtime", "wamr") if runtime_available(wasm, rt))
     (profile if sys.argv[1:] == ["profile"] else bench)(wasm, work)
 

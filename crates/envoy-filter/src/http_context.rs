@@ -39,6 +39,8 @@ enum State {
         /// The header block as Envoy gave it (see [`host::pairs`]).
         headers: Vec<u8>,
     },
+    /// Bench-profile builds only (`Floor::Hold`): held without a check.
+    Hold(#[allow(dead_code)] Vec<u8>),
     /// Decided: forwarded or answered.
     Done,
 }
@@ -333,6 +335,25 @@ impl Filter {
         if !matches!(self.state, State::Headers) {
             return Action::Continue;
         }
+        match profile::floor() {
+            profile::Floor::Full => {}
+            profile::Floor::Noop => {
+                self.state = State::Done;
+                return Action::Continue;
+            }
+            profile::Floor::Hold => {
+                let Ok(block) = host::request_headers() else {
+                    return self.fail("cannot read the request headers");
+                };
+                if end_of_stream {
+                    self.state = State::Done;
+                    return Action::Continue;
+                }
+                self.watch.borrow_mut().saw_body();
+                self.state = State::Hold(block);
+                return Action::Pause;
+            }
+        }
         let Some(settings) = self.settings.clone() else {
             return self.fail("not configured");
         };
@@ -379,6 +400,14 @@ impl Filter {
             State::Body { .. } => self.watch.borrow_mut().saw_body(),
             State::Headers => return self.fail("body before headers"),
             State::Done => return Action::Continue,
+            State::Hold(_) if end_of_stream => {
+                self.state = State::Done;
+                return match host::request_body(0, body_size) {
+                    Ok(_) => Action::Continue,
+                    Err(_) => self.fail("cannot read the request body"),
+                };
+            }
+            State::Hold(_) => return Action::Pause,
         }
         let limit = self.settings.as_ref().map_or(0, |s| s.max_body_bytes());
         if end_of_stream || body_size > limit {

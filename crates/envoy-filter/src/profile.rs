@@ -5,6 +5,21 @@
 //! `bench/envoy.sh profile` reads. Outside that feature every function here
 //! is empty and inlined away.
 
+/// What the filter does with a request in a bench-profile build, from the
+/// VM's environment variable `TOOLCTX_BENCH_FLOOR` (read at configuration):
+/// the floors under the filter's cost, measured by `bench/envoy.sh profile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "bench-profile"), allow(dead_code))]
+pub enum Floor {
+    /// Everything (the default): the filter as it ships, timed.
+    Full,
+    /// `noop`: continue at the headers without a host call.
+    Noop,
+    /// `hold`: read the headers, hold the request, read the whole body,
+    /// continue; no core, no header, no counter.
+    Hold,
+}
+
 /// The parts of a request timed apart.
 #[derive(Debug, Clone, Copy)]
 pub enum Phase {
@@ -76,6 +91,23 @@ mod on {
         "reply",
     ];
 
+    thread_local! {
+        static FLOOR: std::cell::Cell<super::Floor> = const { std::cell::Cell::new(super::Floor::Full) };
+    }
+
+    pub fn configure_floor() {
+        let floor = match std::env::var("TOOLCTX_BENCH_FLOOR").as_deref() {
+            Ok("noop") => super::Floor::Noop,
+            Ok("hold") => super::Floor::Hold,
+            _ => super::Floor::Full,
+        };
+        FLOOR.with(|f| f.set(floor));
+    }
+
+    pub fn floor() -> super::Floor {
+        FLOOR.with(std::cell::Cell::get)
+    }
+
     #[derive(Default)]
     struct Sums {
         requests: u64,
@@ -143,7 +175,17 @@ mod on {
 }
 
 #[cfg(feature = "bench-profile")]
-pub use on::{call, request_done, time};
+pub use on::{call, configure_floor, floor, request_done, time};
+
+#[cfg(not(feature = "bench-profile"))]
+#[inline(always)]
+pub fn configure_floor() {}
+
+#[cfg(not(feature = "bench-profile"))]
+#[inline(always)]
+pub fn floor() -> Floor {
+    Floor::Full
+}
 
 #[cfg(not(feature = "bench-profile"))]
 #[inline(always)]

@@ -83,6 +83,7 @@ impl RootContext for Root {
         }
         let s = loaded.settings;
         log(LogLevel::Info, &format!("configured: {}", s.summary()));
+        crate::profile::configure_floor();
         #[cfg(feature = "aivax")]
         {
             self.nonces = match s.profile {
