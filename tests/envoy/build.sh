@@ -10,8 +10,8 @@
 # ends, so applied here for this build only): opt-level z for size, except
 # the core, kept at opt-level 3 because its checks are the hot path (about
 # 1.5x faster in V8 than at z, and no larger here); then binaryen's
-# `wasm-opt -O3`, which takes about 35 KB off rustc's output (the AIVAX
-# profile's bcrypt does not fit the 200 000-byte budget without it).
+# `wasm-opt -O3`, which takes about 35 KB off rustc's output (the default
+# build, with AIVAX's bcrypt, would not fit its budget without it).
 # Before wasm-opt, trim_exports.py drops the SDK's exported callbacks the
 # filter does not use: Envoy then skips them (four VM entries fewer per
 # request), and wasm-opt drops the code behind them (about 11 KB).
