@@ -393,6 +393,11 @@ def profile(wasm, work):
     add("noop", [floor("noop")], ["call"])
     add("hold", [floor("hold")], ["call"])
     add("profile", [toolctx_filter(wasm, "v8")], ["call", "badsig", "list"])
+    if os.environ.get("BENCH_BASELINE_WASM"):
+        # Another bench-profile build (an earlier commit's), side by side.
+        f = toolctx_filter(os.environ["BENCH_BASELINE_WASM"], "v8")
+        f["typed_config"]["config"]["vm_config"]["vm_id"] = "toolctx-baseline"
+        add("baseline", [f], ["call", "badsig", "list"])
     add("release", [toolctx_filter(release, "v8")], ["call"])
     add("jwt_authn", [jwt_filter(False)], ["call"])
     front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env={"TOOLCTX_SECRET": SECRET})
@@ -407,10 +412,10 @@ def profile(wasm, work):
             r = measure((name, port, client, kind), DURATION, work, front.proc.pid)
             after = profile_counters(front)
             cpu.setdefault((name, kind), []).append(r)
-            if name == "profile":
+            if name in ("profile", "baseline"):
                 d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
                 n = d.pop("requests", 0) or 1
-                table.setdefault(kind, []).append({k: v / n for k, v in d.items()})
+                table.setdefault((name, kind), []).append({k: v / n for k, v in d.items()})
     print("Envoy CPU per request over plain Envoy (median of %d rounds of %s; every round in brackets)"
           % (ROUNDS, DURATION))
     for name, port, client, kind in runs:
@@ -418,9 +423,9 @@ def profile(wasm, work):
         print("  %-10s %-8s %+7.1f us  req/s %6.0f   [%s]" % (
             name, kind, median(over), median([x["rps"] for x in cpu[(name, kind)]]),
             " ".join("%+.1f" % v for v in over)))
-    for kind, rs in table.items():
-        print("\nprofile build, %s: inside the filter, per request (median of rounds)" % {
-            "call": "accepted call", "badsig": "refused (bad signature)", "list": "pass-through (tools/list)"}[kind])
+    for (name, kind), rs in sorted(table.items(), key=lambda x: (x[0][1], x[0][0] != "baseline")):
+        print("\n%s build, %s: inside the filter, per request (median of rounds)" % (name, {
+            "call": "accepted call", "badsig": "refused (bad signature)", "list": "pass-through (tools/list)"}[kind]))
         for k in sorted(rs[0]):
             v = median([x.get(k, 0) for x in rs])
             if k.startswith("ns."):
