@@ -40,7 +40,8 @@ enum State {
         headers: Vec<u8>,
     },
     /// Bench-profile builds only (`Floor::Hold`): held without a check.
-    Hold(#[allow(dead_code)] Vec<u8>),
+    #[cfg(feature = "bench-profile")]
+    Hold,
     /// Decided: forwarded or answered.
     Done,
 }
@@ -80,31 +81,33 @@ fn find<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u8]> {
 }
 
 /// The headers of `block` that the core sees: all but those this filter
-/// writes, which it has removed from the request (a caller never sets them).
+/// writes (a caller never sets them).
 fn visible<'b>(settings: &Settings, block: &'b [u8]) -> Option<Headers<'b>> {
     let mut headers = host::pairs(block)?;
-    headers.retain(|(n, _)| {
-        !settings
-            .written_headers()
-            .iter()
-            .any(|w| n.eq_ignore_ascii_case(w.as_bytes()))
-    });
+    headers.retain(|(n, _)| !written(settings, n));
     Some(headers)
 }
 
-/// The request's header block, with the headers this filter writes removed
-/// from the request (one host call per name present).
-fn read_headers(settings: &Settings) -> Result<Vec<u8>, &'static str> {
-    let block = host::request_headers().map_err(|_| "cannot read the request headers")?;
-    let all = host::pairs(&block).ok_or("cannot read the request headers")?;
+fn written(settings: &Settings, name: &[u8]) -> bool {
+    settings
+        .written_headers()
+        .iter()
+        .any(|w| name.eq_ignore_ascii_case(w.as_bytes()))
+}
+
+/// The headers of `block` that the core sees, after removing from the
+/// request those this filter writes (one host call per name present).
+fn take_headers<'b>(settings: &Settings, block: &'b [u8]) -> Result<Headers<'b>, &'static str> {
+    let mut headers = host::pairs(block).ok_or("cannot read the request headers")?;
     #[cfg(feature = "test-crash")]
-    crash_if_asked(&all, "headers");
+    crash_if_asked(&headers, "headers");
     for name in settings.written_headers() {
-        if find(&all, name).is_some() {
+        if find(&headers, name).is_some() {
             host::remove_request_header(name).map_err(|_| "cannot remove a mapped header")?;
         }
     }
-    Ok(block)
+    headers.retain(|(n, _)| !written(settings, n));
+    Ok(headers)
 }
 
 /// Test builds only: panics when the request asks for it in `callback`
@@ -316,6 +319,33 @@ impl Filter {
     }
 }
 
+/// Bench-profile builds only: the floors under the filter's cost that
+/// `bench/envoy.sh profile` measures (see [`profile::Floor`]).
+#[cfg(feature = "bench-profile")]
+impl Filter {
+    fn floor_headers(&mut self, end_of_stream: bool) -> Option<Action> {
+        match profile::floor() {
+            profile::Floor::Full => None,
+            profile::Floor::Noop => {
+                self.state = State::Done;
+                Some(Action::Continue)
+            }
+            profile::Floor::Hold => {
+                if host::request_headers().is_err() {
+                    return Some(self.fail("cannot read the request headers"));
+                }
+                if end_of_stream {
+                    self.state = State::Done;
+                    return Some(Action::Continue);
+                }
+                self.watch.borrow_mut().saw_body();
+                self.state = State::Hold;
+                Some(Action::Pause)
+            }
+        }
+    }
+}
+
 impl HttpContext for Filter {
     fn on_http_request_headers(&mut self, _num_headers: usize, end_of_stream: bool) -> Action {
         profile::time(Phase::HeadersCallback, || self.headers(end_of_stream))
@@ -335,34 +365,19 @@ impl Filter {
         if !matches!(self.state, State::Headers) {
             return Action::Continue;
         }
-        match profile::floor() {
-            profile::Floor::Full => {}
-            profile::Floor::Noop => {
-                self.state = State::Done;
-                return Action::Continue;
-            }
-            profile::Floor::Hold => {
-                let Ok(block) = host::request_headers() else {
-                    return self.fail("cannot read the request headers");
-                };
-                if end_of_stream {
-                    self.state = State::Done;
-                    return Action::Continue;
-                }
-                self.watch.borrow_mut().saw_body();
-                self.state = State::Hold(block);
-                return Action::Pause;
-            }
+        #[cfg(feature = "bench-profile")]
+        if let Some(action) = self.floor_headers(end_of_stream) {
+            return action;
         }
         let Some(settings) = self.settings.clone() else {
             return self.fail("not configured");
         };
-        let block = match profile::time(Phase::Headers, || read_headers(&settings)) {
-            Ok(b) => b,
-            Err(why) => return self.fail(why),
-        };
-        let Some(headers) = visible(&settings, &block) else {
+        let Ok(block) = profile::time(Phase::Headers, host::request_headers) else {
             return self.fail("cannot read the request headers");
+        };
+        let headers = match profile::time(Phase::Headers, || take_headers(&settings, &block)) {
+            Ok(h) => h,
+            Err(why) => return self.fail(why),
         };
         let method = find(&headers, ":method")
             .and_then(|m| std::str::from_utf8(m).ok())
@@ -400,14 +415,16 @@ impl Filter {
             State::Body { .. } => self.watch.borrow_mut().saw_body(),
             State::Headers => return self.fail("body before headers"),
             State::Done => return Action::Continue,
-            State::Hold(_) if end_of_stream => {
+            #[cfg(feature = "bench-profile")]
+            State::Hold if end_of_stream => {
                 self.state = State::Done;
                 return match host::request_body(0, body_size) {
                     Ok(_) => Action::Continue,
                     Err(_) => self.fail("cannot read the request body"),
                 };
             }
-            State::Hold(_) => return Action::Pause,
+            #[cfg(feature = "bench-profile")]
+            State::Hold => return Action::Pause,
         }
         let limit = self.settings.as_ref().map_or(0, |s| s.max_body_bytes());
         if end_of_stream || body_size > limit {

@@ -8,8 +8,8 @@
 /// What the filter does with a request in a bench-profile build, from the
 /// VM's environment variable `TOOLCTX_BENCH_FLOOR` (read at configuration):
 /// the floors under the filter's cost, measured by `bench/envoy.sh profile`.
+#[cfg(feature = "bench-profile")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(feature = "bench-profile"), allow(dead_code))]
 pub enum Floor {
     /// Everything (the default): the filter as it ships, timed.
     Full,
@@ -180,12 +180,6 @@ pub use on::{call, configure_floor, floor, request_done, time};
 #[cfg(not(feature = "bench-profile"))]
 #[inline(always)]
 pub fn configure_floor() {}
-
-#[cfg(not(feature = "bench-profile"))]
-#[inline(always)]
-pub fn floor() -> Floor {
-    Floor::Full
-}
 
 #[cfg(not(feature = "bench-profile"))]
 #[inline(always)]
