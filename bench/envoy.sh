@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Envoy benchmark (not a test): requests/s and p50/p99 with wrk on 127.0.0.1
-# for the upstream alone, Envoy alone, Envoy + toolctx, and Envoy + the
-# built-in jwt_authn on the same HS256 token (without and with its cache).
-# BENCH_DURATION (default 5s per round), BENCH_ROUNDS (2), BENCH_WARMUP (2s),
-# BENCH_CONNECTIONS (16).
+# Envoy benchmark (not a test), on 127.0.0.1: Envoy alone, with toolctx
+# (V8, wasmtime, WAMR) and with the built-in jwt_authn on the same HS256
+# token; accepted, refused and pass-through requests; HTTP/1.1 (wrk) and
+# HTTP/2 (h2load). See bench/envoy_bench.py for the knobs.
+#   bench/envoy.sh            the comparison
+#   bench/envoy.sh profile    the bench-profile build: phase timings and
+#                             host calls per request
 . "$(dirname "$0")/../scripts/lib.sh"
 . "$ROOT/tests/envoy/build.sh"
 
 ensure_wasm_targets
 ensure_envoy
 ensure_apt wrk wrk
-step "building the release filter"
-build_envoy_filter
+ensure_apt h2load nghttp2-client
+step "building the filter"
+build_envoy_filter "${1:-}"
 step "benchmark"
-python3 "$ROOT/bench/envoy_bench.py"
+python3 "$ROOT/bench/envoy_bench.py" "$@"

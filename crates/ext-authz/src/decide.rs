@@ -3,7 +3,7 @@
 //! `internal_error` when it cannot judge (fail closed).
 
 use toolctx_core::{HeadersVerdict, Refusal};
-use toolctx_gateway_config::{Decision, Settings};
+use toolctx_gateway_config::{Decision, Settings, Stores};
 
 use crate::replay::Store;
 use crate::request::Request;
@@ -51,7 +51,10 @@ pub fn decide(settings: &Settings, store: Option<&Store>, req: &Request, now: u6
         &req.headers,
         &req.body,
         now,
-        store.is_some().then_some(&mut first_use as _),
+        Stores {
+            first_use: store.is_some().then_some(&mut first_use as _),
+            ..Stores::default()
+        },
     );
     if let Some(e) = store_error {
         // The store failed, not the token: no `token_replayed`.
@@ -64,6 +67,11 @@ pub fn decide(settings: &Settings, store: Option<&Store>, req: &Request, now: u6
         // its limit before reading it, so this does not happen).
         Ok(_) if req.partial => Outcome::Error("a cut body was not refused".into()),
         Ok(Decision::Pass) => Outcome::Pass,
-        Ok(Decision::Accept(headers)) => Outcome::Accept(headers),
+        Ok(Decision::Accept(headers)) => Outcome::Accept(
+            headers
+                .into_iter()
+                .map(|(name, value)| (name.to_string(), value))
+                .collect(),
+        ),
     }
 }

@@ -78,18 +78,22 @@ pub fn denied(refusal: &Refusal, include_reason: bool) -> CheckResponse {
 }
 
 /// The response for `outcome`; `written` are the mapped header names.
-pub fn build(outcome: &Outcome, written: &[&str], include_reason: bool) -> CheckResponse {
+pub fn build<S: AsRef<str>>(
+    outcome: &Outcome,
+    written: &[S],
+    include_reason: bool,
+) -> CheckResponse {
+    let names = || written.iter().map(AsRef::as_ref);
     match outcome {
-        Outcome::Pass => ok(Vec::new(), written.iter().map(|n| n.to_string()).collect()),
+        Outcome::Pass => ok(Vec::new(), names().map(String::from).collect()),
         Outcome::Accept(set) => {
-            let remove = written
-                .iter()
-                .filter(|n| !set.iter().any(|(s, _)| s == *n))
-                .map(|n| n.to_string())
+            let remove = names()
+                .filter(|n| !set.iter().any(|(s, _)| s == n))
+                .map(String::from)
                 .collect();
             let headers = set
                 .iter()
-                .map(|(name, value)| header(name, header_value(value)))
+                .map(|(name, value)| header(name, header_value(value).into_owned()))
                 .collect();
             ok(headers, remove)
         }
@@ -105,7 +109,7 @@ mod tests {
     #[test]
     fn a_refusal_carries_the_core_status_and_body() {
         let r = Refusal::new(Reason::TokenExpired, Some("7".into()));
-        let resp = build(&Outcome::Refuse(r.clone()), &[], true);
+        let resp = build::<&str>(&Outcome::Refuse(r.clone()), &[], true);
         assert_eq!(resp.status.unwrap().code, UNAUTHENTICATED);
         let Some(HttpResponse::DeniedResponse(d)) = resp.http_response else {
             panic!("not denied")
@@ -133,7 +137,7 @@ mod tests {
         };
         assert!(ok.headers.is_empty());
         assert_eq!(ok.headers_to_remove, vec!["x-task".to_string()]);
-        let resp = build(&Outcome::Error("x".into()), &[], false);
+        let resp = build::<&str>(&Outcome::Error("x".into()), &[], false);
         let Some(HttpResponse::DeniedResponse(d)) = resp.http_response else {
             panic!("not denied")
         };

@@ -1,9 +1,12 @@
 #![doc = include_str!("../README.md")]
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 #[cfg(feature = "aivax")]
-use toolctx_core::aivax::{AivaxConfig, AivaxContext, AivaxVerifier, DEFAULT_MAX_BCRYPT_COST};
+use toolctx_core::aivax::{
+    AivaxConfig, AivaxContext, AivaxVerifier, NonceCache, DEFAULT_MAX_BCRYPT_COST,
+};
 use toolctx_core::json::{self, write_str, Value};
 #[cfg(feature = "aivax")]
 use toolctx_core::DEFAULT_MAX_BODY_BYTES;
@@ -58,10 +61,13 @@ pub trait ContextField: Copy {
 }
 
 /// `(header, value)` for each of `fields` that `ctx` has.
-pub fn mapped<F: ContextField>(fields: &[(F, String)], ctx: &F::Context) -> Vec<(String, String)> {
+pub fn mapped<'f, F: ContextField>(
+    fields: &'f [(F, String)],
+    ctx: &F::Context,
+) -> Vec<(&'f str, String)> {
     fields
         .iter()
-        .filter_map(|(f, name)| Some((name.clone(), f.value(ctx)?)))
+        .filter_map(|(f, name)| Some((name.as_str(), f.value(ctx)?)))
         .collect()
 }
 
@@ -237,8 +243,14 @@ pub enum Profile {
     Aivax {
         verifier: AivaxVerifier,
         headers: Vec<(AivaxField, String)>,
+        /// Verified nonces each VM remembers (0: no cache).
+        nonce_cache: usize,
     },
 }
+
+/// Most nonces a VM's cache holds (it is searched linearly, and each entry
+/// costs its nonce's 60 bytes).
+pub const MAX_NONCE_CACHE: usize = 4096;
 
 /// Everything the filter needs, validated once in `on_configure`.
 #[derive(Debug)]
@@ -249,18 +261,25 @@ pub struct Settings {
     /// `params._meta` members of accepted calls forwarded upstream: member
     /// name, lower-case header name.
     pub meta_headers: Vec<(String, String)>,
+    /// Every header name in `headers` and `meta_headers`.
+    written: Vec<String>,
 }
 
 impl Settings {
     /// Every header name this filter writes; each is removed from every
     /// incoming request first, so a caller cannot spoof it.
-    pub fn written_headers(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = match &self.profile {
-            Profile::AgentArea { headers, .. } => headers.iter().map(|(_, n)| n.as_str()).collect(),
+    /// (Listed once at load time: the filter reads it for every request.)
+    pub fn written_headers(&self) -> &[String] {
+        &self.written
+    }
+
+    fn list_written_headers(&self) -> Vec<String> {
+        let mut out: Vec<String> = match &self.profile {
+            Profile::AgentArea { headers, .. } => headers.iter().map(|(_, n)| n.clone()).collect(),
             #[cfg(feature = "aivax")]
-            Profile::Aivax { headers, .. } => headers.iter().map(|(_, n)| n.as_str()).collect(),
+            Profile::Aivax { headers, .. } => headers.iter().map(|(_, n)| n.clone()).collect(),
         };
-        out.extend(self.meta_headers.iter().map(|(_, n)| n.as_str()));
+        out.extend(self.meta_headers.iter().map(|(_, n)| n.clone()));
         out
     }
 
@@ -273,7 +292,11 @@ impl Settings {
     }
 
     /// Steps 0 and 1 of whichever profile is configured.
-    pub fn check_headers(&self, method: &str, headers: &[(String, Vec<u8>)]) -> HeadersVerdict {
+    pub fn check_headers<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        headers: &[(N, V)],
+    ) -> HeadersVerdict {
         match &self.profile {
             Profile::AgentArea { verifier, .. } => verifier.check_headers(method, headers),
             #[cfg(feature = "aivax")]
@@ -285,7 +308,7 @@ impl Settings {
     /// core's JSON reader from the body the core has just accepted:
     /// `(header, value)` for each member present and not `null` (strings as
     /// they are, other values as JSON). `None` when the body is not JSON.
-    pub fn meta_values(&self, body: &[u8]) -> Option<Vec<(String, String)>> {
+    pub fn meta_values(&self, body: &[u8]) -> Option<Vec<(&str, String)>> {
         if self.meta_headers.is_empty() {
             return Some(Vec::new());
         }
@@ -295,33 +318,34 @@ impl Settings {
         for (member, header) in &self.meta_headers {
             match meta.and_then(|m| m.get(member)) {
                 None | Some(Value::Null) => {}
-                Some(Value::String(s)) => out.push((header.clone(), s.to_string())),
-                Some(other) => out.push((header.clone(), other.to_json())),
+                Some(Value::String(s)) => out.push((header.as_str(), s.to_string())),
+                Some(other) => out.push((header.as_str(), other.to_json())),
             }
         }
         Some(out)
     }
 
     /// The checks after the headers' on the complete body, for whichever
-    /// profile is configured, as what the gateway does next. `first_use` is
-    /// the replay guard's store, required when one is configured (the core
-    /// calls it only once every other check passed). `Err` when the gateway
-    /// cannot decide: refuse with `internal_error`.
-    pub fn check_body(
+    /// profile is configured, as what the gateway does next. `stores.first_use`
+    /// is the replay guard's store, required when one is configured (the core
+    /// calls it only once every other check passed); `stores.nonces` the
+    /// AIVAX nonces the gateway remembers, if it keeps them. `Err` when the
+    /// gateway cannot decide: refuse with `internal_error`.
+    pub fn check_body<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         checked: Checked,
-        headers: &[(String, Vec<u8>)],
+        headers: &[(N, V)],
         body: &[u8],
         now: u64,
-        first_use: Option<FirstUse<'_>>,
-    ) -> Result<Decision, String> {
+        stores: Stores<'_>,
+    ) -> Result<Decision<'_>, String> {
         match &self.profile {
             Profile::AgentArea {
                 verifier,
                 headers: fields,
                 replay,
             } => {
-                let verdict = match (replay, first_use) {
+                let verdict = match (replay, stores.first_use) {
                     (None, _) => verifier.check_body(checked, headers, body, now),
                     (Some(_), Some(first_use)) => {
                         verifier.check_body_once(checked, headers, body, now, first_use)
@@ -334,16 +358,23 @@ impl Settings {
             Profile::Aivax {
                 verifier,
                 headers: fields,
-            } => self.decision(verifier.check_body(checked, headers, body), fields, body),
+                ..
+            } => {
+                let verdict = match stores.nonces {
+                    Some(cache) => verifier.check_body_cached(checked, headers, body, cache),
+                    None => verifier.check_body(checked, headers, body),
+                };
+                self.decision(verdict, fields, body)
+            }
         }
     }
 
-    fn decision<F: ContextField>(
-        &self,
+    fn decision<'s, F: ContextField>(
+        &'s self,
         verdict: Verdict<F::Context>,
-        fields: &[(F, String)],
+        fields: &'s [(F, String)],
         body: &[u8],
-    ) -> Result<Decision, String> {
+    ) -> Result<Decision<'s>, String> {
         Ok(match verdict {
             Verdict::Pass => Decision::Pass,
             Verdict::Reject(r) => Decision::Reject(r),
@@ -387,12 +418,21 @@ impl Settings {
                 );
             }
             #[cfg(feature = "aivax")]
-            Profile::Aivax { verifier, headers } => {
+            Profile::Aivax {
+                verifier,
+                headers,
+                nonce_cache,
+            } => {
                 let _ = write!(
                     out,
-                    "profile aivax, max_body_bytes {}, {} mapped header(s)",
+                    "profile aivax, max_body_bytes {}, {} mapped header(s), nonce cache {}",
                     verifier.max_body_bytes(),
-                    headers.len()
+                    headers.len(),
+                    if *nonce_cache == 0 {
+                        "off".to_string()
+                    } else {
+                        format!("{nonce_cache} entries")
+                    }
                 );
             }
         }
@@ -403,15 +443,25 @@ impl Settings {
 
 /// What the gateway does with a request whose body was checked.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Decision {
+pub enum Decision<'s> {
     /// Forward untouched: not a `tools/call` (or one let through without
     /// context, `require_context: false`).
     Pass,
     /// A verified call: forward it with these headers set, `(lower-case
     /// name, value as verified)`; write each value with [`header_value`].
-    Accept(Vec<(String, String)>),
+    Accept(Vec<(&'s str, String)>),
     /// Answer with the core's refusal; nothing goes upstream.
     Reject(Refusal),
+}
+
+/// The stores a body check may use (see [`Settings::check_body`]).
+#[derive(Default)]
+pub struct Stores<'a> {
+    /// The replay guard's store: required with `replay_guard`.
+    pub first_use: Option<FirstUse<'a>>,
+    /// The AIVAX nonces already verified (`nonce_cache`), when kept.
+    #[cfg(feature = "aivax")]
+    pub nonces: Option<&'a mut NonceCache>,
 }
 
 /// A loaded configuration and the notes worth a log line.
@@ -745,11 +795,13 @@ pub fn load_for(
         }
         _ => load_agentarea(&rest, &mut cx)?,
     };
-    let settings = Settings {
+    let mut settings = Settings {
         profile,
         include_reason: common.include_reason,
         meta_headers: common.meta_headers,
+        written: Vec::new(),
     };
+    settings.written = settings.list_written_headers();
     let names = settings.written_headers();
     for (i, name) in names.iter().enumerate() {
         if names.iter().skip(i + 1).any(|n| n == name) {
@@ -777,7 +829,7 @@ fn load_agentarea(members: &[(&str, &Value<'_>)], cx: &mut Cx<'_>) -> Result<Pro
                     cx.host.inline_hint()
                 ))
             }
-            "hook_key" | "hook_key_env" | "require_nonce" | "max_bcrypt_cost" => {
+            "hook_key" | "hook_key_env" | "require_nonce" | "max_bcrypt_cost" | "nonce_cache" => {
                 return Err(format!(
                     "`{name}` belongs to `\"profile\": \"aivax\"`, not to the agentarea profile"
                 ))
@@ -830,8 +882,17 @@ fn load_aivax(members: &[(&str, &Value<'_>)], cx: &mut Cx<'_>) -> Result<Profile
     let mut aivax = AivaxConfig::new(Vec::new());
     let mut cred = None;
     let mut max_body_bytes = DEFAULT_MAX_BODY_BYTES;
+    let mut nonce_cache = 0;
     for &(name, value) in members {
         match name {
+            "nonce_cache" => {
+                nonce_cache = usize::try_from(number(value, "nonce_cache")?)
+                    .ok()
+                    .filter(|n| *n <= MAX_NONCE_CACHE)
+                    .ok_or_else(|| {
+                        format!("`nonce_cache` must be 0 (off) to {MAX_NONCE_CACHE} entries")
+                    })?
+            }
             "hook_key" => {
                 return Err(format!(
                     "inline `hook_key` is refused ({}): name an environment variable in \
@@ -879,7 +940,11 @@ fn load_aivax(members: &[(&str, &Value<'_>)], cx: &mut Cx<'_>) -> Result<Profile
         ),
         other => explain(&other, &[]),
     })?;
-    Ok(Profile::Aivax { verifier, headers })
+    Ok(Profile::Aivax {
+        verifier,
+        headers,
+        nonce_cache,
+    })
 }
 
 /// The core's message, with a secret's index turned into its variable name.
@@ -922,16 +987,20 @@ pub fn printable(bytes: &[u8], max: usize) -> String {
 /// `%` are kept, every other byte (space, controls, non-ASCII UTF-8, `%`)
 /// becomes `%XX`, so `decodeURIComponent` gives back the exact value and a
 /// claim can never inject a line break or lose its edge whitespace.
-pub fn header_value(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
+pub fn header_value(value: &str) -> Cow<'_, str> {
+    let kept = |b: u8| (0x21..=0x7e).contains(&b) && b != b'%';
+    if value.bytes().all(kept) {
+        return Cow::Borrowed(value);
+    }
+    let mut out = String::with_capacity(value.len() * 3);
     for b in value.bytes() {
-        if (0x21..=0x7e).contains(&b) && b != b'%' {
+        if kept(b) {
             out.push(char::from(b));
         } else {
             let _ = write!(out, "%{b:02X}");
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -1059,10 +1128,16 @@ mod tests {
                 "meta_headers":{"sessionId":"X-Session-Id"}}"#,
         )
         .unwrap();
-        let Profile::Aivax { verifier, headers } = &l.settings.profile else {
+        let Profile::Aivax {
+            verifier,
+            headers,
+            nonce_cache,
+        } = &l.settings.profile
+        else {
             panic!("not aivax")
         };
         assert_eq!(verifier.max_body_bytes(), 1000);
+        assert_eq!(*nonce_cache, 0, "the nonce cache is off by default");
         assert_eq!(
             headers[0],
             (AivaxField::ExternalUserId, "x-aivax-user".into())
@@ -1075,6 +1150,24 @@ mod tests {
         assert!(
             !dbg.contains("hook-key-value") && !dbg.contains("Bearer abc"),
             "{dbg}"
+        );
+        let cached =
+            load_str(r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":256}"#).unwrap();
+        assert!(matches!(
+            cached.settings.profile,
+            Profile::Aivax {
+                nonce_cache: 256,
+                ..
+            }
+        ));
+        assert!(cached
+            .settings
+            .summary()
+            .contains("nonce cache 256 entries"));
+        assert!(
+            load_str(r#"{"instance_id":"i","secret_env":["S1"],"nonce_cache":8}"#)
+                .unwrap_err()
+                .contains("belongs to")
         );
         for (bad, says) in [
             (r#"{"profile":"aivax","hook_key":"k"}"#, "inline `hook_key`"),
@@ -1091,6 +1184,14 @@ mod tests {
             (
                 r#"{"profile":"aivax","hook_key_env":"HOOK","secret_env":["S1"]}"#,
                 "agentarea profile",
+            ),
+            (
+                r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":4097}"#,
+                "0 (off) to 4096",
+            ),
+            (
+                r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":-1}"#,
+                "non-negative integer",
             ),
             (
                 r#"{"profile":"aivax","hook_key_env":"HOOK","x":1}"#,
@@ -1164,8 +1265,8 @@ mod tests {
         assert_eq!(
             settings.meta_values(body).unwrap(),
             vec![
-                ("x-session-id".to_string(), "s-1".to_string()),
-                ("x-n".to_string(), r#"{"a":[1,2.50]}"#.to_string())
+                ("x-session-id", "s-1".to_string()),
+                ("x-n", r#"{"a":[1,2.50]}"#.to_string())
             ]
         );
         let no_meta = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
@@ -1238,22 +1339,30 @@ mod tests {
             ("x-agentarea-context".to_string(), token.into_bytes()),
         ];
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1","sessionId":"s"}}}"#;
+        // What the gateway does with the call under `config`, as text (the
+        // decision borrows the settings, which live only inside).
         let run = |config: &str, first_use: Option<toolctx_core::FirstUse<'_>>| {
             let s = load_str(config).unwrap().settings;
             let toolctx_core::HeadersVerdict::ReadBody(checked) = s.check_headers("POST", &headers)
             else {
                 panic!("headers refused")
             };
-            s.check_body(checked, &headers, body, now, first_use)
+            let stores = Stores {
+                first_use,
+                ..Stores::default()
+            };
+            s.check_body(checked, &headers, body, now, stores)
+                .map(|d| match d {
+                    Decision::Reject(r) => format!("reject {}", r.reason().as_str()),
+                    other => format!("{other:?}"),
+                })
         };
         let plain = r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},"meta_headers":{"sessionId":"x-session-id"}}"#;
-        assert_eq!(
-            run(plain, None).unwrap(),
-            Decision::Accept(vec![
-                ("x-task".to_string(), "t-1".to_string()),
-                ("x-session-id".to_string(), "s".to_string())
-            ])
-        );
+        let accepted = Decision::Accept(vec![
+            ("x-task", "t-1".to_string()),
+            ("x-session-id", "s".to_string()),
+        ]);
+        assert_eq!(run(plain, None).unwrap(), format!("{accepted:?}"));
         let guarded = r#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":4}}"#;
         assert!(run(guarded, None).is_err());
         let mut seen = Vec::new();
@@ -1261,10 +1370,10 @@ mod tests {
             seen.push((jti.to_string(), until));
             false
         };
-        let Decision::Reject(r) = run(guarded, Some(&mut once)).unwrap() else {
-            panic!("not refused")
-        };
-        assert_eq!(r.reason().as_str(), "token_replayed");
+        assert_eq!(
+            run(guarded, Some(&mut once)).unwrap(),
+            "reject token_replayed"
+        );
         assert_eq!(seen, vec![("j-1".to_string(), now + 300 + 30)]);
     }
 
