@@ -153,6 +153,84 @@ def chunked(port, headers, pieces, pause=0.0, hold=None):
         return r.status, r.getheaders(), r.read()
 
 
+def forwarding_checks(port, upstream, tokens):
+    """What a gateway in front of the MCP server forwards (the filter here,
+    the ext_authz service in tests/ext-authz/e2e.py): requests that are not
+    tools/call untouched, accepted calls with their mapped and Tuix headers,
+    every spoofed copy of those removed, both secrets of a rotation. Sends
+    to the gateway on `port`; `tokens` collects the tokens sent (the log
+    checks look for them). Returns how many calls were accepted."""
+    accepted = 0
+    # Not tools/call: passes untouched, and the body is the server's business.
+    n0 = upstream.count()
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
+    status, _, body = send(port, mcp_headers(), init)
+    check("tools/list passes to the MCP server", status == 200 and b"whoami" in body
+          and upstream.count() == n0 + 1, (status, body[:200]))
+    status, _, _ = send(port, [("accept", "application/json")], b"", method="GET")
+    check("GET passes without a body or token", upstream.count() == n0 + 2, status)
+
+    # Accepted: the tool runs and sees the verified context as headers.
+    c = claims()
+    tok = mint(c)
+    tokens.append(tok)
+    status, _, body = send(port, mcp_headers(tok), call_body(c))
+    ok = status == 200
+    report = tool_result(body) if ok else {}
+    accepted += ok
+    want = {MAPPED[k]: c[k] for k in MAPPED}
+    check("valid tools/call reaches the tool with mapped headers",
+          ok and report.get("headers") == want and report.get("note") == "hi", (status, body[:300]))
+
+    # A caller cannot spoof a mapped header, in any case or count.
+    c = claims()
+    tok = mint(c)
+    spoof = [("x-toolctx-task-id", "evil"), ("X-Toolctx-Task-Id", "evil2"), ("x-toolctx-workspace-id", "evil")]
+    status, _, body = send(port, mcp_headers(tok, extra=spoof), call_body(c))
+    report = tool_result(body) if status == 200 else {}
+    accepted += status == 200
+    check("spoofed mapped headers are removed",
+          report.get("headers", {}).get("x-toolctx-task-id") == c["task_id"]
+          and report.get("headers", {}).get("x-toolctx-workspace-id") == "ws-7", (status, body[:300]))
+    n = upstream.count()
+    send(port, mcp_headers(extra=[("x-toolctx-task-id", "evil"), ("x-toolctx-task-id", "evil2")]), init)
+    last = upstream.stats()
+    check("spoofed mapped header removed on a passing request too",
+          last["requests"] == n + 1 and last["last"] == {}, last["last"])
+
+    # Tuix: verified _meta members forwarded as headers (meta_headers),
+    # spoofed ones removed first.
+    c = claims()
+    meta = {"agentarea/" + k: c[k] for k in CONTEXT_CLAIMS if k in c}
+    meta.update(sessionId="sess-1 \u00fc", idempotencyKey="idem-" + c["tool_call_id"])
+    spoof = [("x-session-id", "evil"), ("X-Idempotency-Key", "evil")]
+    status, _, body = send(port, mcp_headers(mint(c), extra=spoof), call_body(c, meta=meta))
+    report = tool_result(body) if status == 200 else {}
+    accepted += status == 200
+    check("_meta sessionId and idempotencyKey forwarded as X-Session-Id and X-Idempotency-Key",
+          report.get("meta") == {"x-session-id": "sess-1%20%C3%BC", "x-idempotency-key": meta["idempotencyKey"]},
+          (status, body[:300]))
+    c = claims()
+    status, _, body = send(port, mcp_headers(mint(c), extra=spoof), call_body(c))
+    report = tool_result(body) if status == 200 else {}
+    accepted += status == 200
+    check("spoofed X-Session-Id/X-Idempotency-Key removed when _meta has none",
+          status == 200 and report.get("meta") == {}, (status, body[:300]))
+    n = upstream.count()
+    send(port, mcp_headers(extra=spoof), init)
+    last = upstream.stats()
+    check("spoofed X-Session-Id removed on a passing request too",
+          last["requests"] == n + 1 and last["lastMeta"] == {}, last["lastMeta"])
+
+    # Rotation: current and previous secret both verify, others do not.
+    c = claims()
+    status, _, body = send(port, mcp_headers(mint(c, PREVIOUS)), call_body(c))
+    accepted += status == 200
+    check("rotation: a token signed with the previous secret is accepted",
+          status == 200 and tool_result(body)["headers"].get("x-toolctx-task-id") == c["task_id"], status)
+    return accepted
+
+
 def main():
     wasm = os.environ.get("TOOLCTX_ENVOY_WASM") or os.path.join(harness.ROOT, "target", "envoy", "toolctx_envoy.wasm")
     admin, listen, up_port, bad_admin, bad_listen = harness.free_ports(5)
@@ -164,73 +242,7 @@ def main():
     accepted = 0
     refused = {}
     try:
-        # Not tools/call: passes untouched, and the body is the server's business.
-        n0 = upstream.count()
-        init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
-        status, _, body = send(listen, mcp_headers(), init)
-        check("tools/list passes to the MCP server", status == 200 and b"whoami" in body
-              and upstream.count() == n0 + 1, (status, body[:200]))
-        status, _, _ = send(listen, [("accept", "application/json")], b"", method="GET")
-        check("GET passes without a body or token", upstream.count() == n0 + 2, status)
-
-        # Accepted: the tool runs and sees the verified context as headers.
-        c = claims()
-        tok = mint(c)
-        sent_tokens.append(tok)
-        status, _, body = send(listen, mcp_headers(tok), call_body(c))
-        ok = status == 200
-        report = tool_result(body) if ok else {}
-        accepted += ok
-        want = {MAPPED[k]: c[k] for k in MAPPED}
-        check("valid tools/call reaches the tool with mapped headers",
-              ok and report.get("headers") == want and report.get("note") == "hi", (status, body[:300]))
-
-        # A caller cannot spoof a mapped header, in any case or count.
-        c = claims()
-        tok = mint(c)
-        spoof = [("x-toolctx-task-id", "evil"), ("X-Toolctx-Task-Id", "evil2"), ("x-toolctx-workspace-id", "evil")]
-        status, _, body = send(listen, mcp_headers(tok, extra=spoof), call_body(c))
-        report = tool_result(body) if status == 200 else {}
-        accepted += status == 200
-        check("spoofed mapped headers are removed",
-              report.get("headers", {}).get("x-toolctx-task-id") == c["task_id"]
-              and report.get("headers", {}).get("x-toolctx-workspace-id") == "ws-7", (status, body[:300]))
-        n = upstream.count()
-        send(listen, mcp_headers(extra=[("x-toolctx-task-id", "evil")]), init)
-        last = upstream.stats()
-        check("spoofed mapped header removed on a passing request too",
-              last["requests"] == n + 1 and last["last"] == {}, last["last"])
-
-        # Tuix: verified _meta members forwarded as headers (meta_headers),
-        # spoofed ones removed first.
-        c = claims()
-        meta = {"agentarea/" + k: c[k] for k in CONTEXT_CLAIMS if k in c}
-        meta.update(sessionId="sess-1 \u00fc", idempotencyKey="idem-" + c["tool_call_id"])
-        spoof = [("x-session-id", "evil"), ("X-Idempotency-Key", "evil")]
-        status, _, body = send(listen, mcp_headers(mint(c), extra=spoof), call_body(c, meta=meta))
-        report = tool_result(body) if status == 200 else {}
-        accepted += status == 200
-        check("_meta sessionId and idempotencyKey forwarded as X-Session-Id and X-Idempotency-Key",
-              report.get("meta") == {"x-session-id": "sess-1%20%C3%BC", "x-idempotency-key": meta["idempotencyKey"]},
-              (status, body[:300]))
-        c = claims()
-        status, _, body = send(listen, mcp_headers(mint(c), extra=spoof), call_body(c))
-        report = tool_result(body) if status == 200 else {}
-        accepted += status == 200
-        check("spoofed X-Session-Id/X-Idempotency-Key removed when _meta has none",
-              status == 200 and report.get("meta") == {}, (status, body[:300]))
-        n = upstream.count()
-        send(listen, mcp_headers(extra=spoof), init)
-        last = upstream.stats()
-        check("spoofed X-Session-Id removed on a passing request too",
-              last["requests"] == n + 1 and last["lastMeta"] == {}, last["lastMeta"])
-
-        # Rotation: current and previous secret both verify, others do not.
-        c = claims()
-        status, _, body = send(listen, mcp_headers(mint(c, PREVIOUS)), call_body(c))
-        accepted += status == 200
-        check("rotation: a token signed with the previous secret is accepted",
-              status == 200 and tool_result(body)["headers"].get("x-toolctx-task-id") == c["task_id"], status)
+        accepted += forwarding_checks(listen, upstream, sent_tokens)
 
         # A valid body sent slowly in chunks: the headers are held until the
         # body is judged, then everything goes up.

@@ -39,9 +39,9 @@ import authz  # noqa: E402
 from authz import harness  # noqa: E402
 
 sys.path.insert(0, harness.HERE)
-from e2e import (CONTEXT_CLAIMS, CREDENTIAL, INSTANCE, MAPPED, MAX_BODY, PREVIOUS, SECRET,  # noqa: E402
-                 UNKNOWN, Upstream, call_body, check, chunked, claims, mcp_headers, mint, results,
-                 rpc_error, send, tool_result)
+from e2e import (CREDENTIAL, INSTANCE, MAPPED, MAX_BODY, PREVIOUS, SECRET,  # noqa: E402
+                 UNKNOWN, Upstream, call_body, check, chunked, claims, forwarding_checks, mcp_headers, mint,
+                 results, rpc_error, send, tool_result)
 from e2e_conventions import AIVAX_HEADERS, HOOK_KEY, aivax_body, aivax_meta, nonce  # noqa: E402
 
 ENV = {"TOOLCTX_SECRET": SECRET, "TOOLCTX_SECRET_PREVIOUS": PREVIOUS, "TOOLCTX_CREDENTIAL": CREDENTIAL,
@@ -120,60 +120,7 @@ def test_main(port, svc, envoy, upstream, admin):
           "authz_0::127.0.0.1:%d::health_flags::healthy" % svc.port in clusters,
           [l for l in clusters.splitlines() if "authz_0" in l and "health" in l])
 
-    n0 = upstream.count()
-    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
-    status, _, body = send(port, mcp_headers(), init)
-    check("tools/list passes to the MCP server", status == 200 and b"whoami" in body and upstream.count() == n0 + 1,
-          (status, body[:200]))
-    status, _, _ = send(port, [("accept", "application/json")], b"", method="GET")
-    check("GET passes without a body or token", upstream.count() == n0 + 2, status)
-
-    c = claims()
-    tok = mint(c)
-    tokens.append(tok)
-    status, _, body = send(port, mcp_headers(tok), call_body(c))
-    report = tool_result(body) if status == 200 else {}
-    accepted += status == 200
-    check("valid tools/call reaches the tool with the mapped headers",
-          report.get("headers") == {MAPPED[k]: c[k] for k in MAPPED} and report.get("note") == "hi",
-          (status, body[:300]))
-
-    c = claims()
-    spoof = [("x-toolctx-task-id", "evil"), ("X-Toolctx-Task-Id", "evil2"), ("x-toolctx-workspace-id", "evil")]
-    status, _, body = send(port, mcp_headers(mint(c), extra=spoof), call_body(c))
-    report = tool_result(body) if status == 200 else {}
-    accepted += status == 200
-    check("spoofed mapped headers are removed (every copy) on an accepted call",
-          report.get("headers", {}).get("x-toolctx-task-id") == c["task_id"]
-          and report.get("headers", {}).get("x-toolctx-workspace-id") == "ws-7", (status, body[:300]))
-    n = upstream.count()
-    send(port, mcp_headers(extra=[("x-toolctx-task-id", "evil"), ("x-toolctx-task-id", "evil2")]), init)
-    last = upstream.stats()
-    check("spoofed mapped headers removed on a passing request too",
-          last["requests"] == n + 1 and last["last"] == {}, last["last"])
-
-    c = claims()
-    meta = {"agentarea/" + k: c[k] for k in CONTEXT_CLAIMS if k in c}
-    meta.update(sessionId="sess-1 \u00fc", idempotencyKey="idem-" + c["tool_call_id"])
-    tuix_spoof = [("x-session-id", "evil"), ("X-Idempotency-Key", "evil")]
-    status, _, body = send(port, mcp_headers(mint(c), extra=tuix_spoof), call_body(c, meta=meta))
-    report = tool_result(body) if status == 200 else {}
-    accepted += status == 200
-    check("_meta sessionId and idempotencyKey forwarded as X-Session-Id and X-Idempotency-Key",
-          report.get("meta") == {"x-session-id": "sess-1%20%C3%BC", "x-idempotency-key": meta["idempotencyKey"]},
-          (status, body[:300]))
-    c = claims()
-    status, _, body = send(port, mcp_headers(mint(c), extra=tuix_spoof), call_body(c))
-    report = tool_result(body) if status == 200 else {}
-    accepted += status == 200
-    check("spoofed X-Session-Id/X-Idempotency-Key removed when _meta has none",
-          status == 200 and report.get("meta") == {}, (status, body[:300]))
-
-    c = claims()
-    status, _, body = send(port, mcp_headers(mint(c, PREVIOUS)), call_body(c))
-    accepted += status == 200
-    check("rotation: a token signed with the previous secret is accepted",
-          status == 200 and tool_result(body)["headers"].get("x-toolctx-task-id") == c["task_id"], status)
+    accepted += forwarding_checks(port, upstream, tokens)
 
     c = claims()
     body_bytes = call_body(c, note="x" * 3000)
