@@ -41,7 +41,7 @@ from authz import harness  # noqa: E402
 sys.path.insert(0, harness.HERE)
 from e2e import (CREDENTIAL, INSTANCE, MAPPED, MAX_BODY, PREVIOUS, SECRET,  # noqa: E402
                  UNKNOWN, Upstream, call_body, check, chunked, claims, forwarding_checks, mcp_headers, mint,
-                 results, rpc_error, send, tool_result)
+                 refusal_cases, results, rpc_error, send, tool_result)
 from e2e_conventions import AIVAX_HEADERS, HOOK_KEY, aivax_body, aivax_meta, nonce  # noqa: E402
 
 ENV = {"TOOLCTX_SECRET": SECRET, "TOOLCTX_SECRET_PREVIOUS": PREVIOUS, "TOOLCTX_CREDENTIAL": CREDENTIAL,
@@ -74,38 +74,6 @@ class Redis:
 
     def stop(self):
         harness.stop(self.proc)
-
-
-def refusal_cases(good, now):
-    """Every refusal class the AgentArea profile has, as (reason, status,
-    code, id, headers, body)."""
-    return [
-        ("credential_missing", 401, -32001, None, mcp_headers(mint(good), credential=None), call_body(good)),
-        ("credential_invalid", 401, -32001, None, mcp_headers(mint(good), credential="Bearer nope"), call_body(good)),
-        ("credential_invalid", 401, -32001, None,
-         mcp_headers(mint(good), extra=[("authorization", CREDENTIAL)]), call_body(good)),
-        ("body_too_large", 413, -32600, None, mcp_headers(mint(good)), call_body(good, note="x" * MAX_BODY)),
-        ("parse_error", 400, -32700, None, mcp_headers(mint(good)), b'{"jsonrpc":'),
-        ("duplicate_member", 400, -32600, None, mcp_headers(mint(good)),
-         b'{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"whoami"}}'),
-        ("batch_with_tools_call", 400, -32600, None, mcp_headers(mint(good)), b"[" + call_body(good) + b"]"),
-        ("invalid_params", 400, -32602, 7, mcp_headers(mint(good)),
-         b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}'),
-        ("header_mismatch", 400, -32020, 7, mcp_headers(mint(good), extra=[("mcp-name", "other")]), call_body(good)),
-        ("token_missing", 401, -32001, 7, mcp_headers(None), call_body(good)),
-        ("token_duplicated", 401, -32001, 7, mcp_headers(mint(good), extra=[("x-agentarea-context", mint(good))]),
-         call_body(good)),
-        ("token_malformed", 401, -32001, 7, mcp_headers("not-a-token"), call_body(good)),
-        ("alg_not_allowed", 401, -32001, 7, mcp_headers(mint(good, header={"alg": "none"})), call_body(good)),
-        ("signature_invalid", 401, -32001, 7, mcp_headers(mint(good, UNKNOWN)), call_body(good)),
-        ("audience_invalid", 401, -32001, 7, mcp_headers(mint(claims(aud="other"))), call_body(good)),
-        ("token_expired", 401, -32001, 7, mcp_headers(mint(claims(iat=now - 400, exp=now - 100))), call_body(good)),
-        ("context_malformed", 400, -32602, 7, mcp_headers(mint(claims(idempotency_key="x:y"))), call_body(good)),
-        ("tool_mismatch", 403, -32003, 7, mcp_headers(mint(claims(tool="other"))), call_body(good)),
-        ("meta_mismatch", 403, -32003, 7, mcp_headers(mint(good)),
-         call_body(good, meta={"agentarea/task_id": "someone-else"})),
-        ("meta_missing", 403, -32003, 7, mcp_headers(mint(good)), call_body(good, meta={})),
-    ]
 
 
 def test_main(port, svc, envoy, upstream, admin):
