@@ -236,22 +236,14 @@ impl Filter {
             #[cfg(feature = "aivax")]
             Profile::Aivax { .. } => None,
         };
-        let mut store_error = None;
-        // The core calls this only once every other check passed.
-        let mut first_use = |jti: &str, until: u64| match guard {
-            Some(g) => {
-                replay::first_use(&mut replay::Host, g, jti, until, now).unwrap_or_else(|e| {
-                    store_error = Some(e);
-                    false
-                })
-            }
-            None => false,
-        };
+        let mut claim = guard.map(|g| {
+            move |jti: &str, until: u64| replay::first_use(&mut replay::Host, g, jti, until, now)
+        });
         let decision = {
             #[cfg(feature = "aivax")]
             let mut nonces = self.nonces.as_ref().map(|c| c.borrow_mut());
             let stores = Stores {
-                first_use: guard.is_some().then_some(&mut first_use as _),
+                first_use: claim.as_mut().map(|c| c as _),
                 #[cfg(feature = "aivax")]
                 nonces: nonces.as_deref_mut(),
             };
@@ -259,10 +251,6 @@ impl Filter {
                 settings.check_body(checked, headers, body, now, stores)
             })
         };
-        if let Some(e) = store_error {
-            // The store failed, not the token: no `token_replayed`.
-            return self.fail(&e);
-        }
         match decision {
             Ok(Decision::Pass) => self.pass(),
             Ok(Decision::Accept(mapped)) => self.forward(&mapped),

@@ -38,28 +38,17 @@ pub fn decide(settings: &Settings, store: Option<&Store>, req: &Request, now: u6
                 .into(),
         );
     }
-    let mut store_error = None;
-    let mut first_use = |jti: &str, until: u64| match store {
-        Some(s) => s.first_use(jti, until, now).unwrap_or_else(|e| {
-            store_error = Some(e);
-            false
-        }),
-        None => false,
-    };
+    let mut claim = store.map(|s| move |jti: &str, until: u64| s.first_use(jti, until, now));
     let decision = settings.check_body(
         checked,
         &req.headers,
         &req.body,
         now,
         Stores {
-            first_use: store.is_some().then_some(&mut first_use as _),
+            first_use: claim.as_mut().map(|c| c as _),
             ..Stores::default()
         },
     );
-    if let Some(e) = store_error {
-        // The store failed, not the token: no `token_replayed`.
-        return Outcome::Error(e);
-    }
     match decision {
         Err(e) => Outcome::Error(e),
         Ok(Decision::Reject(r)) => Outcome::Refuse(r),

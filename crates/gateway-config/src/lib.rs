@@ -11,8 +11,8 @@ use toolctx_core::json::{self, write_str, Value};
 #[cfg(feature = "aivax")]
 use toolctx_core::DEFAULT_MAX_BODY_BYTES;
 use toolctx_core::{
-    Checked, Config, ConfigError, Context, Credential, FirstUse, HeadersVerdict, Refusal,
-    UnknownSettings, Verdict, Verifier, TOKEN_HEADER,
+    Checked, Config, ConfigError, Context, Credential, HeadersVerdict, Refusal, UnknownSettings,
+    Verdict, Verifier, TOKEN_HEADER,
 };
 
 /// A verified context field that can be forwarded as an upstream header.
@@ -330,7 +330,8 @@ impl Settings {
     /// is the replay guard's store, required when one is configured (the core
     /// calls it only once every other check passed); `stores.nonces` the
     /// AIVAX nonces the gateway remembers, if it keeps them. `Err` when the
-    /// gateway cannot decide: refuse with `internal_error`.
+    /// gateway cannot decide, the replay store failing among them: refuse
+    /// with `internal_error`.
     pub fn check_body<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         checked: Checked,
@@ -347,8 +348,25 @@ impl Settings {
             } => {
                 let verdict = match (replay, stores.first_use) {
                     (None, _) => verifier.check_body(checked, headers, body, now),
-                    (Some(_), Some(first_use)) => {
-                        verifier.check_body_once(checked, headers, body, now, first_use)
+                    (Some(_), Some(store)) => {
+                        let mut failed = None;
+                        let verdict = verifier.check_body_once(
+                            checked,
+                            headers,
+                            body,
+                            now,
+                            &mut |jti, until| {
+                                store(jti, until).unwrap_or_else(|e| {
+                                    failed = Some(e);
+                                    false
+                                })
+                            },
+                        );
+                        if let Some(e) = failed {
+                            // The store failed, not the token: no `token_replayed`.
+                            return Err(e);
+                        }
+                        verdict
                     }
                     (Some(_), None) => return Err("the replay guard has no store".into()),
                 };
@@ -454,11 +472,15 @@ pub enum Decision<'s> {
     Reject(Refusal),
 }
 
+/// The replay guard's shared store: records a token id until a Unix
+/// second and answers whether it was unused; `Err` when it cannot answer.
+pub type ClaimJti<'a> = &'a mut dyn FnMut(&str, u64) -> Result<bool, String>;
+
 /// The stores a body check may use (see [`Settings::check_body`]).
 #[derive(Default)]
 pub struct Stores<'a> {
     /// The replay guard's store: required with `replay_guard`.
-    pub first_use: Option<FirstUse<'a>>,
+    pub first_use: Option<ClaimJti<'a>>,
     /// The AIVAX nonces already verified (`nonce_cache`), when kept.
     #[cfg(feature = "aivax")]
     pub nonces: Option<&'a mut NonceCache>,
@@ -1341,7 +1363,7 @@ mod tests {
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1","sessionId":"s"}}}"#;
         // What the gateway does with the call under `config`, as text (the
         // decision borrows the settings, which live only inside).
-        let run = |config: &str, first_use: Option<toolctx_core::FirstUse<'_>>| {
+        let run = |config: &str, first_use: Option<ClaimJti<'_>>| {
             let s = load_str(config).unwrap().settings;
             let toolctx_core::HeadersVerdict::ReadBody(checked) = s.check_headers("POST", &headers)
             else {
@@ -1368,13 +1390,19 @@ mod tests {
         let mut seen = Vec::new();
         let mut once = |jti: &str, until: u64| {
             seen.push((jti.to_string(), until));
-            false
+            Ok(false)
         };
         assert_eq!(
             run(guarded, Some(&mut once)).unwrap(),
             "reject token_replayed"
         );
         assert_eq!(seen, vec![("j-1".to_string(), now + 300 + 30)]);
+        // A store that cannot answer: no verdict (internal_error), never token_replayed.
+        let mut down = |_: &str, _: u64| Err("redis: connection refused".to_string());
+        assert_eq!(
+            run(guarded, Some(&mut down)),
+            Err("redis: connection refused".to_string())
+        );
     }
 
     #[test]
