@@ -112,27 +112,35 @@ function isHeaders(h: unknown): h is Headers {
   return typeof o.forEach === 'function' && typeof o.get === 'function' && typeof o.has === 'function';
 }
 
-/** Writes `parts` into `scratch` and their byte lengths into `lens`; returns the byte count. */
-function encodeParts(parts: HeaderValue[]): number {
-  if (parts.length > lens.length) lens = new Uint32Array(parts.length * 2);
-  let text = '';
-  let strings = true;
-  for (const p of parts) {
-    if (typeof p !== 'string') {
-      strings = false;
-      break;
-    }
+/**
+ * The fast path, on every request: `first` and then `rest` from index
+ * `from`, all ASCII strings, written back to back into `scratch` with their
+ * lengths in `lens`; the byte count, or -1 when one is not a string or not
+ * ASCII (then `encodeParts` writes them byte by byte).
+ */
+function encodeAscii(first: string, rest: readonly HeaderValue[], from: number): number {
+  const count = 1 + rest.length - from;
+  if (count > lens.length) lens = new Uint32Array(count * 2);
+  let text = first;
+  for (let i = from; i < rest.length; i++) {
+    const p = rest[i];
+    if (typeof p !== 'string') return -1;
     text += p;
   }
-  if (strings) {
-    if (text.length * 3 > scratch.length) scratch = new Uint8Array(text.length * 3);
-    // Fast path: all ASCII, so every part's byte length is its string length.
-    const { written } = encoder.encodeInto(text, scratch);
-    if (written === text.length) {
-      for (let i = 0; i < parts.length; i++) lens[i] = (parts[i] as string).length;
-      return written;
-    }
-  }
+  if (text.length > scratch.length) scratch = new Uint8Array(text.length * 2);
+  // Equal counts of chars read and bytes written: every char was ASCII.
+  const { read, written } = encoder.encodeInto(text, scratch);
+  if (read !== text.length || written !== text.length) return -1;
+  lens[0] = first.length;
+  for (let i = from; i < rest.length; i++) lens[1 + i - from] = (rest[i] as string).length;
+  return written;
+}
+
+/** Writes `parts` into `scratch` and their byte lengths into `lens`; returns the byte count. */
+function encodeParts(parts: HeaderValue[]): number {
+  const ascii = encodeAscii(parts[0] as string, parts, 1);
+  if (ascii >= 0) return ascii;
+  if (parts.length > lens.length) lens = new Uint32Array(parts.length * 2);
   let offset = 0;
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i] as HeaderValue;
@@ -150,36 +158,14 @@ function encodeParts(parts: HeaderValue[]): number {
 }
 
 /**
- * Node's flat `rawHeaders` without the intermediate list `collect` builds
- * (the common case, on every request): their bytes and lengths written as
- * `encodeParts` would, or -1 when the list is not all strings in pairs or
- * not all ASCII (then `collect` and `encodeParts` take it).
- */
-function encodeRaw(method: string, raw: readonly string[]): number {
-  if (raw.length % 2 !== 0 || raw.length + 1 > lens.length) return -1;
-  let text = method;
-  for (let i = 0; i < raw.length; i++) {
-    const p = raw[i];
-    if (typeof p !== 'string') return -1;
-    text += p;
-  }
-  if (text.length > scratch.length) return -1;
-  // Equal counts of chars read and bytes written: every char was ASCII.
-  const { read, written } = encoder.encodeInto(text, scratch);
-  if (read !== text.length || written !== text.length) return -1;
-  lens[0] = method.length;
-  for (let i = 0; i < raw.length; i++) lens[i + 1] = (raw[i] as string).length;
-  return written;
-}
-
-/**
  * The method and headers as the glue takes them: the bytes back to back and
  * their lengths. Both are views of shared scratch space, valid until the
  * next call into the glue.
  */
 function encodeHead(method: string, headers: HeadersInput | null | undefined): [Uint8Array, Uint32Array] {
-  if (Array.isArray(headers) && typeof headers[0] === 'string') {
-    const n = encodeRaw(method, headers as readonly string[]);
+  // Node's flat rawHeaders, without the list `collect` would build.
+  if (Array.isArray(headers) && typeof headers[0] === 'string' && headers.length % 2 === 0) {
+    const n = encodeAscii(method, headers as readonly string[], 0);
     if (n >= 0) return [scratch.subarray(0, n), lens.subarray(0, headers.length + 1)];
   }
   const parts = collect(method, headers);
