@@ -105,9 +105,13 @@ impl AivaxVerifier {
                 .core
                 .check_cached(&method, &headers, &body, &mut nonces))
         });
-        verdict(py, v?, self.include_reason, self.core.forward().removed(), |py, ctx| {
-            Ok(Py::new(py, AivaxContext::new(ctx))?.into_any())
-        })
+        verdict(
+            py,
+            v?,
+            self.include_reason,
+            self.core.forward().removed(),
+            |py, ctx| Ok(Py::new(py, AivaxContext::new(ctx))?.into_any()),
+        )
     }
 
     /// Steps 0 and 1 only: `Pass`, `Reject`, or `None` (read the body and

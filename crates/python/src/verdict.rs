@@ -46,7 +46,11 @@ impl Upstream {
         py: Python<'py>,
         headers: Vec<(Vec<u8>, Vec<u8>)>,
     ) -> PyResult<Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
-        let removed = |name: &[u8]| self.remove.iter().any(|r| name.eq_ignore_ascii_case(r.as_bytes()));
+        let removed = |name: &[u8]| {
+            self.remove
+                .iter()
+                .any(|r| name.eq_ignore_ascii_case(r.as_bytes()))
+        };
         let kept = headers.iter().filter(|(n, _)| !removed(n));
         let added = self.set.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
         Ok(kept
