@@ -9,12 +9,12 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier as Core, NonceCache};
-use toolctx_core::{Checked, HeadersVerdict, UnknownSettings};
+use toolctx_core::{HeadersVerdict, UnknownSettings};
 
 use crate::context::AivaxContext;
-use crate::convert::{body_of, headers_of, json_text, Header};
+use crate::convert::{body_of, headers_of, json_text};
 use crate::errors::config_error;
-use crate::verdict::{reject, verdict, Pass};
+use crate::verdict::{reject, verdict, Held, Pass};
 
 /// Verified nonces remembered per verifier (bound to its hook key by the
 /// core; failures are never cached).
@@ -106,7 +106,7 @@ impl AivaxVerifier {
             HeadersVerdict::ReadBody(proof) => Ok(Py::new(
                 py,
                 AivaxReadBody {
-                    held: Mutex::new(Some((proof, headers))),
+                    held: Held::new(proof, headers),
                     max_body_bytes: self.core.max_body_bytes(),
                 },
             )?
@@ -124,12 +124,7 @@ impl AivaxVerifier {
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let body = body_of(body)?;
-        let (proof, headers) = read_body
-            .held
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("AivaxReadBody lock poisoned"))?
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this AivaxReadBody was already used"))?;
+        let (proof, headers) = read_body.held.take("AivaxReadBody")?;
         self.decide(py, |core, nonces| {
             core.check_body_cached(proof, &headers, &body, nonces)
         })
@@ -173,7 +168,7 @@ impl AivaxVerifier {
 /// `max_body_bytes + 1`).
 #[pyclass(frozen, module = "toolctx")]
 pub struct AivaxReadBody {
-    held: Mutex<Option<(Checked, Vec<Header>)>>,
+    held: Held,
     #[pyo3(get)]
     max_body_bytes: usize,
 }
