@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { redisStore } from 'toolctx/helpers';
+import { redisIdempotencyStore } from 'toolctx/helpers';
 import { haveRedis, redisReplicas } from './processes.mjs';
 import { replicaCells } from './sdks.mjs';
 import { CREDENTIAL, callContext } from './support.mjs';
@@ -90,7 +90,7 @@ describe('the Redis store', { skip }, () => {
   after(() => redis.stop());
 
   test('the store: one claim wins among concurrent ones, release deletes only its own claim', async () => {
-    const store = redisStore(client, { prefix: 'toolctx-store-test:' });
+    const store = redisIdempotencyStore(client, { prefix: 'toolctx-store-test:' });
     const claims = Array.from({ length: 8 }, (_, i) => ({ state: 'running', hash: 'h', owner: `o${i}` }));
     const answers = await Promise.all(claims.map((c) => store.claim('k1', c, 60_000)));
     const winners = answers.map((a, i) => (a === null ? i : -1)).filter((i) => i >= 0);
@@ -102,7 +102,7 @@ describe('the Redis store', { skip }, () => {
     await store.release('k1', winner);
     assert.equal(await client.get('toolctx-store-test:k1'), null);
     // node-redis's own `sendCommand` and a bare function are both accepted.
-    const viaFunction = redisStore((args) => client.sendCommand(args), { prefix: 'toolctx-store-test:' });
+    const viaFunction = redisIdempotencyStore((args) => client.sendCommand(args), { prefix: 'toolctx-store-test:' });
     assert.equal(await viaFunction.claim('k2', winner, 60_000), null);
     assert.deepEqual(await viaFunction.claim('k2', claims[0], 60_000), winner);
   });
