@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { redisIdempotencyStore } from 'toolctx/helpers';
+import { idempotencyStoreKey, redisIdempotencyStore } from 'toolctx/helpers';
 import { haveRedis, redisReplicas } from './processes.mjs';
 import { replicaCells } from './sdks.mjs';
 import { CREDENTIAL, callContext } from './support.mjs';
@@ -54,10 +54,11 @@ for (const cell of replicaCells) describe(cell.label, { skip }, () => {
       assert.equal(retry.result.structuredContent.chargedBy, a.child.pid, 'the result is the first process\'s');
       assert.deepEqual([await runsOf(a.url), await runsOf(b.url)], [before[0] + 1, before[1]]);
       // What the store holds, read with a plain client.
-      const stored = JSON.parse(await client.get(`toolctx-test:${first.ctx.idempotency_key}`));
+      const key = `toolctx-test:${idempotencyStoreKey('', first.ctx.idempotency_key)}`;
+      const stored = JSON.parse(await client.get(key));
       assert.equal(stored.state, 'done');
       assert.match(stored.hash, /^[0-9a-f]{64}$/);
-      assert.ok((await client.pTTL(`toolctx-test:${first.ctx.idempotency_key}`)) > 0, 'the result has no TTL');
+      assert.ok((await client.pTTL(key)) > 0, 'the result has no TTL');
     });
 
     test('concurrent duplicates at both processes run the tool once', async () => {
