@@ -24,6 +24,10 @@ export type ToolctxErrorCode =
   | 'replay_guard_async'
   /** The middleware found `req.body` already parsed by a body parser. */
   | 'body_already_parsed'
+  /** `idempotent`: the store failed before the tool ran, so the tool did not run (`cause` holds the error of the store). */
+  | 'idempotency_store_failed'
+  /** `idempotent`: the store holds something under the key that is not an idempotency entry (the tool did not run). */
+  | 'idempotency_entry_invalid'
   /** A bug in toolctx itself: the WebAssembly boundary was misused. */
   | 'internal';
 

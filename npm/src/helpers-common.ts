@@ -8,17 +8,18 @@ export { canonicalJson, canonicalHash } from './canonical.js';
 export type { ToolExtra, SdkV1Extra, SdkV2Context, CallMeta, ToolHandler, ProgressNotification, Clock } from './extra.js';
 export {
   idempotent,
-  memoryStore,
+  idempotencyStoreKey,
+  memoryIdempotencyStore,
   REPLAYED,
   type IdempotencyStore,
   type IdempotencyOptions,
   type IdempotencyOutcome,
-  type MemoryStoreOptions,
+  type MemoryIdempotencyStoreOptions,
   type RunningEntry,
   type DoneEntry,
   type StoredEntry,
 } from './idempotency.js';
-export { redisStore, type RedisSend, type RedisCommandClient, type RedisStoreOptions } from './redis.js';
+export { redisIdempotencyStore, type RedisSend, type RedisCommandClient, type RedisIdempotencyStoreOptions } from './redis.js';
 export { progress, type Progress, type ProgressOptions } from './progress.js';
 export {
   LIMITS,

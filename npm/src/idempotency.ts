@@ -6,6 +6,7 @@
  */
 import { canonicalHash } from './canonical.js';
 import { contextFrom } from './context.js';
+import { ToolctxError } from './errors.js';
 import { callOf, type ToolExtra, type ToolHandler } from './extra.js';
 
 /** A claim held while the first call runs. */
@@ -27,8 +28,8 @@ export interface DoneEntry {
 export type StoredEntry = RunningEntry | DoneEntry;
 
 /**
- * Where results live. Implement it for any shared store; `memoryStore` and
- * `redisStore` are the two shipped. Every method may be called concurrently
+ * Where results live. Implement it for any shared store; `memoryIdempotencyStore` and
+ * `redisIdempotencyStore` are the two shipped. Every method may be called concurrently
  * from several processes: `claim` must be atomic.
  */
 export interface IdempotencyStore {
@@ -52,7 +53,7 @@ export interface IdempotencyStore {
 export type IdempotencyOutcome = 'conflict' | 'in_progress' | 'unverified';
 
 export interface IdempotencyOptions {
-  /** Default: an in-memory LRU (`memoryStore()`), one per wrapped tool. */
+  /** Default: an in-memory LRU (`memoryIdempotencyStore()`), one per wrapped tool. */
   store?: IdempotencyStore;
   /** How long a result is kept. Default 24 h. */
   ttlMs?: number;
@@ -64,7 +65,11 @@ export interface IdempotencyOptions {
   leaseMs?: number;
   /** How long a duplicate waits for the first call to finish. Default 60 s. */
   waitMs?: number;
-  /** Prefixed to the idempotency key in the store (one namespace per tool, say). Default `""`. */
+  /**
+   * Keeps this tool's keys apart from other tools' in a shared store (one
+   * namespace per tool, say). Joined with the key by `idempotencyStoreKey`,
+   * so that two namespaces never share a key. Default `""`.
+   */
   namespace?: string;
   /**
    * A call with no verified toolctx context has no idempotency key, so it
@@ -83,8 +88,10 @@ export interface IdempotencyOptions {
    */
   refuse?: (outcome: IdempotencyOutcome, key: string) => unknown;
   /**
-   * Told when the store fails to record a finished call; the result is still
-   * returned. Default `console.warn`.
+   * Told when the store fails after the tool ran (recording its result, or
+   * dropping the claim of a call that threw or asked for input); the call's
+   * own outcome still stands and the claim expires with its lease. Default
+   * `console.warn`.
    */
   onStoreError?: (error: unknown) => void;
   /**
@@ -98,6 +105,17 @@ export interface IdempotencyOptions {
 
 /** The `_meta` key the platform reads on a replayed result. */
 export const REPLAYED = 'agentarea/replayed';
+
+/**
+ * The store key of an idempotency key in a namespace: the namespace with
+ * `%` and `:` percent-escaped (`%25`, `%3A`), then `:`, then the key. The
+ * first `:` ends the namespace, so two namespaces never share a store key
+ * (`"a"` + `"b:c"` is `a:b:c`, `"a:b"` + `"c"` is `a%3Ab:c`). The Python
+ * package joins them the same way.
+ */
+export function idempotencyStoreKey(namespace: string, key: string): string {
+  return `${namespace.replaceAll('%', '%25').replaceAll(':', '%3A')}:${key}`;
+}
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -116,7 +134,15 @@ const DAY = 24 * 60 * 60 * 1000;
  * - a duplicate with other arguments is refused as a conflict, never replayed;
  * - an `input_required` result (SDK v2's `inputRequired(...)`, a round of a
  *   2026-07-28 multi-round-trip call) is not stored: the claim is released
- *   and the round that carries the client's answers runs the tool.
+ *   and the round that carries the client's answers runs the tool;
+ * - the store failing before the tool runs fails the call with a
+ *   `ToolctxError` (`idempotency_store_failed`, or
+ *   `idempotency_entry_invalid` when the key holds something that is not an
+ *   entry) and the tool does not run; once the tool ran, a store error goes
+ *   to `onStoreError` and the call's outcome stands.
+ *
+ * A replay is the stored result as the tool returned it (its `_meta`
+ * included, as JSON: what was sent), `_meta["agentarea/replayed"]` added.
  *
  * Put `cancellable` outside it, so that a cancelled duplicate stops waiting.
  */
@@ -124,7 +150,7 @@ export function idempotent<A, E extends ToolExtra, R>(
   handler: ToolHandler<A, E, R>,
   options: IdempotencyOptions = {},
 ): (args: A, extra: E) => Promise<R> {
-  const store = options.store ?? memoryStore();
+  const store = options.store ?? memoryIdempotencyStore();
   const ttlMs = options.ttlMs ?? DAY;
   const leaseMs = options.leaseMs ?? 30 * 60 * 1000;
   const waitMs = options.waitMs ?? 60 * 1000;
@@ -132,20 +158,29 @@ export function idempotent<A, E extends ToolExtra, R>(
   const now = options.now ?? Date.now;
   const hashOf = options.hash ?? canonicalHash;
   const refuse = options.refuse ?? refusal;
-  const onStoreError = options.onStoreError ?? ((e: unknown) => console.warn('toolctx: the idempotency store failed to record a result', e));
+  const onStoreError = options.onStoreError ?? ((e: unknown) => console.warn('toolctx: the idempotency store failed after the tool ran', e));
+  // After the tool ran, a store error is reported, never thrown: the call's outcome stands.
+  const settle = (done: Promise<void>): Promise<void> =>
+    done.then(undefined, (e: unknown) => {
+      try {
+        onStoreError(e);
+      } catch {
+        // A hook that throws changes nothing either.
+      }
+    });
 
   const allowUnverified = options.allowUnverified === true;
   return async function idempotentTool(args: A, extra: E): Promise<R> {
     const signal = callOf(extra, 'idempotent').signal;
     const context = contextFrom(extra);
     if (context === undefined) return allowUnverified ? handler(args, extra) : (refuse('unverified', '') as R);
-    const key = namespace + context.idempotency_key;
+    const key = idempotencyStoreKey(namespace, context.idempotency_key);
     const hash = await hashOf(args ?? {});
     const mine: RunningEntry = { state: 'running', hash, owner: crypto.randomUUID() };
     const deadline = now() + waitMs;
     let pause = 10;
     for (;;) {
-      const held = await store.claim(key, mine, leaseMs);
+      const held = await claim(store, key, mine, leaseMs);
       if (held === null) break;
       if (held.hash !== hash) return refuse('conflict', context.idempotency_key) as R;
       if (held.state === 'done') return replayed(held.result) as R;
@@ -157,23 +192,79 @@ export function idempotent<A, E extends ToolExtra, R>(
     try {
       result = await handler(args, extra);
     } catch (e) {
-      await store.release(key, mine).catch(() => undefined);
+      await settle(attempt(() => store.release(key, mine)));
       throw e;
     }
     if (isInputRequired(result)) {
       // A round of a 2026-07-28 multi-round-trip call, not its outcome: the
       // client answers and sends the same call again, which must reach the
       // tool. Nothing is stored; the claim goes, as for a handler that threw.
-      await store.release(key, mine).catch(() => undefined);
+      await settle(attempt(() => store.release(key, mine)));
       return result;
     }
-    try {
-      await store.complete(key, { state: 'done', hash, result }, ttlMs);
-    } catch (e) {
-      onStoreError(e);
-    }
+    await settle(attempt(() => store.complete(key, { state: 'done', hash, result }, ttlMs)));
     return result;
   };
+}
+
+/** `f()`, a synchronous throw included, as a promise. */
+function attempt<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return Promise.resolve(f());
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/**
+ * The store's claim, before the tool runs: a store that fails refuses the
+ * call (`idempotency_store_failed`, the tool does not run), and what the
+ * store holds must be an entry (`idempotency_entry_invalid`), whichever
+ * store it is.
+ */
+async function claim(store: IdempotencyStore, key: string, mine: RunningEntry, leaseMs: number): Promise<StoredEntry | null> {
+  let held: StoredEntry | null;
+  try {
+    held = await attempt(() => store.claim(key, mine, leaseMs));
+  } catch (e) {
+    if (e instanceof ToolctxError) throw e;
+    throw Object.assign(new ToolctxError('idempotency_store_failed', `idempotent: the store failed, the tool did not run: ${String(e instanceof Error ? e.message : e)}`), { cause: e });
+  }
+  return held === null ? null : checkEntry(held);
+}
+
+/**
+ * `value` as a stored entry, or `idempotency_entry_invalid`: a key holding
+ * something toolctx did not write (another program's value, a truncated
+ * write) is never replayed or taken for a running call.
+ */
+export function checkEntry(value: unknown): StoredEntry {
+  if (typeof value === 'object' && value !== null) {
+    const v = value as Partial<Record<keyof RunningEntry | keyof DoneEntry, unknown>>;
+    if (typeof v.hash === 'string') {
+      if (v.state === 'running' && typeof v.owner === 'string') return { state: 'running', hash: v.hash, owner: v.owner };
+      if (v.state === 'done' && Object.hasOwn(v, 'result')) return { state: 'done', hash: v.hash, result: v.result };
+    }
+  }
+  throw new ToolctxError('idempotency_entry_invalid', 'idempotent: the store holds something under this key that is not an idempotency entry; the tool did not run');
+}
+
+/** An entry as stored: JSON with a fixed member order, so that `release` can compare the exact text `claim` wrote. */
+export function encodeEntry(entry: StoredEntry): string {
+  return entry.state === 'running'
+    ? JSON.stringify({ state: entry.state, hash: entry.hash, owner: entry.owner })
+    : JSON.stringify({ state: entry.state, hash: entry.hash, result: entry.result });
+}
+
+/** What `encodeEntry` wrote (a string or UTF-8 bytes) as an entry; anything else is `idempotency_entry_invalid`. */
+export function decodeEntry(raw: unknown): StoredEntry {
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof raw === 'string' ? raw : new TextDecoder('utf-8', { fatal: true }).decode(raw as Uint8Array));
+  } catch {
+    value = undefined;
+  }
+  return checkEntry(value);
 }
 
 /** SDK v2's `inputRequired(...)` result (protocol 2026-07-28): the call asks the client for input first. */
@@ -181,9 +272,11 @@ function isInputRequired(result: unknown): boolean {
   return typeof result === 'object' && result !== null && (result as { resultType?: unknown }).resultType === 'input_required';
 }
 
+/** The result as first sent, `_meta` and all, with `_meta["agentarea/replayed"]` added. */
 function replayed(result: unknown): unknown {
-  const r = (result ?? {}) as { _meta?: Record<string, unknown> };
-  return { ...r, _meta: { ...r._meta, [REPLAYED]: true } };
+  const r = (typeof result === 'object' && result !== null ? result : {}) as { _meta?: unknown };
+  const meta = typeof r._meta === 'object' && r._meta !== null ? r._meta : {};
+  return { ...r, _meta: { ...meta, [REPLAYED]: true } };
 }
 
 function refusal(outcome: IdempotencyOutcome, key: string): unknown {
@@ -210,7 +303,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-export interface MemoryStoreOptions {
+export interface MemoryIdempotencyStoreOptions {
   /** Entries kept; the least recently used goes first. Default 10000. */
   maxEntries?: number;
   /** Unix milliseconds; for tests. */
@@ -219,24 +312,27 @@ export interface MemoryStoreOptions {
 
 /**
  * An in-memory LRU with a TTL per entry: for a server with one process. With
- * several replicas behind a load balancer use `redisStore`.
+ * several replicas behind a load balancer use `redisIdempotencyStore`.
+ * Entries are kept as their JSON text, as in Redis: a replay is the result
+ * as it was sent, whatever became of the object since.
  */
-export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & { readonly size: number } {
+export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = {}): IdempotencyStore & { readonly size: number } {
   const max = options.maxEntries ?? 10000;
   const now = options.now ?? Date.now;
   // A Map iterates in insertion order: re-inserting on use keeps the LRU at the front.
-  const entries = new Map<string, { entry: StoredEntry; expires: number }>();
+  const entries = new Map<string, { text: string; expires: number }>();
   const live = (key: string): StoredEntry | null => {
     const slot = entries.get(key);
     if (slot === undefined) return null;
     entries.delete(key);
     if (slot.expires <= now()) return null;
     entries.set(key, slot);
-    return slot.entry;
+    return decodeEntry(slot.text);
   };
   const put = (key: string, entry: StoredEntry, ms: number): void => {
+    const text = encodeEntry(entry);
     entries.delete(key);
-    entries.set(key, { entry, expires: now() + ms });
+    entries.set(key, { text, expires: now() + ms });
     while (entries.size > max) {
       const oldest = entries.keys().next();
       if (oldest.done) break;

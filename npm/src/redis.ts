@@ -1,7 +1,7 @@
 /**
  * Redis stores for servers with several replicas.
  *
- * The idempotency store (`redisStore`, from `toolctx/helpers`): the claim
+ * The idempotency store (`redisIdempotencyStore`, from `toolctx/helpers`): the claim
  * is one `SET key value NX PX lease` (atomic), the result a `SET key value
  * PX ttl`, and a claim is released with a compare-and-delete script.
  *
@@ -13,7 +13,7 @@
  * (`(args) => ioredis.call(...args)`).
  */
 import { ToolctxError } from './errors.js';
-import type { DoneEntry, IdempotencyStore, RunningEntry, StoredEntry } from './idempotency.js';
+import { decodeEntry, encodeEntry, type IdempotencyStore } from './idempotency.js';
 import type { ReplayStore } from './replay.js';
 
 /** Sends one command as its arguments (`['SET', key, value, 'NX', 'PX', '1000']`) and resolves to its reply. */
@@ -24,7 +24,7 @@ export interface RedisCommandClient {
   sendCommand(args: string[]): Promise<unknown>;
 }
 
-export interface RedisStoreOptions {
+export interface RedisIdempotencyStoreOptions {
   /** Prefixed to every key. Default `"toolctx:idem:"`. */
   prefix?: string;
   /**
@@ -80,26 +80,26 @@ async function setNx(send: RedisSend, key: string, value: string, ms: number): P
   return set !== null && set !== undefined;
 }
 
-export function redisStore(client: RedisCommandClient | RedisSend, options: RedisStoreOptions = {}): IdempotencyStore {
+export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, options: RedisIdempotencyStoreOptions = {}): IdempotencyStore {
   const send = sender(client, options.timeoutMs);
   const prefix = options.prefix ?? 'toolctx:idem:';
   return {
     async claim(key, entry, leaseMs) {
       const k = prefix + key;
-      const value = encode(entry);
+      const value = encodeEntry(entry);
       // The held value can expire between the SET and the GET: try again.
       for (let round = 0; round < 3; round++) {
         if (await setNx(send, k, value, leaseMs)) return null;
         const held = await send(['GET', k]);
-        if (held !== null && held !== undefined) return decode(held);
+        if (held !== null && held !== undefined) return decodeEntry(held);
       }
       throw new Error(`toolctx: could not claim or read ${k}`);
     },
     async complete(key, entry, ttlMs) {
-      await send(['SET', prefix + key, encode(entry), 'PX', String(Math.max(1, Math.ceil(ttlMs)))]);
+      await send(['SET', prefix + key, encodeEntry(entry), 'PX', String(Math.max(1, Math.ceil(ttlMs)))]);
     },
     async release(key, entry) {
-      await send(['EVAL', RELEASE, '1', prefix + key, encode(entry)]);
+      await send(['EVAL', RELEASE, '1', prefix + key, encodeEntry(entry)]);
     },
   };
 }
@@ -129,20 +129,4 @@ export function redisReplayStore(client: RedisCommandClient | RedisSend, options
       return setNx(send, prefix + jti, '1', Math.max(1, until - now) * 1000);
     },
   };
-}
-
-function encode(entry: RunningEntry | DoneEntry): string {
-  // Fixed member order, so that `release` compares the exact string `claim` wrote.
-  return entry.state === 'running'
-    ? JSON.stringify({ state: entry.state, hash: entry.hash, owner: entry.owner })
-    : JSON.stringify({ state: entry.state, hash: entry.hash, result: entry.result });
-}
-
-function decode(raw: unknown): StoredEntry {
-  const text = typeof raw === 'string' ? raw : new TextDecoder().decode(raw as Uint8Array);
-  const v = JSON.parse(text) as StoredEntry;
-  if ((v.state !== 'running' && v.state !== 'done') || typeof v.hash !== 'string') {
-    throw new Error('toolctx: the idempotency store holds something else under this key');
-  }
-  return v;
 }

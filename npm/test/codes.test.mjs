@@ -16,7 +16,7 @@ import ts from 'typescript';
 import { coreCodes } from '../dist/wasm/node/toolctx_wasm_conventions.js';
 
 /** The codes `ToolctxErrorCode` has besides the core's configuration codes: the TypeScript layer's own. */
-const TS_ONLY_ERROR_CODES = ['body_already_parsed', 'internal', 'invalid_argument', 'replay_guard_async'];
+const TS_ONLY_ERROR_CODES = ['body_already_parsed', 'idempotency_entry_invalid', 'idempotency_store_failed', 'internal', 'invalid_argument', 'replay_guard_async'];
 
 /** The string literals of the union type alias `name` in the built declaration file `file` (under npm/dist). */
 function unionMembers(file, name) {

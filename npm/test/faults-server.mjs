@@ -1,6 +1,6 @@
 // One process of the fault-injection server (faults.test.mjs): an MCP SDK v2
 // server (toNodeHandler(createMcpHandler) on node:http, behind the toolctx
-// middleware) whose one tool, `charge`, is `idempotent` with `redisStore` on
+// middleware) whose one tool, `charge`, is `idempotent` with `redisIdempotencyStore` on
 // the Redis at REDIS_URL, and whose replay guard is `redisReplayStore` on
 // the same Redis (REPLAY_STORE=redis, the default) or the in-memory one
 // (REPLAY_STORE=memory: so that a Redis failure reaches the idempotency
@@ -16,7 +16,7 @@ import { createClient } from 'redis';
 import { z } from 'zod';
 
 import { memoryReplayStore, redisReplayStore } from 'toolctx';
-import { idempotent, jsonResult, redisStore } from 'toolctx/helpers';
+import { idempotent, jsonResult, redisIdempotencyStore } from 'toolctx/helpers';
 import { replayVerifier } from './replay-fixture.mjs';
 import { cellById, nodeServerOf } from './sdks.mjs';
 import { listen, stop } from './support.mjs';
@@ -39,7 +39,7 @@ const charge = idempotent(
     return jsonResult({ orderId, pid: process.pid, run });
   },
   {
-    store: redisStore(redis, { prefix: 'toolctx-faults:idem:', timeoutMs: commandMs }),
+    store: redisIdempotencyStore(redis, { prefix: 'toolctx-faults:idem:', timeoutMs: commandMs }),
     waitMs: 5000,
     leaseMs: Number(process.env.LEASE_MS ?? 3000),
     onStoreError: () => undefined,

@@ -1,6 +1,6 @@
 // Faults under the Node middleware: a real redis-server (Debian's) on a free
 // port of 127.0.0.1 shared by two server processes (faults-server.mjs:
-// `redisStore` for the idempotent tool; `redisReplayStore` for the replay
+// `redisIdempotencyStore` for the idempotent tool; `redisReplayStore` for the replay
 // guard in the first, the in-memory guard in the second, so that a Redis
 // failure meets each store), paused (SIGSTOP) and killed in the middle of a run of calls and
 // started again on the same port; clients that give up mid-body, trickle

@@ -33,7 +33,8 @@ export function helpersApp(cell, { store, clock, waitMs = 10_000, requireContext
         seen.runs += 1;
         const run = seen.runs;
         if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
-        return jsonResult({ orderId, amount, chargedBy: process.pid, run });
+        // A result with a _meta of its own: a replay must carry it as sent.
+        return { ...jsonResult({ orderId, amount, chargedBy: process.pid, run }), _meta: { 'example.com/receipt': { id: `r-${run}`, note: null } } };
       },
       { ...(store ? { store } : {}), waitMs },
     ),

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { redisStore } from 'toolctx/helpers';
+import { idempotencyStoreKey, redisIdempotencyStore } from 'toolctx/helpers';
 import { haveRedis, redisReplicas } from './processes.mjs';
 import { replicaCells } from './sdks.mjs';
 import { CREDENTIAL, callContext } from './support.mjs';
@@ -54,10 +54,11 @@ for (const cell of replicaCells) describe(cell.label, { skip }, () => {
       assert.equal(retry.result.structuredContent.chargedBy, a.child.pid, 'the result is the first process\'s');
       assert.deepEqual([await runsOf(a.url), await runsOf(b.url)], [before[0] + 1, before[1]]);
       // What the store holds, read with a plain client.
-      const stored = JSON.parse(await client.get(`toolctx-test:${first.ctx.idempotency_key}`));
+      const key = `toolctx-test:${idempotencyStoreKey('', first.ctx.idempotency_key)}`;
+      const stored = JSON.parse(await client.get(key));
       assert.equal(stored.state, 'done');
       assert.match(stored.hash, /^[0-9a-f]{64}$/);
-      assert.ok((await client.pTTL(`toolctx-test:${first.ctx.idempotency_key}`)) > 0, 'the result has no TTL');
+      assert.ok((await client.pTTL(key)) > 0, 'the result has no TTL');
     });
 
     test('concurrent duplicates at both processes run the tool once', async () => {
@@ -90,7 +91,7 @@ describe('the Redis store', { skip }, () => {
   after(() => redis.stop());
 
   test('the store: one claim wins among concurrent ones, release deletes only its own claim', async () => {
-    const store = redisStore(client, { prefix: 'toolctx-store-test:' });
+    const store = redisIdempotencyStore(client, { prefix: 'toolctx-store-test:' });
     const claims = Array.from({ length: 8 }, (_, i) => ({ state: 'running', hash: 'h', owner: `o${i}` }));
     const answers = await Promise.all(claims.map((c) => store.claim('k1', c, 60_000)));
     const winners = answers.map((a, i) => (a === null ? i : -1)).filter((i) => i >= 0);
@@ -102,7 +103,7 @@ describe('the Redis store', { skip }, () => {
     await store.release('k1', winner);
     assert.equal(await client.get('toolctx-store-test:k1'), null);
     // node-redis's own `sendCommand` and a bare function are both accepted.
-    const viaFunction = redisStore((args) => client.sendCommand(args), { prefix: 'toolctx-store-test:' });
+    const viaFunction = redisIdempotencyStore((args) => client.sendCommand(args), { prefix: 'toolctx-store-test:' });
     assert.equal(await viaFunction.claim('k2', winner, 60_000), null);
     assert.deepEqual(await viaFunction.claim('k2', claims[0], 60_000), winner);
   });

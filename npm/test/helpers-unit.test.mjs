@@ -20,11 +20,12 @@ const {
   createCancelRegistry,
   errorResult,
   idempotent,
+  idempotencyStoreKey,
   image,
   jsonResult,
-  memoryStore,
+  memoryIdempotencyStore,
   noticeCancelled,
-  redisStore,
+  redisIdempotencyStore,
   progress,
   textResult,
   toolResult,
@@ -74,16 +75,16 @@ describe('canonical JSON', () => {
       assert.equal(await forNode.canonicalHash(v), await canonicalHash(v));
     }
     assert.notEqual(forNode.idempotent, idempotent);
-    assert.equal(forNode.memoryStore, memoryStore);
+    assert.equal(forNode.memoryIdempotencyStore, memoryIdempotencyStore);
   });
 });
 
-describe('memoryStore', () => {
+describe('memoryIdempotencyStore', () => {
   const running = (owner) => ({ state: 'running', hash: 'h', owner });
 
   test('claims once, expires by TTL, evicts the least recently used', async () => {
     let now = 0;
-    const store = memoryStore({ maxEntries: 2, now: () => now });
+    const store = memoryIdempotencyStore({ maxEntries: 2, now: () => now });
     assert.equal(await store.claim('a', running('1'), 100), null);
     assert.deepEqual(await store.claim('a', running('2'), 100), running('1'));
     now = 100; // the lease ran out
@@ -97,7 +98,7 @@ describe('memoryStore', () => {
   });
 
   test('release drops only the caller\'s own claim', async () => {
-    const store = memoryStore();
+    const store = memoryIdempotencyStore();
     await store.claim('k', running('1'), 1000);
     await store.release('k', running('2'));
     assert.deepEqual(await store.claim('k', running('3'), 1000), running('1'));
@@ -109,13 +110,16 @@ describe('memoryStore', () => {
 describe('idempotent', () => {
   test('over a Redis that never answers, the call fails once timeoutMs is up and the tool does not run', async () => {
     let runs = 0;
-    const tool = idempotent(async () => ({ content: [], run: ++runs }), { store: redisStore(() => new Promise(() => {}), { timeoutMs: 50 }) });
+    const tool = idempotent(async () => ({ content: [], run: ++runs }), { store: redisIdempotencyStore(() => new Promise(() => {}), { timeoutMs: 50 }) });
     const ctx = callContext().ctx;
     const started = performance.now();
-    await assert.rejects(tool({ a: 1 }, extraFor(ctx)), /redis: no reply within 50 ms \(SET\)/);
+    await assert.rejects(
+      tool({ a: 1 }, extraFor(ctx)),
+      (e) => e.code === 'idempotency_store_failed' && /redis: no reply within 50 ms \(SET\)/.test(e.message) && e.cause instanceof Error,
+    );
     assert.ok(performance.now() - started < 1000);
     assert.equal(runs, 0);
-    assert.throws(() => redisStore(() => Promise.resolve(null), { timeoutMs: 0 }), (e) => e.code === 'limit_out_of_range');
+    assert.throws(() => redisIdempotencyStore(() => Promise.resolve(null), { timeoutMs: 0 }), (e) => e.code === 'limit_out_of_range');
   });
 
   test('a call without verified context is refused (the tool does not run) unless plain calls are allowed', async () => {
@@ -194,7 +198,7 @@ describe('idempotent', () => {
   test('a duplicate gives up after waitMs while the first call still runs, or at once when it is cancelled', async () => {
     let release;
     const gate = new Promise((r) => (release = r));
-    const store = memoryStore();
+    const store = memoryIdempotencyStore();
     const handler = async () => (await gate, { content: [] });
     const { ctx } = callContext();
     const first = idempotent(handler, { store })({}, extraFor(ctx));
@@ -207,6 +211,86 @@ describe('idempotent', () => {
     assert.equal((await patient)._meta['toolctx/idempotency'], 'in_progress');
     release();
     assert.equal((await first)._meta, undefined);
+  });
+
+  test('a store error after the tool ran never escapes: input_required, a throw, a finished call', async () => {
+    const seen = [];
+    const store = (fail) => ({
+      claim: async () => null,
+      complete: async () => (fail === 'complete' ? Promise.reject(new Error('complete failed')) : undefined),
+      release: () => (fail === 'release-sync' ? (() => { throw new Error('release threw'); })() : Promise.reject(new Error('release failed'))),
+    });
+    const { ctx } = callContext();
+    const asks = { resultType: 'input_required', inputRequests: {} };
+    const onStoreError = (e) => seen.push(e.message);
+    assert.equal(await idempotent(async () => asks, { store: store('release'), onStoreError })({}, extraFor(ctx)), asks);
+    assert.equal(await idempotent(async () => asks, { store: store('release-sync'), onStoreError })({}, extraFor(ctx)), asks);
+    await assert.rejects(idempotent(async () => { throw new Error('the tool failed'); }, { store: store('release'), onStoreError })({}, extraFor(ctx)), /the tool failed/);
+    assert.deepEqual(await idempotent(async () => ({ content: [] }), { store: store('complete'), onStoreError })({}, extraFor(ctx)), { content: [] });
+    // A hook that throws changes nothing either.
+    const throwing = () => { throw new Error('hook'); };
+    assert.equal(await idempotent(async () => asks, { store: store('release'), onStoreError: throwing })({}, extraFor(ctx)), asks);
+    assert.deepEqual(seen, ['release failed', 'release threw', 'release failed', 'complete failed']);
+  });
+
+  test('a malformed stored entry is a clear refusal (idempotency_entry_invalid), the tool does not run', async () => {
+    let runs = 0;
+    const { ctx } = callContext();
+    const held = [
+      { state: 'done', hash: 'h' }, // no result
+      { state: 'running', hash: 'h' }, // no owner
+      { state: 'gone', hash: 'h', owner: 'o' },
+      { state: 'done', hash: 5, result: {} },
+      ['state', 'done'],
+      'done',
+    ];
+    for (const h of held) {
+      const tool = idempotent(async () => ({ content: [], run: ++runs }), { store: { claim: async () => h, complete: async () => {}, release: async () => {} } });
+      await assert.rejects(tool({}, extraFor(ctx)), (e) => e.code === 'idempotency_entry_invalid', JSON.stringify(h));
+    }
+    // Text in Redis that toolctx did not write.
+    for (const text of ['not json', '{}', '{"state":"done","hash":"h"}', new Uint8Array([0xff, 0xfe])]) {
+      const send = async (args) => (args[0] === 'SET' ? null : text);
+      const tool = idempotent(async () => ({ content: [], run: ++runs }), { store: redisIdempotencyStore(send) });
+      await assert.rejects(tool({}, extraFor(ctx)), (e) => e.code === 'idempotency_entry_invalid', String(text));
+    }
+    assert.equal(runs, 0);
+  });
+
+  test('a namespace and a key are joined so that two namespaces never share a store key', async () => {
+    // The Python package's store_key gives the same (tests/python/test_helpers.py).
+    assert.equal(idempotencyStoreKey('', 'task-1:call-1'), ':task-1:call-1');
+    assert.equal(idempotencyStoreKey('orders', 'task-1:call-1'), 'orders:task-1:call-1');
+    assert.equal(idempotencyStoreKey('a:b', 'c'), 'a%3Ab:c');
+    assert.equal(idempotencyStoreKey('a', 'b:c'), 'a:b:c');
+    assert.equal(idempotencyStoreKey('100%', 'k'), '100%25:k');
+    assert.equal(idempotencyStoreKey('%3A', 'k'), '%253A:k');
+    const parts = ['', 'a', 'b', ':', '%', 'a:b', 'b:c', '%3A', 'a%3A', '::'];
+    const joined = new Set(parts.flatMap((namespace) => parts.map((key) => idempotencyStoreKey(namespace, key))));
+    assert.equal(joined.size, parts.length * parts.length);
+    // In one store: namespace "p" with task "t" and no namespace with task
+    // "pt" were the same key "pt:c" once, so the second call got the first
+    // call's result; now both run.
+    const store = memoryIdempotencyStore();
+    const ran = [];
+    const tool = (namespace) => idempotent(async () => (ran.push(namespace), { content: [] }), { store, namespace });
+    const ctxOf = (task) => ({ ...callContext().ctx, task_id: task, tool_call_id: 'c', idempotency_key: `${task}:c` });
+    assert.equal((await tool('p')({}, extraFor(ctxOf('t'))))._meta, undefined);
+    assert.equal((await tool('')({}, extraFor(ctxOf('pt'))))._meta, undefined);
+    assert.equal((await tool('p')({}, extraFor(ctxOf('t'))))._meta['agentarea/replayed'], true);
+    assert.deepEqual(ran, ['p', '']);
+  });
+
+  test('a replay is the first result as it was sent, its _meta included, whatever became of the object since', async () => {
+    const { ctx } = callContext();
+    const sent = { content: [{ type: 'text', text: 'hi' }], structuredContent: { n: [1, 2] }, _meta: { 'app/trace': 't-1', nested: { k: null } } };
+    const tool = idempotent(async () => sent);
+    const first = await tool({}, extraFor(ctx));
+    const wire = JSON.parse(JSON.stringify(first));
+    first._meta.nested.k = 'changed after it was sent';
+    first.content.push({ type: 'text', text: 'more' });
+    const again = await tool({}, extraFor(ctx));
+    assert.deepEqual(again, { ...wire, _meta: { ...wire._meta, 'agentarea/replayed': true } });
   });
 
   test('refuse and onStoreError are the caller\'s to choose', async () => {

@@ -52,6 +52,9 @@ for (const cell of cells) describe(cell.label, () => {
       assert.equal(retry.result._meta['agentarea/replayed'], true);
       assert.deepEqual(structured(retry.result), structured(first.result));
       assert.deepEqual(retry.result.content, first.result.content);
+      // The first result exactly as it was sent, its own _meta included, the marker added.
+      assert.equal(first.result._meta['example.com/receipt'].note, null);
+      assert.deepEqual(retry.result, { ...first.result, _meta: { ...first.result._meta, 'agentarea/replayed': true } });
       assert.equal(server.seen.runs, runs + 1, 'the tool ran again for a retry');
     });
 

@@ -193,7 +193,7 @@ import * as h from 'toolctx/helpers';
 import { canonicalJson } from 'toolctx/conventions';
 const hash = await h.canonicalHash({ b: 1, a: 2 });
 const same = h.canonicalJson({ b: [1.0, 'é'], a: null }) === canonicalJson({ a: null, b: [1, 'é'] });
-console.log(JSON.stringify({ names: ['idempotent', 'memoryStore', 'redisStore', 'progress', 'checkResult', 'cancellable', 'noticeCancelled'].filter((n) => typeof h[n] !== 'function'), hash, same }));
+console.log(JSON.stringify({ names: ['idempotent', 'memoryIdempotencyStore', 'redisIdempotencyStore', 'progress', 'checkResult', 'cancellable', 'noticeCancelled'].filter((n) => typeof h[n] !== 'function'), hash, same }));
 `;
   const want = createHash('sha256').update('{"a":2,"b":1}').digest('hex');
   for (const [conditions, entry] of [

@@ -2,7 +2,7 @@
 // MCP SDK v2 server (toNodeHandler(createMcpHandler) on node:http, behind
 // the toolctx middleware) whose replay guard is the in-memory one
 // (`memoryReplayStore`, SOAK_REPLAY_CAPACITY live token ids) and whose tool
-// `charge` is `idempotent` over the in-memory LRU (`memoryStore`,
+// `charge` is `idempotent` over the in-memory LRU (`memoryIdempotencyStore`,
 // SOAK_IDEM_ENTRIES entries), both sized so that a run at saturation fills
 // them. Prints its URL as the first line of stdout; answers the message
 // 'memory' with process.memoryUsage(), the tool's runs and the idempotency
@@ -10,12 +10,12 @@
 import { z } from 'zod';
 
 import { memoryReplayStore } from 'toolctx';
-import { idempotent, jsonResult, memoryStore } from 'toolctx/helpers';
+import { idempotent, jsonResult, memoryIdempotencyStore } from 'toolctx/helpers';
 import { replayVerifier } from './replay-fixture.mjs';
 import { cellById, nodeServerOf } from './sdks.mjs';
 import { listen, stop } from './support.mjs';
 
-const store = memoryStore({ maxEntries: Number(process.env.SOAK_IDEM_ENTRIES ?? 10000) });
+const store = memoryIdempotencyStore({ maxEntries: Number(process.env.SOAK_IDEM_ENTRIES ?? 10000) });
 const seen = { runs: 0 };
 const charge = idempotent(
   async ({ orderId }) => {

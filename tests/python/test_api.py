@@ -244,8 +244,27 @@ def test_aivax_verifier() -> None:
     a = v.verify("POST", [], body)
     assert a.outcome == "accept" and a.context.external_user_id == "u-1" and a.context.metadata == {"tenant": "t"}
     assert a.context.nonce_verified is False
+    # Hashable and equal by value, as Context is.
+    again = v.verify("POST", [], body).context
+    assert again == a.context and hash(again) == hash(a.context) and len({a.context, again}) == 1
     with pytest.raises(toolctx.ConfigError):
         toolctx.AivaxVerifier("k", max_bcrypt_cost=99)
+
+
+def test_aivax_check_headers_answers_as_the_verifiers() -> None:
+    """Steps 0 and 1 first, then the body on the headers checked, as
+    Verifier.check_headers and verify_body do."""
+    v = toolctx.AivaxVerifier("aivax-hook-key-5f1c9e2a", require_nonce=False, credential={"header": "authorization", "values": ["Bearer k"]})
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x", "_meta": {"_aiv_external_user_id": "u-1"}}})
+    assert v.check_headers("GET", []).outcome == "pass"
+    refused = v.check_headers("POST", [])
+    assert isinstance(refused, toolctx.Reject) and refused.reason == "credential_missing"
+    rb = v.check_headers("POST", [("authorization", "Bearer k")])
+    assert isinstance(rb, toolctx.AivaxReadBody) and rb.outcome == "read_body" and rb.max_body_bytes == 1024 * 1024
+    accepted = v.verify_body(rb, body)
+    assert isinstance(accepted, toolctx.Accept) and accepted.context == v.verify("POST", [("authorization", "Bearer k")], body).context
+    with pytest.raises(RuntimeError):
+        v.verify_body(rb, body)  # one header check vouches for one body
 
 
 def test_what_pyjwt_accepts_and_the_core_refuses() -> None:

@@ -77,3 +77,44 @@ async def test_fastmcp_client_with_idempotent_tool(serve) -> None:
     assert again.structured_content == {"seat": "12A"} and again.meta[REPLAYED] is True
     assert other.is_error and other.meta["toolctx/idempotency"] == "conflict"
     assert runs == ["12A"]
+    # The replay is the first result exactly as FastMCP sent it, its _meta included, plus the marker.
+    sent = first.model_dump(by_alias=True, exclude_none=True)
+    assert again.model_dump(by_alias=True, exclude_none=True) == {**sent, "_meta": {**(sent.get("_meta") or {}), REPLAYED: True}}
+
+
+async def test_fastmcp_replay_keeps_fastmcps_own_meta(serve) -> None:
+    """A tool whose value FastMCP wraps (a non-object output schema) sends
+    `_meta.fastmcp.wrap_result: true`, which FastMCP's client reads to
+    unwrap it: the replay carries it too."""
+    runs: list = []
+    mcp = FastMCP("toolctx-fastmcp-wrap")
+
+    @mcp.tool
+    @idempotent
+    async def seats(row: str, ctx: Context) -> list[str]:
+        runs.append(row)
+        return [f"{row}1", f"{row}2"]
+
+    s = serve(mcp.http_app(path="/mcp", stateless_http=True, middleware=[middleware(toolctx.Verifier(INSTANCE, [SECRET]))]))
+    holder: dict = {}
+
+    def transport() -> StreamableHttpTransport:
+        return StreamableHttpTransport(f"{s.url}/mcp", headers={toolctx.TOKEN_HEADER: holder["token"]})
+
+    raw = []
+    for _ in range(2):
+        c = claims("seats")
+        holder["token"] = c.mint(SECRET)
+        async with Client(transport()) as client:
+            raw.append(await client.call_tool_mcp("seats", {"row": "12"}, meta=c.meta()))
+    c = claims("seats")
+    holder["token"] = c.mint(SECRET)
+    async with Client(transport()) as client:
+        unwrapped = await client.call_tool("seats", {"row": "12"}, meta=c.meta())
+    assert unwrapped.data == ["121", "122"]  # FastMCP's client unwrapped the replay by the marker
+    first, again = raw
+    assert first.meta["fastmcp"] == {"wrap_result": True}
+    assert again.meta == {**first.meta, REPLAYED: True}
+    assert first.structured_content == again.structured_content == {"result": ["121", "122"]}
+    assert first.content == again.content
+    assert runs == ["12"]

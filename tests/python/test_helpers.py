@@ -11,7 +11,18 @@ from conftest import INSTANCE, SECRET, claims
 
 import toolctx
 from toolctx.context import _current
-from toolctx.helpers import LIMITS, MemoryStore, Progress, canonical_hash, check_result, checked, idempotent, with_limits
+from toolctx.helpers import (
+    LIMITS,
+    REPLAYED,
+    MemoryIdempotencyStore,
+    Progress,
+    canonical_hash,
+    check_result,
+    checked,
+    idempotent,
+    store_key,
+    with_limits,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -22,9 +33,13 @@ def anyio_backend() -> str:
 
 
 def verified(tool_call_id: str = "call-1") -> toolctx.Context:
+    return verified_as("task-1", tool_call_id)
+
+
+def verified_as(task_id: str, tool_call_id: str) -> toolctx.Context:
     import json
 
-    c = claims("t", tool_call_id=tool_call_id)
+    c = claims("t", task_id=task_id, tool_call_id=tool_call_id)
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "_meta": c.meta()}})
     v = toolctx.Verifier(INSTANCE, [SECRET]).verify("POST", [(toolctx.TOKEN_HEADER, c.mint(SECRET))], body)
     return v.context
@@ -52,7 +67,7 @@ async def test_unverified_calls_are_refused_unless_allowed() -> None:
 async def test_a_running_first_call_is_not_run_twice_and_a_raise_releases() -> None:
     started, release = anyio.Event(), anyio.Event()
     runs = []
-    store = MemoryStore()
+    store = MemoryIdempotencyStore()
 
     @idempotent(store=store, wait_s=0.2)
     async def slow(x: int) -> str:
@@ -73,9 +88,10 @@ async def test_a_running_first_call_is_not_run_twice_and_a_raise_releases() -> N
             busy = await slow(1)  # waits 0.2 s, then in_progress
             assert busy.meta["toolctx/idempotency"] == "in_progress"
             release.set()
-        assert results == ["done"] and runs == [1]
+        # The first call answers with the result as stored (and replayed).
+        assert [r.structured_content for r in results] == [{"result": "done"}] and runs == [1]
 
-        @idempotent(store=MemoryStore())
+        @idempotent(store=MemoryIdempotencyStore())
         async def flaky(x: int) -> str:
             runs.append(("flaky", x))
             if len(runs) == 2:
@@ -84,7 +100,7 @@ async def test_a_running_first_call_is_not_run_twice_and_a_raise_releases() -> N
 
         with pytest.raises(RuntimeError):
             await flaky(5)
-        assert await flaky(5) == "ok"  # the claim was released: the retry runs
+        assert (await flaky(5)).content[0].text == "ok"  # the claim was released: the retry runs
     finally:
         _current.reset(token)
 
@@ -96,7 +112,7 @@ def test_canonical_hash_ignores_member_order() -> None:
 
 def test_memory_store_is_an_lru_with_ttl() -> None:
     now = [0.0]
-    store = MemoryStore(max_entries=2, clock=lambda: now[0])
+    store = MemoryIdempotencyStore(max_entries=2, clock=lambda: now[0])
 
     async def run():
         assert await store.claim("a", {"state": "running", "hash": "h", "owner": "1"}, 10) is None
@@ -162,8 +178,18 @@ async def test_progress_held_back_report_goes_out_at_the_end_of_its_interval() -
 def test_progress_needs_a_context() -> None:
     from toolctx.helpers import progress
 
-    with pytest.raises(TypeError):
+    with pytest.raises(toolctx.ToolctxError) as e:
         progress(object())
+    assert e.value.code == "invalid_argument"
+
+
+def test_a_sync_tool_is_refused_with_a_code() -> None:
+    def sync_tool(x: int) -> str:
+        return "no"
+
+    with pytest.raises(toolctx.ToolctxError) as e:
+        idempotent(sync_tool)  # type: ignore[arg-type]
+    assert e.value.code == "invalid_argument"
 
 
 def test_limits_are_made_visible() -> None:
@@ -205,11 +231,164 @@ async def test_a_failing_store_never_runs_the_tool() -> None:
 
     token = _current.set(verified())
     try:
-        with pytest.raises(ConnectionError):
+        with pytest.raises(toolctx.ToolctxError) as e:
             await tool(1)
     finally:
         _current.reset(token)
+    assert e.value.code == "idempotency_store_failed" and isinstance(e.value.__cause__, ConnectionError)
     assert runs == []
+
+
+class Scripted:
+    """A store whose claim answers what the test says and whose release and complete may fail."""
+
+    def __init__(self, held=None, fail_release=False, fail_complete=False) -> None:
+        self.held, self.fail_release, self.fail_complete = held, fail_release, fail_complete
+        self.released = 0
+
+    async def claim(self, key, entry, lease_s):
+        return self.held
+
+    async def complete(self, key, entry, ttl_s):
+        if self.fail_complete:
+            raise ConnectionError("complete failed")
+
+    async def release(self, key, entry):
+        self.released += 1
+        if self.fail_release:
+            raise ConnectionError("release failed")
+
+
+async def test_a_store_error_after_the_tool_ran_never_escapes() -> None:
+    """input_required, a raising tool, a finished one: the store fails
+    after the tool ran; the call's own outcome stands, on_store_error hears."""
+    seen: list[str] = []
+    # A round of a 2026-07-28 multi-round-trip call (the SDK's InputRequiredResult as a dict).
+    asks = {"resultType": "input_required", "inputRequests": {}}
+
+    def tool_of(store, body):
+        @idempotent(store=store, on_store_error=lambda e: seen.append(str(e)))
+        async def tool(x: int) -> object:
+            return body()
+
+        return tool
+
+    token = _current.set(verified())
+    try:
+        store = Scripted(fail_release=True)
+        assert await tool_of(store, lambda: asks)(1) is asks and store.released == 1
+
+        def boom() -> object:
+            raise RuntimeError("the tool failed")
+
+        with pytest.raises(RuntimeError, match="the tool failed"):
+            await tool_of(Scripted(fail_release=True), boom)(1)
+        done = await tool_of(Scripted(fail_complete=True), lambda: "ok")(1)
+        assert done.structured_content == {"result": "ok"}
+
+        # A hook that raises changes nothing either.
+        @idempotent(store=Scripted(fail_release=True), on_store_error=lambda e: 1 / 0)
+        async def asking(x: int) -> object:
+            return asks
+
+        assert await asking(1) is asks
+    finally:
+        _current.reset(token)
+    assert seen == ["release failed", "release failed", "complete failed"]
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        {"state": "done", "hash": "h"},  # no result: a KeyError before
+        {"state": "done", "hash": "h", "result": "not an object"},
+        {"state": "running", "hash": "h"},  # no owner
+        {"state": "gone", "hash": "h", "owner": "o"},
+        {"hash": 5, "state": "done", "result": {}},
+        ["state", "done"],
+        "done",
+    ],
+)
+async def test_a_malformed_entry_is_a_clear_refusal(held) -> None:
+    runs = []
+
+    @idempotent(store=Scripted(held=held))
+    async def tool(x: int) -> str:
+        runs.append(x)
+        return "ran"
+
+    token = _current.set(verified())
+    try:
+        with pytest.raises(toolctx.ToolctxError) as e:
+            await tool(1)
+    finally:
+        _current.reset(token)
+    assert e.value.code == "idempotency_entry_invalid" and runs == []
+
+
+def test_a_malformed_stored_text_is_a_clear_refusal() -> None:
+    from toolctx.helpers.idempotency import decode_entry
+
+    for raw in (b"\xff\xfe", "not json", "{}", '{"state":"done","hash":"h"}'):
+        with pytest.raises(toolctx.ToolctxError) as e:
+            decode_entry(raw)
+        assert e.value.code == "idempotency_entry_invalid"
+
+
+def test_namespaces_never_share_a_store_key() -> None:
+    # The npm package's idempotencyStoreKey gives the same (npm/test/helpers-unit.test.mjs).
+    assert store_key("", "task-1:call-1") == ":task-1:call-1"
+    assert store_key("orders", "task-1:call-1") == "orders:task-1:call-1"
+    assert store_key("a:b", "c") == "a%3Ab:c" and store_key("a", "b:c") == "a:b:c"
+    assert store_key("100%", "k") == "100%25:k" and store_key("%3A", "k") == "%253A:k"
+    parts = ["", "a", "b", ":", "%", "a:b", "b:c", "%3A", "a%3A", "::"]
+    joined = {}
+    for namespace in parts:
+        for key in parts:
+            joined.setdefault(store_key(namespace, key), []).append((namespace, key))
+    assert all(len(pairs) == 1 for pairs in joined.values())
+
+
+async def test_two_namespaces_in_one_store_are_apart() -> None:
+    """Namespace "p" with task "t" and no namespace with task "pt" were the
+    same key "pt:c" once, so the second call got the first call's result."""
+    store = MemoryIdempotencyStore()
+    runs = []
+
+    def tool_in(namespace: str):
+        @idempotent(store=store, namespace=namespace)
+        async def tool(x: int) -> str:
+            runs.append(namespace)
+            return namespace
+
+        return tool
+
+    for namespace, task in (("p", "t"), ("", "pt"), ("p", "t")):
+        token = _current.set(verified_as(task, "c"))
+        try:
+            result = await tool_in(namespace)(1)
+        finally:
+            _current.reset(token)
+    assert result.meta[REPLAYED] is True and runs == ["p", ""]
+
+
+async def test_a_replay_is_the_first_result_as_sent() -> None:
+    from mcp.types import CallToolResult, TextContent
+
+    @idempotent(store=MemoryIdempotencyStore())
+    async def tool(x: int) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="hi")], structured_content={"n": [1, 2]}, _meta={"app/trace": "t-1", "nested": {"k": None}})
+
+    token = _current.set(verified())
+    try:
+        first = await tool(1)
+        again = await tool(1)
+    finally:
+        _current.reset(token)
+    sent = first.model_dump(by_alias=True, exclude_none=True)
+    replayed = again.model_dump(by_alias=True, exclude_none=True)
+    assert replayed == {**sent, "_meta": {**sent["_meta"], REPLAYED: True}}
+    assert replayed["_meta"]["nested"] == {"k": None}
 
 
 async def test_progress_held_back_report_goes_out_on_the_asyncio_loop_too() -> None:
@@ -245,7 +424,7 @@ async def test_the_context_parameter_is_found_and_models_are_hashed() -> None:
 
     runs = []
 
-    @idempotent(store=MemoryStore())
+    @idempotent(store=MemoryIdempotencyStore())
     async def place(order: Order, ctx: Context) -> str:
         runs.append(order.qty)
         return "placed"
@@ -256,12 +435,12 @@ async def test_the_context_parameter_is_found_and_models_are_hashed() -> None:
     token = _current.set(verified())
     try:
         # Without a Context parameter the context variable is read; the model is part of the hash.
-        @idempotent(store=MemoryStore())
+        @idempotent(store=MemoryIdempotencyStore())
         async def place_plain(order: Order) -> str:
             runs.append(order.qty)
             return "placed"
 
-        assert await place_plain(Order(sku="a", qty=1)) == "placed"
+        assert (await place_plain(Order(sku="a", qty=1))).content[0].text == "placed"
         assert (await place_plain(Order(sku="a", qty=1))).meta["agentarea/replayed"] is True
         assert (await place_plain(Order(sku="a", qty=2))).meta["toolctx/idempotency"] == "conflict"
     finally:

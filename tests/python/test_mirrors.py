@@ -10,13 +10,13 @@ import re
 from pathlib import Path
 
 from toolctx import TUIX_HEADERS
-from toolctx.helpers import LIMIT_CODES, LIMITS, OUTCOMES, REPLAYED
+from toolctx.helpers import HELPER_ERROR_CODES, LIMIT_CODES, LIMITS, OUTCOMES, REPLAYED
 
 NPM = Path(__file__).resolve().parents[2] / "npm" / "src"
 
 
 def union(path: str, name: str) -> tuple[str, ...]:
-    m = re.search(rf"export type {name} = ([^;]+);", (NPM / path).read_text())
+    m = re.search(rf"export type {name} =\s*([^;]+);", (NPM / path).read_text())
     assert m is not None, name
     return tuple(re.findall(r"'([a-z_]+)'", m.group(1)))
 
@@ -33,6 +33,11 @@ def test_limit_codes_and_numbers_are_the_npm_packages() -> None:
 def test_idempotency_outcomes_and_marker_are_the_npm_packages() -> None:
     assert OUTCOMES == union("idempotency.ts", "IdempotencyOutcome")
     assert f"export const REPLAYED = '{REPLAYED}';" in (NPM / "idempotency.ts").read_text()
+
+
+def test_helper_error_codes_are_the_npm_packages() -> None:
+    npm = union("errors.ts", "ToolctxErrorCode")
+    assert set(HELPER_ERROR_CODES) <= set(npm), set(HELPER_ERROR_CODES) - set(npm)
 
 
 def test_tuix_headers_are_the_npm_packages() -> None:

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_client import connect
 
 import toolctx
-from toolctx.helpers import REPLAYED, RedisStore, idempotent
+from toolctx.helpers import REPLAYED, RedisIdempotencyStore, idempotent
 from toolctx.mcp import protect
 
 pytestmark = pytest.mark.anyio
@@ -96,7 +96,7 @@ async def test_idempotent_across_two_replicas_sharing_redis(redis_url, serve) ->
     runs: list = []
 
     def replica():
-        store = RedisStore(redis.asyncio.Redis.from_url(redis_url), prefix="t3:")
+        store = RedisIdempotencyStore(redis.asyncio.Redis.from_url(redis_url), prefix="t3:")
         server = MCPServer("replica")
 
         @server.tool()

@@ -17,8 +17,8 @@ use serde_json::{json, Map, Value as J};
 use toolctx_core::{ContextClaims, Reason, TokenClaims, TOKEN_HEADER};
 
 use crate::common::{
-    core_value, parse_core_json, parse_header, random_hex, unix_now, usage, uuid_v4,
-    CredentialArgs, Outcome, Secret, SecretArgs, EXIT_NEGATIVE, EXIT_OK,
+    parse_core_json, parse_header, random_hex, unix_now, usage, uuid_v4, CredentialArgs, Outcome,
+    Secret, SecretArgs, EXIT_NEGATIVE, EXIT_OK,
 };
 use crate::http::{clip, mcp_name_header, Client, Reply};
 use crate::jws;
@@ -27,7 +27,6 @@ use crate::output::{table, Style};
 
 /// The probe tool's name (see the module documentation).
 pub const PROBE_TOOL: &str = "toolctx_probe";
-const JWT_HEADER: &str = r#"{"alg":"HS256","typ":"JWT"}"#;
 
 #[derive(Args, Debug)]
 pub struct ConformanceArgs {
@@ -69,9 +68,13 @@ pub struct ConformanceArgs {
     pub json: bool,
 }
 
+mod cases;
+
+use cases::{Needs, CASES};
+
 /// What a case must get back.
 #[derive(Debug, Clone, Copy)]
-enum Expect {
+pub enum Expect {
     /// A verified call: 200 with a result; the tool ran once.
     Accept,
     /// Not the contract's business: a 2xx from the server; nothing ran.
@@ -79,20 +82,6 @@ enum Expect {
     /// The contract's refusal (status, code and reason from the core's
     /// table); `id` null or the request's own; nothing ran.
     Reject(Reason),
-}
-
-/// Refusals before the body can be trusted answer with `id: null`.
-fn id_null(r: Reason) -> bool {
-    matches!(
-        r,
-        Reason::CredentialMissing
-            | Reason::CredentialInvalid
-            | Reason::BodyTooLarge
-            | Reason::ParseError
-            | Reason::DuplicateMember
-            | Reason::TooDeep
-            | Reason::BatchWithToolsCall
-    )
 }
 
 impl Expect {
@@ -109,14 +98,14 @@ impl Expect {
 }
 
 /// One request to send.
-struct Req {
+pub struct Req {
     headers: Vec<(String, String)>,
     body: Vec<u8>,
     id: J,
 }
 
 /// What every case is built from.
-struct Env {
+pub struct Env {
     instance: String,
     secrets: Vec<Secret>,
     tool: String,
@@ -202,517 +191,6 @@ impl Env {
             J::from(self.tool.as_str()),
         )
     }
-
-    /// A valid call but for what `tweak` changes in the claims and `token`
-    /// makes of them.
-    fn call(
-        &self,
-        id: J,
-        now: u64,
-        tweak: impl FnOnce(&mut TokenClaims),
-        token: impl FnOnce(&Env, &TokenClaims) -> String,
-    ) -> Req {
-        let mut c = self.claims(now);
-        tweak(&mut c);
-        let t = token(self, &c);
-        Req {
-            headers: self.headers(&[&t]),
-            body: call_body(&c, &id, &self.tool, &self.arguments, &[]).into_bytes(),
-            id,
-        }
-    }
-
-    fn valid(&self, id: J, now: u64) -> Req {
-        self.call(id, now, |_| {}, |e, c| e.token(c, 0))
-    }
-
-    /// A valid token with the `_meta` that `edit` makes.
-    fn with_meta(&self, id: J, now: u64, edit: impl FnOnce(&mut Map<String, J>)) -> Req {
-        let c = self.claims(now);
-        let t = self.token(&c, 0);
-        let mut meta = self.meta(&c);
-        edit(&mut meta);
-        Req {
-            headers: self.headers(&[&t]),
-            body: self
-                .body(&id, &self.arguments.to_string(), &meta)
-                .into_bytes(),
-            id,
-        }
-    }
-
-    /// A valid token with a body that `make` writes from the valid body.
-    fn with_body(&self, id: J, now: u64, make: impl FnOnce(String) -> String) -> Req {
-        let mut r = self.valid(id, now);
-        r.body = make(String::from_utf8_lossy(&r.body).into_owned()).into_bytes();
-        r
-    }
-}
-
-type Build = Box<dyn Fn(&Env, J, u64) -> Req>;
-
-struct Case {
-    class: &'static str,
-    name: &'static str,
-    expect: Expect,
-    build: Build,
-}
-
-fn case(
-    class: &'static str,
-    name: &'static str,
-    expect: Expect,
-    build: impl Fn(&Env, J, u64) -> Req + 'static,
-) -> Case {
-    Case {
-        class,
-        name,
-        expect,
-        build: Box::new(build),
-    }
-}
-
-fn cases(env: &Env) -> Vec<Case> {
-    use Expect::{Accept, Pass, Reject};
-    use Reason as R;
-    let mut out = vec![
-        case("valid", "valid token", Accept, |e, id, now| {
-            e.valid(id, now)
-        }),
-        case("valid", "every optional claim", Accept, |e, id, now| {
-            e.call(
-                id,
-                now,
-                |c| {
-                    c.context.agent_id = Some("agent-conformance".into());
-                    c.context.end_user_id = Some("user-42".into());
-                    c.context.metadata =
-                        core_value(&json!({"source": "toolctx conformance", "n": 1})).ok();
-                },
-                |e, c| e.token(c, 0),
-            )
-        }),
-        case("valid", "no tool claim", Accept, |e, id, now| {
-            e.call(id, now, |c| c.tool = None, |e, c| e.token(c, 0))
-        }),
-    ];
-    if env.secrets.len() >= 2 {
-        out.push(case(
-            "rotation",
-            "signed with the second secret",
-            Accept,
-            |e, id, now| e.call(id, now, |_| {}, |e, c| e.token(c, 1)),
-        ));
-    }
-    out.push(case(
-        "pass",
-        "tools/list without a token",
-        Pass,
-        |e, id, _| {
-            let mut headers = Vec::new();
-            headers.extend(e.credential.clone());
-            let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
-            Req {
-                headers,
-                body: body.to_string().into_bytes(),
-                id,
-            }
-        },
-    ));
-    out.push(case(
-        "pass",
-        "batch without tools/call",
-        Pass,
-        |e, id, _| {
-            let mut headers = Vec::new();
-            headers.extend(e.credential.clone());
-            let body = json!([{"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}}]);
-            Req {
-                headers,
-                body: body.to_string().into_bytes(),
-                id,
-            }
-        },
-    ));
-    if env.credential.is_some() {
-        out.push(case(
-            "401",
-            "credential missing",
-            Reject(R::CredentialMissing),
-            |e, id, now| {
-                let mut r = e.valid(id, now);
-                if let Some((name, _)) = &e.credential {
-                    r.headers.retain(|(n, _)| n != name);
-                }
-                r
-            },
-        ));
-        out.push(case(
-            "401",
-            "credential wrong",
-            Reject(R::CredentialInvalid),
-            |e, id, now| {
-                let mut r = e.valid(id, now);
-                if let Some((name, _)) = &e.credential {
-                    for (n, v) in r.headers.iter_mut() {
-                        if n == name {
-                            v.push_str("-wrong");
-                        }
-                    }
-                }
-                r
-            },
-        ));
-    }
-    out.extend([
-        case(
-            "401",
-            "no token (string id)",
-            Reject(R::TokenMissing),
-            |e, _, now| {
-                let id = J::from("conformance-string-id");
-                let mut r = e.valid(id.clone(), now);
-                r.headers.retain(|(n, _)| n != TOKEN_HEADER);
-                r
-            },
-        ),
-        case(
-            "401",
-            "token sent twice",
-            Reject(R::TokenDuplicated),
-            |e, id, now| {
-                let mut r = e.valid(id, now);
-                let again = r.headers.iter().find(|(n, _)| n == TOKEN_HEADER).cloned();
-                r.headers.extend(again);
-                r
-            },
-        ),
-        case(
-            "401",
-            "token over max_token_bytes",
-            Reject(R::TokenTooLarge),
-            |e, id, now| {
-                let pad = "x".repeat(e.max_token);
-                e.call(
-                    id,
-                    now,
-                    |c| c.context.metadata = core_value(&json!({ "pad": pad })).ok(),
-                    |e, c| e.token(c, 0),
-                )
-            },
-        ),
-        case(
-            "401",
-            "not a JWS",
-            Reject(R::TokenMalformed),
-            |e, id, now| e.call(id, now, |_| {}, |_, _| "not-a-token".into()),
-        ),
-        case("401", "alg none", Reject(R::AlgNotAllowed), |e, id, now| {
-            e.call(
-                id,
-                now,
-                |_| {},
-                |e, c| e.edited_token(c, r#"{"alg":"none","typ":"JWT"}"#, |_| {}),
-            )
-        }),
-        case(
-            "401",
-            "crit header",
-            Reject(R::CritNotSupported),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |_| {},
-                    |e, c| {
-                        e.edited_token(c, r#"{"alg":"HS256","typ":"JWT","crit":["exp"]}"#, |_| {})
-                    },
-                )
-            },
-        ),
-        case(
-            "401",
-            "signed with an unknown secret",
-            Reject(R::SignatureInvalid),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |_| {},
-                    |_, c| {
-                        c.mint(format!("unknown-{}", random_hex(24)).as_bytes())
-                            .unwrap_or_default()
-                    },
-                )
-            },
-        ),
-        case(
-            "401",
-            "another issuer",
-            Reject(R::IssuerInvalid),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |_| {},
-                    |e, c| {
-                        e.edited_token(c, JWT_HEADER, |p| {
-                            p.insert("iss".into(), J::from("not-agentarea"));
-                        })
-                    },
-                )
-            },
-        ),
-        case(
-            "401",
-            "another instance",
-            Reject(R::AudienceInvalid),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |c| c.instance_id = format!("other-{}", random_hex(4)),
-                    |e, c| e.token(c, 0),
-                )
-            },
-        ),
-        case(
-            "401",
-            "exp is a string",
-            Reject(R::ClaimInvalid),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |_| {},
-                    |e, c| {
-                        e.edited_token(c, JWT_HEADER, |p| {
-                            let exp = p.get("exp").map(J::to_string).unwrap_or_default();
-                            p.insert("exp".into(), J::from(exp));
-                        })
-                    },
-                )
-            },
-        ),
-        case(
-            "401",
-            "expired (iat 400 s ago)",
-            Reject(R::TokenExpired),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |c| c.iat = now.saturating_sub(400),
-                    |e, c| e.token(c, 0),
-                )
-            },
-        ),
-        case(
-            "401",
-            "issued 5 min in the future",
-            Reject(R::TokenIssuedInFuture),
-            |e, id, now| e.call(id, now, |c| c.iat = now + 300, |e, c| e.token(c, 0)),
-        ),
-        case(
-            "401",
-            "issued 700 s ago, not expired",
-            Reject(R::TokenTooOld),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |_| {},
-                    |e, c| {
-                        e.edited_token(c, JWT_HEADER, |p| {
-                            p.insert("iat".into(), J::from(now.saturating_sub(700)));
-                            p.insert("exp".into(), J::from(now + 300));
-                        })
-                    },
-                )
-            },
-        ),
-        case(
-            "401",
-            "nbf 5 min ahead",
-            Reject(R::TokenNotYetValid),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |_| {},
-                    |e, c| {
-                        e.edited_token(c, JWT_HEADER, |p| {
-                            p.insert("nbf".into(), J::from(now + 300));
-                        })
-                    },
-                )
-            },
-        ),
-        case(
-            "403",
-            "token for another tool",
-            Reject(R::ToolMismatch),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |c| c.tool = Some("another_tool".into()),
-                    |e, c| e.token(c, 0),
-                )
-            },
-        ),
-        case(
-            "403",
-            "protocol major 99",
-            Reject(R::ProtocolUnsupported),
-            |e, id, now| {
-                e.call(
-                    id,
-                    now,
-                    |c| c.context.protocol = "99".into(),
-                    |e, c| e.token(c, 0),
-                )
-            },
-        ),
-        case(
-            "403",
-            "_meta task_id differs",
-            Reject(R::MetaMismatch),
-            |e, id, now| {
-                e.with_meta(id, now, |m| {
-                    m.insert("agentarea/task_id".into(), J::from("another-task"));
-                })
-            },
-        ),
-        case(
-            "403",
-            "_meta lacks workspace_id",
-            Reject(R::MetaMissing),
-            |e, id, now| {
-                e.with_meta(id, now, |m| {
-                    m.remove("agentarea/workspace_id");
-                })
-            },
-        ),
-        case(
-            "403",
-            "_meta key the token lacks",
-            Reject(R::ClaimMissing),
-            |e, id, now| {
-                e.with_meta(id, now, |m| {
-                    m.insert("agentarea/role".into(), J::from("admin"));
-                })
-            },
-        ),
-        case(
-            "400",
-            "truncated JSON",
-            Reject(R::ParseError),
-            |e, id, now| e.with_body(id, now, |b| b.chars().take(b.len() / 2).collect()),
-        ),
-        case(
-            "400",
-            "duplicate \"method\" (smuggling)",
-            Reject(R::DuplicateMember),
-            |e, id, now| {
-                e.with_body(id, now, |b| {
-                    b.replacen(
-                        r#""method":"tools/call""#,
-                        r#""method":"tools/list","method":"tools/call""#,
-                        1,
-                    )
-                })
-            },
-        ),
-        case(
-            "400",
-            "arguments nested 70 deep",
-            Reject(R::TooDeep),
-            |e, id, now| {
-                let c = e.claims(now);
-                let t = e.token(&c, 0);
-                let deep = format!("{{\"deep\":{}{}}}", "[".repeat(70), "]".repeat(70));
-                Req {
-                    headers: e.headers(&[&t]),
-                    body: e.body(&id, &deep, &e.meta(&c)).into_bytes(),
-                    id,
-                }
-            },
-        ),
-        case(
-            "400",
-            "_meta is an array",
-            Reject(R::InvalidParams),
-            |e, id, now| {
-                let mut r = e.valid(id.clone(), now);
-                r.body = e
-                    .body_text(&id, &e.arguments.to_string(), "[]")
-                    .into_bytes();
-                r
-            },
-        ),
-        case(
-            "400",
-            "Mcp-Name names another tool",
-            Reject(R::HeaderMismatch),
-            |e, id, now| {
-                let mut r = e.valid(id, now);
-                for (n, v) in r.headers.iter_mut() {
-                    if n == "mcp-name" {
-                        *v = "another_tool".into();
-                    }
-                }
-                r
-            },
-        ),
-        case(
-            "400",
-            "idempotency_key not task:call",
-            Reject(R::ContextMalformed),
-            |e, id, now| {
-                let c = e.claims(now);
-                let t = e.edited_token(&c, JWT_HEADER, |p| {
-                    p.insert("idempotency_key".into(), J::from("not-the-composition"));
-                });
-                let mut meta = e.meta(&c);
-                meta.insert(
-                    "agentarea/idempotency_key".into(),
-                    J::from("not-the-composition"),
-                );
-                Req {
-                    headers: e.headers(&[&t]),
-                    body: e.body(&id, &e.arguments.to_string(), &meta).into_bytes(),
-                    id,
-                }
-            },
-        ),
-        case(
-            "batch",
-            "batch with a tools/call",
-            Reject(R::BatchWithToolsCall),
-            |e, id, now| e.with_body(id, now, |b| format!("[{b}]")),
-        ),
-        case(
-            "413",
-            "body over max_body_bytes",
-            Reject(R::BodyTooLarge),
-            |e, id, now| {
-                let c = e.claims(now);
-                let t = e.token(&c, 0);
-                let meta = e.meta(&c);
-                let empty = e.body(&id, r#"{"pad":""}"#, &meta).len();
-                let pad = "x".repeat((e.max_body + 1).saturating_sub(empty));
-                Req {
-                    headers: e.headers(&[&t]),
-                    body: e
-                        .body(&id, &format!(r#"{{"pad":"{pad}"}}"#), &meta)
-                        .into_bytes(),
-                    id,
-                }
-            },
-        ),
-    ]);
-    out
 }
 
 /// How a reply reads in the table, and whether it meets `expect`.
@@ -743,7 +221,7 @@ fn judge(expect: Expect, reply: &Reply, id: &J) -> (bool, String) {
         }
         Expect::Pass => (200..300).contains(&reply.status),
         Expect::Reject(r) => {
-            let want_id = if id_null(r) { J::Null } else { id.clone() };
+            let want_id = cases::expected_id(r, id);
             let id_ok = response.and_then(|m| m.get("id")) == Some(&want_id);
             reply.status == r.status()
                 && code == Some(i64::from(r.code()))
@@ -791,7 +269,7 @@ fn probe_count(client: &Client, env: &Env) -> Option<i64> {
 }
 
 struct Row {
-    class: &'static str,
+    class: String,
     name: &'static str,
     expect: String,
     got: String,
@@ -882,9 +360,14 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
     }
 
     let mut rows = Vec::new();
-    for (n, c) in cases(&env).iter().enumerate() {
+    let runs_here = |c: &&cases::Case| match c.needs {
+        Needs::Nothing => true,
+        Needs::Credential => env.credential.is_some(),
+        Needs::TwoSecrets => env.secrets.len() >= 2,
+    };
+    for (n, c) in CASES.iter().filter(runs_here).enumerate() {
         let id = J::from(n as u64 + 1);
-        let req = (c.build)(&env, id, unix_now());
+        let req = c.build(&env, id, unix_now());
         let (ok, got) = match client.post(&req.headers, req.body, &mut |_| {}) {
             Ok(reply) => judge(c.expect, &reply, &req.id),
             Err(e) => (false, format!("no answer: {}", clip(&e.to_string(), 60))),
@@ -903,7 +386,7 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
         }
         let ran_ok = ran.is_none_or(|r| r == c.expect.runs());
         rows.push(Row {
-            class: c.class,
+            class: c.class(),
             name: c.name,
             expect: c.expect.describe(),
             got,
@@ -945,7 +428,7 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
                 };
                 vec![
                     if r.ok { "ok".into() } else { "FAIL".into() },
-                    r.class.to_string(),
+                    r.class.clone(),
                     r.name.to_string(),
                     r.expect.clone(),
                     r.got.clone(),

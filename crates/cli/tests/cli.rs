@@ -7,6 +7,7 @@
 //! `scripts/test-cli` installs and builds them. The server file is
 //! `server.mjs` (MCP SDK v2), or `$TOOLCTX_EXAMPLE_SERVER` (`scripts/test-cli`
 //! runs these tests a second time with `server-v1.mjs`, SDK 1.x).
+#![forbid(unsafe_code)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -3,6 +3,7 @@
 //! side with the `jsonwebtoken`
 //! crate's HS256 `decode` of the same token (token only, same iss/aud/exp
 //! validation, no `_meta` binding). Compare the two figures of one run.
+#![forbid(unsafe_code)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -8,6 +8,7 @@
 //! non-zero when a case failed or a file could not be read. The runner
 //! itself is the `toolctx-vectors` crate (crates/vectors), which
 //! `toolctx vectors` runs too.
+#![forbid(unsafe_code)]
 
 fn main() {
     let paths: Vec<String> = std::env::args().skip(1).collect();

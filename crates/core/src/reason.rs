@@ -139,6 +139,23 @@ impl Reason {
         self.row().message
     }
 
+    /// Whether the refusal answers `id: null` whatever the request's id:
+    /// refusals at steps 1 to 4 (CONTRACT §3), before the body is read or
+    /// while it cannot be trusted. [`Refusal::new`](crate::Refusal::new)
+    /// applies it; every later refusal answers with the request's own id.
+    pub const fn answers_null_id(self) -> bool {
+        matches!(
+            self,
+            Reason::CredentialMissing
+                | Reason::CredentialInvalid
+                | Reason::BodyTooLarge
+                | Reason::ParseError
+                | Reason::DuplicateMember
+                | Reason::TooDeep
+                | Reason::BatchWithToolsCall
+        )
+    }
+
     /// The reason for a machine code, the inverse of [`Reason::as_str`].
     pub fn from_code(code: &str) -> Option<Reason> {
         Reason::ALL.into_iter().find(|r| r.as_str() == code)

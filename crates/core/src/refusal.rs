@@ -16,7 +16,10 @@ pub struct Refusal {
 }
 
 impl Refusal {
+    /// The refusal for `reason` answering the request id `id` (JSON text);
+    /// a reason that answers `null` ([`Reason::answers_null_id`]) drops it.
     pub fn new(reason: Reason, id: Option<String>) -> Refusal {
+        let id = if reason.answers_null_id() { None } else { id };
         Refusal { reason, id }
     }
     pub fn reason(&self) -> Reason {
@@ -57,5 +60,24 @@ impl Refusal {
         }
         out.push_str("}}");
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Steps 1 to 4 answer `null` whatever id they are given; later steps
+    /// answer the request's own.
+    #[test]
+    fn null_id_reasons_drop_the_id() {
+        for r in Reason::ALL {
+            let refusal = Refusal::new(r, Some(String::from("7")));
+            let want = if r.answers_null_id() { "null" } else { "7" };
+            assert_eq!(refusal.id_json(), want, "{r}");
+        }
+        assert!(Reason::BatchWithToolsCall.answers_null_id());
+        assert!(!Reason::InvalidParams.answers_null_id());
+        assert!(!Reason::InternalError.answers_null_id());
     }
 }

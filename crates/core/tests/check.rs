@@ -1,4 +1,5 @@
 //! Properties of the whole check that vectors cannot state case by case.
+#![forbid(unsafe_code)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

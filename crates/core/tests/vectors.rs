@@ -1,4 +1,5 @@
 //! Every committed conformance vector file through the core.
+#![forbid(unsafe_code)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -14,7 +14,7 @@ use toolctx_core::{HeadersVerdict, UnknownSettings};
 use crate::context::AivaxContext;
 use crate::convert::{body_of, headers_of, json_text};
 use crate::errors::config_error;
-use crate::verdict::{reject, verdict, Pass};
+use crate::verdict::{reject, verdict, Held, Pass};
 
 /// Verified nonces remembered per verifier (bound to its hook key by the
 /// core; failures are never cached).
@@ -96,38 +96,49 @@ impl AivaxVerifier {
         let headers = headers_of(headers)?;
         let body = body_of(body)?;
         let method = method.to_owned();
-        let v: PyResult<AivaxVerdict> = py.detach(|| {
-            let mut nonces = self
-                .nonces
-                .lock()
-                .map_err(|_| PyRuntimeError::new_err("nonce cache lock poisoned"))?;
-            Ok(self
-                .core
-                .check_cached(&method, &headers, &body, &mut nonces))
-        });
-        verdict(
-            py,
-            v?,
-            self.include_reason,
-            self.core.forward().removed(),
-            |py, ctx| Ok(Py::new(py, AivaxContext::new(ctx))?.into_any()),
-        )
+        self.decide(py, |core, nonces| {
+            core.check_cached(&method, &headers, &body, nonces)
+        })
     }
 
-    /// Steps 0 and 1 only: `Pass`, `Reject`, or `None` (read the body and
-    /// call `verify`).
+    /// Steps 0 and 1 only, as `Verifier.check_headers` answers: `Pass`,
+    /// `Reject`, or `AivaxReadBody`, which `verify_body` takes with the
+    /// body to run the remaining steps on the headers checked here.
     fn check_headers(
         &self,
         py: Python<'_>,
         method: &str,
         headers: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<Py<PyAny>>> {
+    ) -> PyResult<Py<PyAny>> {
         let headers = headers_of(headers)?;
         match self.core.check_headers(method, &headers) {
-            HeadersVerdict::Pass => Ok(Some(Pass::object(py, self.core.forward().removed())?)),
-            HeadersVerdict::Reject(r) => Ok(Some(reject(py, r, self.include_reason)?)),
-            HeadersVerdict::ReadBody(_) => Ok(None),
+            HeadersVerdict::Pass => Pass::object(py, self.core.forward().removed()),
+            HeadersVerdict::Reject(r) => reject(py, r, self.include_reason),
+            HeadersVerdict::ReadBody(proof) => Ok(Py::new(
+                py,
+                AivaxReadBody {
+                    held: Held::new(proof, headers),
+                    max_body_bytes: self.core.max_body_bytes(),
+                },
+            )?
+            .into_any()),
         }
+    }
+
+    /// `verify`'s verdict for the request `check_headers` answered
+    /// `AivaxReadBody` for, without steps 0 and 1. An `AivaxReadBody` is
+    /// used once.
+    fn verify_body(
+        &self,
+        py: Python<'_>,
+        read_body: &AivaxReadBody,
+        body: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let body = body_of(body)?;
+        let (proof, headers) = read_body.held.take("AivaxReadBody")?;
+        self.decide(py, |core, nonces| {
+            core.check_body_cached(proof, &headers, &body, nonces)
+        })
     }
 
     /// The core's refusal for `reason`, rendered as this verifier renders
@@ -139,5 +150,52 @@ impl AivaxVerifier {
 
     fn __repr__(&self) -> String {
         format!("toolctx.AivaxVerifier({:?})", self.core)
+    }
+}
+
+impl AivaxVerifier {
+    /// `run` with the nonce cache, the interpreter released, its verdict
+    /// rendered.
+    fn decide(
+        &self,
+        py: Python<'_>,
+        run: impl FnOnce(&Core, &mut NonceCache) -> AivaxVerdict + Send,
+    ) -> PyResult<Py<PyAny>> {
+        let v: PyResult<AivaxVerdict> = py.detach(|| {
+            let mut nonces = self
+                .nonces
+                .lock()
+                .map_err(|_| PyRuntimeError::new_err("nonce cache lock poisoned"))?;
+            Ok(run(&self.core, &mut nonces))
+        });
+        verdict(
+            py,
+            v?,
+            self.include_reason,
+            self.core.forward().removed(),
+            |py, ctx| Ok(Py::new(py, AivaxContext::new(ctx))?.into_any()),
+        )
+    }
+}
+
+/// The AIVAX request whose headers passed steps 0 and 1: hand it to
+/// `AivaxVerifier.verify_body` with the body (read at most
+/// `max_body_bytes + 1`).
+#[pyclass(frozen, module = "toolctx")]
+pub struct AivaxReadBody {
+    held: Held,
+    #[pyo3(get)]
+    max_body_bytes: usize,
+}
+
+#[pymethods]
+impl AivaxReadBody {
+    #[getter]
+    fn outcome(&self) -> &'static str {
+        "read_body"
+    }
+
+    fn __repr__(&self) -> String {
+        format!("AivaxReadBody(max_body_bytes={})", self.max_body_bytes)
     }
 }

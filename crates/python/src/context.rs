@@ -111,10 +111,7 @@ impl Context {
             .is_ok_and(|o| o.get().inner == self.inner)
     }
     fn __hash__(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.inner.to_json().hash(&mut h);
-        h.finish()
+        hash_of(&self.inner.to_json())
     }
     fn __repr__(&self) -> String {
         format!("Context({})", self.inner.to_json())
@@ -200,7 +197,18 @@ impl AivaxContext {
             .cast::<AivaxContext>()
             .is_ok_and(|o| o.get().inner == self.inner)
     }
+    fn __hash__(&self) -> u64 {
+        hash_of(&self.inner.to_json())
+    }
     fn __repr__(&self) -> String {
         format!("AivaxContext({})", self.inner.to_json())
     }
+}
+
+/// A context's hash: of its JSON form, which equal contexts share.
+fn hash_of(json: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    json.hash(&mut h);
+    h.finish()
 }

@@ -6,6 +6,7 @@
 //! Nothing is decided here: the core decides; this crate carries Python
 //! values in (method, headers, body, `now`) and the verdict out, and
 //! releases the interpreter while the core works.
+#![forbid(unsafe_code)]
 
 use pyo3::prelude::*;
 
@@ -25,6 +26,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<verifier::ReadBody>()?;
     m.add_class::<verifier::MemoryReplay>()?;
     m.add_class::<aivax::AivaxVerifier>()?;
+    m.add_class::<aivax::AivaxReadBody>()?;
     m.add_class::<context::Context>()?;
     m.add_class::<context::AivaxContext>()?;
     m.add_class::<verdict::Pass>()?;

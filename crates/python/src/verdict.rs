@@ -1,11 +1,34 @@
 //! The verdict as Python sees it: `Pass`, `Accept` (with a profile's
 //! context) and `Reject`, frozen, every field as the core gave it.
 
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
-use toolctx_core::{Accepted, Refusal, Verdict};
+use toolctx_core::{Accepted, Checked, Refusal, Verdict};
 
-use crate::convert::parse_to_py;
+use crate::convert::{parse_to_py, Header};
+
+/// A request whose headers passed steps 0 and 1, held until its body
+/// comes: the core's proof and the headers, taken once.
+pub struct Held(Mutex<Option<(Checked, Vec<Header>)>>);
+
+impl Held {
+    pub fn new(proof: Checked, headers: Vec<Header>) -> Held {
+        Held(Mutex::new(Some((proof, headers))))
+    }
+
+    /// The proof and the headers; an error the second time (`what` names
+    /// the Python object holding them).
+    pub fn take(&self, what: &str) -> PyResult<(Checked, Vec<Header>)> {
+        self.0
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err(format!("{what} lock poisoned")))?
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err(format!("this {what} was already used")))
+    }
+}
 
 /// What goes upstream with a request that passed or was accepted, as the
 /// core decided it: remove every header named in `remove` (any letter

@@ -1,7 +1,11 @@
 //! The smallest useful embedding of the core: one exported function that
 //! runs the whole check. `scripts/test` builds it for `wasm32-unknown-unknown`
 //! and `wasm32-wasip1` and reports its size.
+//!
+//! The crate is a host shim (an allocator and one exported C function):
+//! `unsafe_code` is denied, and allowed only on those three items.
 #![cfg_attr(target_arch = "wasm32", no_std)]
+#![deny(unsafe_code)]
 
 extern crate alloc;
 
@@ -17,7 +21,10 @@ static ALLOC: Allocator = Allocator;
 struct Allocator;
 
 // A bump allocator over wasm memory growth: enough for a probe, never freed.
+// SAFETY: every pointer handed out lies in pages just grown for it, aligned
+// to the layout, and never handed out twice; the module has one thread.
 #[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)]
 unsafe impl core::alloc::GlobalAlloc for Allocator {
     unsafe fn alloc(&self, layout: core::alloc::Layout) -> *mut u8 {
         static mut NEXT: usize = 0;
@@ -50,7 +57,8 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
 }
 
 struct Shared(RefCell<Option<Verifier>>);
-// Wasm modules here are single-threaded.
+// SAFETY: wasm modules here are single-threaded.
+#[allow(unsafe_code)]
 unsafe impl Sync for Shared {}
 static VERIFIER: Shared = Shared(RefCell::new(None));
 
@@ -59,6 +67,7 @@ static VERIFIER: Shared = Shared(RefCell::new(None));
 ///
 /// # Safety
 /// Each pointer and length must describe readable memory.
+#[allow(unsafe_code)]
 #[no_mangle]
 pub unsafe extern "C" fn toolctx_check(
     config: *const u8,

@@ -13,6 +13,7 @@
 //! with serde_json, not with the reader under test, and with its
 //! `arbitrary_precision`: numbers stay exactly as written, and every
 //! expectation is compared by value through the core's JSON equality.
+#![forbid(unsafe_code)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -9,10 +9,10 @@ import {
   checkResult,
   idempotent,
   jsonResult,
-  memoryStore,
+  memoryIdempotencyStore,
   noticeCancelled,
   progress,
-  redisStore,
+  redisIdempotencyStore,
   textResult,
   withLimits,
   type IdempotencyStore,
@@ -32,7 +32,7 @@ const charge = cancellable(
       void signal;
       return jsonResult({ orderId, amount, ok: true });
     },
-    { store: memoryStore({ maxEntries: 100 }), waitMs: 5000 },
+    { store: memoryIdempotencyStore({ maxEntries: 100 }), waitMs: 5000 },
   ),
   { timeoutMs: 60_000 },
 );
@@ -72,8 +72,8 @@ for (const f of findings) {
 
 // Stores: node-redis v4+ as it is, or any sender.
 const redis = createClient();
-const shared: IdempotencyStore = redisStore(redis);
-const viaFunction: IdempotencyStore = redisStore(async (args: string[]) => args.length);
+const shared: IdempotencyStore = redisIdempotencyStore(redis);
+const viaFunction: IdempotencyStore = redisIdempotencyStore(async (args: string[]) => args.length);
 void [shared, viaFunction];
 
 // The cancellation hook takes Node's headers or fetch Headers.

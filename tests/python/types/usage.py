@@ -40,3 +40,27 @@ def app(inner: object, v: toolctx.Verifier) -> ToolctxMiddleware:
     report: Progress = Progress(None)
     assert codes and LIMITS["text_chars"] == 8000 and check_result({}) == [] and report.sent == 0
     return ToolctxMiddleware(inner, v)  # type: ignore[arg-type]
+
+
+def helpers() -> None:
+    import redis.asyncio
+
+    from toolctx.helpers import MemoryIdempotencyStore, RedisIdempotencyStore, idempotent
+
+    @idempotent
+    async def charge(amount: int, note: str = "") -> str:
+        return f"charged {amount}{note}"
+
+    @idempotent(store=RedisIdempotencyStore(redis.asyncio.Redis()), namespace="billing")
+    async def refund(amount: int) -> str:
+        return f"refunded {amount}"
+
+    async def use() -> None:
+        await charge(5, note="!")
+        await refund(3)
+        # The wrapper keeps the tool's parameters: a wrong call is a type error
+        # (and under --strict an ignore that is not needed is one too).
+        await charge("five")  # type: ignore[arg-type]
+        await refund(3, 4)  # type: ignore[call-arg]
+
+    assert callable(use) and len(MemoryIdempotencyStore()) == 0

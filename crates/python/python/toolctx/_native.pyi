@@ -58,9 +58,29 @@ ConfigErrorCode = Literal[
     "config_invalid",
 ]
 
-#: Header pairs (a header sent twice stays twice), a dict, or a
-#: multi-valued headers object (httpx, Starlette).
-Headers = Iterable[tuple[str | bytes, str | bytes]] | Mapping[str, str] | Any
+#: A header name or value: text (UTF-8) or bytes.
+HeaderText = str | bytes | bytearray | memoryview
+
+class RawHeaders(Protocol):
+    """Starlette's ``Headers`` (and httpx's): the pairs as ``raw``."""
+
+    @property
+    def raw(self) -> Iterable[tuple[bytes, bytes]]: ...
+
+class MultiItemHeaders(Protocol):
+    """A multi-valued headers object: the pairs from ``multi_items()``."""
+
+    def multi_items(self) -> Iterable[tuple[str, str]]: ...
+
+#: Header pairs (a header sent twice stays twice: an ASGI scope's list), a
+#: mapping, or a multi-valued headers object (httpx, Starlette).
+Headers = (
+    Iterable[tuple[HeaderText, HeaderText]]
+    | Mapping[str, str]
+    | Mapping[bytes, bytes]
+    | RawHeaders
+    | MultiItemHeaders
+)
 Body = bytes | bytearray | memoryview | str
 JsonId = int | float | str | None
 
@@ -96,6 +116,9 @@ class Upstream:
     def __bool__(self) -> bool: ...
 
 class ToolctxError(ValueError):
+    #: A stable machine code: the core's configuration codes
+    #: (``ConfigError``), or the Python package's own (``invalid_argument``,
+    #: ``idempotency_store_failed``, ``idempotency_entry_invalid``).
     code: str
 
 class ConfigError(ToolctxError):
@@ -207,6 +230,13 @@ class ReadBody:
     @property
     def max_body_bytes(self) -> int: ...
 
+@final
+class AivaxReadBody:
+    @property
+    def outcome(self) -> Literal["read_body"]: ...
+    @property
+    def max_body_bytes(self) -> int: ...
+
 class ReplayStore(Protocol):
     def first_use(self, jti: str, until: int, now: int) -> bool: ...
 
@@ -267,7 +297,8 @@ class AivaxVerifier:
     @property
     def removed_headers(self) -> list[str]: ...
     def verify(self, method: str, headers: Headers, body: Body) -> Pass | Accept | Reject: ...
-    def check_headers(self, method: str, headers: Headers) -> Pass | Reject | None: ...
+    def check_headers(self, method: str, headers: Headers) -> Pass | Reject | AivaxReadBody: ...
+    def verify_body(self, read_body: AivaxReadBody, body: Body) -> Pass | Accept | Reject: ...
     def refuse(self, reason: Reason, id_json: str | None = None) -> Reject: ...
 
 @final

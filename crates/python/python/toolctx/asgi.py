@@ -34,7 +34,16 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from toolctx._native import TUIX_HEADERS, AivaxContext, AivaxVerifier, ReadBody, Upstream, Verifier, refuse
+from toolctx._native import (
+    TUIX_HEADERS,
+    AivaxContext,
+    AivaxReadBody,
+    AivaxVerifier,
+    ReadBody,
+    Upstream,
+    Verifier,
+    refuse,
+)
 from toolctx.context import AIVAX_SCOPE_KEY, SCOPE_KEY, _current, _current_aivax
 
 Scope = MutableMapping[str, Any]
@@ -100,15 +109,15 @@ class ToolctxMiddleware:
             log.exception("toolctx: the header check could not run; request refused")
             await _answer(send, self._internal_error())
             return
-        if first is not None and first.outcome == "pass":
+        if first.outcome == "pass":
             await self.app(_forwarded(scope, first.upstream), receive, send)
             return
-        if first is not None and first.outcome == "reject":
+        if first.outcome == "reject":
             await _answer(send, first)
             return
         body = await _read_body(receive, self.verifier.max_body_bytes)
         try:
-            verdict = await self._decide(first, method, headers, body)
+            verdict = await self._decide(first, body)
         except Exception:
             log.exception("toolctx: the verifier could not run; request refused")
             await _answer(send, self._internal_error())
@@ -145,10 +154,12 @@ class ToolctxMiddleware:
         except Exception:  # a verifier that cannot run may not render either
             return refuse("internal_error")
 
-    async def _decide(self, first: Any, method: str, headers: Any, body: bytes) -> Any:
+    async def _decide(self, first: ReadBody | AivaxReadBody, body: bytes) -> Any:
         if isinstance(self.verifier, AivaxVerifier):
+            if not isinstance(first, AivaxReadBody):
+                raise RuntimeError("the header check gave no AivaxReadBody")
             # bcrypt takes milliseconds: off the event loop (the core releases the GIL).
-            return await _in_thread(self.verifier.verify, method, headers, body)
+            return await _in_thread(self.verifier.verify_body, first, body)
         if not isinstance(first, ReadBody):
             raise RuntimeError("the header check gave no ReadBody")
         now = self.clock() if self.clock is not None else None

@@ -16,6 +16,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from toolctx.helpers.errors import helper_error
+
 
 class Progress:
     """``await report(done, total=None, message=None)``: ``done`` must
@@ -121,7 +123,8 @@ def progress(ctx: Any, **options: Any) -> Progress:
     """The reporter of the call ``ctx`` belongs to: the ``mcp`` SDK's or
     FastMCP's ``Context`` (its ``report_progress``, which sends nothing when
     the client asked for no progress). Anything without ``report_progress``
-    raises ``TypeError`` rather than dropping every report.
+    raises ``ToolctxError`` (``invalid_argument``) rather than dropping every
+    report.
 
     ::
 
@@ -132,7 +135,7 @@ def progress(ctx: Any, **options: Any) -> Progress:
     """
     send = getattr(ctx, "report_progress", None)
     if not callable(send):
-        raise TypeError("progress needs the tool's Context (with report_progress)")
+        raise helper_error("invalid_argument", "progress needs the tool's Context (with report_progress)")
 
     async def relay(done: float, total: float | None, message: str | None) -> None:
         await send(done, total, message)

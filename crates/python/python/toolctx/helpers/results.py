@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from toolctx.helpers.errors import helper_error
+
 log = logging.getLogger("toolctx")
 
 class Limits(TypedDict):
@@ -53,7 +55,7 @@ class LimitFinding:
 
     def __post_init__(self) -> None:
         if self.code not in LIMIT_CODES:
-            raise ValueError(f"unknown limit code {self.code!r}")
+            raise helper_error("invalid_argument", f"unknown limit code {self.code!r}")
 
 
 def _field(obj: Any, *names: str) -> Any:
