@@ -41,11 +41,14 @@ const node = (args, cwd = project) => execFileSync(process.execPath, args, { cwd
 before(() => {
   work = mkdtempSync(join(tmpdir(), 'toolctx-pack-'));
   const given = process.env.TOOLCTX_TARBALL;
-  const out = given
-    ? execFileSync('npm', ['pack', '--json', '--dry-run', given], { cwd: work, encoding: 'utf8' })
-    : execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: npmDir, encoding: 'utf8' });
-  const [info] = JSON.parse(out);
-  if (given) info.filename = given;
+  let info;
+  if (given) {
+    // A tarball already packed (scripts/release): its file list from tar.
+    const listed = execFileSync('tar', ['-tzf', given], { encoding: 'utf8' }).split('\n');
+    info = { filename: given, files: listed.filter((f) => f && !f.endsWith('/')).map((f) => ({ path: f.replace(/^package\//, '') })) };
+  } else {
+    [info] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: npmDir, encoding: 'utf8' }));
+  }
   files = info.files.map((f) => f.path);
   project = join(work, 'app');
   execFileSync('mkdir', ['-p', project]);

@@ -94,8 +94,18 @@ check_examples() { # check_examples FILTER.wasm
     echo "${config#"$ROOT"/}: envoy --mode validate: OK"
     validated=$((validated + 1))
   done
-  rm -rf "$scratch"
   [ "$validated" -gt 0 ] || { echo "no Envoy configuration found under examples/" >&2; return 1; }
+  # The control: validate mode creates the VM and configures the filter, so
+  # a file that is no module must fail it (else the runs above proved less).
+  echo "not wasm" >"$scratch/bogus.wasm"
+  sed "s#/etc/envoy/toolctx_envoy.wasm#$scratch/bogus.wasm#g" "$ROOT/examples/envoy/envoy.yaml" >"$scratch/envoy.yaml"
+  if TOOLCTX_SECRET=0123456789abcdef0123456789abcdef TOOLCTX_CREDENTIAL='Bearer example' \
+    "$ENVOY" --mode validate -c "$scratch/envoy.yaml" -l critical --base-id "$$" >/dev/null 2>&1; then
+    echo "envoy --mode validate accepted a file that is no wasm module: it does not load the filter" >&2
+    return 1
+  fi
+  echo "control: envoy --mode validate refuses a configuration whose module is not wasm"
+  rm -rf "$scratch"
   (cd "$ROOT" && "$NODE22" "$RELEASE_DIR/examples.mjs" examples/istio/*.yaml examples/istio-ext-authz/*.yaml examples/envoy-gateway/*.yaml)
 }
 
