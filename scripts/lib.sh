@@ -123,7 +123,8 @@ ensure_maturin() {
 build_wheel() { # build_wheel TARGET COMPAT OUT
   ensure_maturin
   grep -qx "$1" <<<"$(rustup target list --installed)" || rustup target add "$1"
-  "$MATURIN" build --quiet -m "$ROOT/crates/python/Cargo.toml" --zig --target "$1" --compatibility "$2" --out "$3"
+  # maturin finds zig as `python3 -m ziglang`: the venv's python3 first.
+  PATH="$TOOLS/venv/bin:$PATH" "$MATURIN" build --quiet -m "$ROOT/crates/python/Cargo.toml" --zig --target "$1" --compatibility "$2" --out "$3"
 }
 
 # The Python package (crates/python): the x86_64 manylinux_2_17 wheel that
