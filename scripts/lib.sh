@@ -77,10 +77,15 @@ ensure_example_server() {
   fi
   if ! (cd "$dir" && node -e "Promise.all([import('toolctx'), import('toolctx/helpers')]).catch(() => process.exit(1))") 2>/dev/null; then
     step "npm/dist is missing or incomplete: build the npm package"
-    ensure_wasm_targets
-    ensure_wasm_bindgen
-    (cd "$ROOT/npm" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
+    build_npm_package
   fi
+}
+
+# npm/dist: cargo + wasm-bindgen + wasm-opt + tsc (npm run build).
+build_npm_package() {
+  ensure_wasm_targets
+  ensure_wasm_bindgen
+  (cd "$ROOT/npm" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
 }
 
 # cargo-fuzz, for the nightly toolchain the machine image ships; returns 1
@@ -103,14 +108,32 @@ ensure_apt() { # ensure_apt COMMAND PACKAGE
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
 }
 
-# The Python package (crates/python): maturin from PyPI into .tools/venv,
-# the abi3 wheel built (profile python: release with LTO) into
-# target/wheels and installed there, with the frameworks the example
-# server runs on; sets PYTHON_WHEEL (and VENV_PY).
-ensure_python_package() {
+# maturin and zig (the linker for wheels that run on older glibc, on musl
+# and on aarch64) from PyPI into .tools/venv; sets MATURIN.
+ensure_maturin() {
   ensure_pip maturin "maturin==1.16.0"
+  ensure_pip ziglang "ziglang==0.17.1"
+  MATURIN="$TOOLS/venv/bin/maturin"
+  export MATURIN
+}
+
+# One abi3 wheel for TARGET (a Rust target triple) and COMPAT (its platform
+# tag: manylinux_2_17, musllinux_1_2), linked by zig against that old a
+# libc, built with profile python (release with LTO) into OUT.
+build_wheel() { # build_wheel TARGET COMPAT OUT
+  ensure_maturin
+  grep -qx "$1" <<<"$(rustup target list --installed)" || rustup target add "$1"
+  # maturin finds zig as `python3 -m ziglang`: the venv's python3 first.
+  PATH="$TOOLS/venv/bin:$PATH" "$MATURIN" build --quiet -m "$ROOT/crates/python/Cargo.toml" --zig --target "$1" --compatibility "$2" --out "$3"
+}
+
+# The Python package (crates/python): the x86_64 manylinux_2_17 wheel that
+# scripts/release ships, built into target/wheels and installed into
+# .tools/venv, with the frameworks the example server runs on; sets
+# PYTHON_WHEEL (and VENV_PY).
+ensure_python_package() {
   rm -rf "$ROOT/target/wheels"
-  "$TOOLS/venv/bin/maturin" build --quiet -m "$ROOT/crates/python/Cargo.toml" --out "$ROOT/target/wheels"
+  build_wheel x86_64-unknown-linux-gnu manylinux_2_17 "$ROOT/target/wheels"
   PYTHON_WHEEL="$(ls "$ROOT"/target/wheels/toolctx-*.whl)"
   "$VENV_PY" -m pip install --quiet --force-reinstall --no-deps "$PYTHON_WHEEL"
   "$VENV_PY" -m pip install --quiet -r "$ROOT/tests/python/requirements.txt"

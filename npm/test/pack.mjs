@@ -1,12 +1,16 @@
 // Packaging check: `npm pack` the built package, install the tarball into a
-// temporary project and import it as a user would (ESM; no CJS is offered),
-// through each `exports` condition. Run with `node --test npm/test/pack.mjs`.
+// temporary project and import it as a user would (ESM; no CJS build is
+// offered, and `require()` of the package works where Node has
+// `require(esm)`: 20.19+ and 22), through each `exports` condition; its
+// declarations type-check a consumer under `node16` and `bundler`
+// resolution. Run with `node --test npm/test/pack.mjs`; scripts/release runs
+// it under Node 20 and 22 on the release tarball (TOOLCTX_TARBALL).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -36,13 +40,20 @@ const node = (args, cwd = project) => execFileSync(process.execPath, args, { cwd
 
 before(() => {
   work = mkdtempSync(join(tmpdir(), 'toolctx-pack-'));
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: npmDir, encoding: 'utf8' });
-  const [info] = JSON.parse(out);
+  const given = process.env.TOOLCTX_TARBALL;
+  let info;
+  if (given) {
+    // A tarball already packed (scripts/release): its file list from tar.
+    const listed = execFileSync('tar', ['-tzf', given], { encoding: 'utf8' }).split('\n');
+    info = { filename: given, files: listed.filter((f) => f && !f.endsWith('/')).map((f) => ({ path: f.replace(/^package\//, '') })) };
+  } else {
+    [info] = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: npmDir, encoding: 'utf8' }));
+  }
   files = info.files.map((f) => f.path);
   project = join(work, 'app');
   execFileSync('mkdir', ['-p', project]);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', join(work, info.filename)], {
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--no-package-lock', resolve(work, info.filename)], {
     cwd: project,
     stdio: 'pipe',
   });
@@ -159,6 +170,53 @@ console.log(JSON.stringify({ reason: r.reason, status: r.status, code, none: con
 test('Node imports the package synchronously and it verifies', () => {
   const out = JSON.parse(node(['--input-type=module', '-e', SMOKE]));
   assert.deepEqual(out, { reason: 'token_missing', status: 401, code: 'secret_length', none: null, shown: false, name: 'mcp__my_github___x', aivax: 'nonce_missing' });
+});
+
+// ESM only is a choice (README, "Install"): CommonJS callers load the package
+// with require(), which Node supports for ES modules without top-level await
+// from 20.19 and 22.12 on, unflagged.
+test('require() from CommonJS loads every entry and it verifies', () => {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 19) || (major === 22 && minor < 12)) {
+    assert.fail(`Node ${process.versions.node} has no unflagged require(esm); the package needs 20.19+ or 22.12+ for require()`);
+  }
+  writeFileSync(
+    join(project, 'cjs.cjs'),
+    `const { createVerifier } = require('toolctx');
+const subpaths = ['toolctx/worker', 'toolctx/conventions', 'toolctx/aivax', 'toolctx/helpers'].filter((s) => Object.keys(require(s)).length === 0);
+const r = createVerifier({ instanceId: 'i', secrets: ['0123456789abcdef0123456789abcdef'] })
+  .verify({ method: 'POST', headers: [], body: '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}' }, { now: 1 });
+console.log(JSON.stringify({ reason: r.reason, subpaths }));
+`,
+  );
+  // No ExperimentalWarning either: it is stable on both lines.
+  const out = execFileSync(process.execPath, ['cjs.cjs'], { cwd: project, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  assert.deepEqual(JSON.parse(out), { reason: 'token_missing', subpaths: [] });
+});
+
+// The type-level tests (npm/test/types) against the installed declarations,
+// as a consumer's tsc resolves them: Node's ESM rules (node16) and a
+// bundler's (bundler, with module preserve).
+test('the declarations type-check a consumer under node16 and bundler resolution', () => {
+  linkExampleDependencies();
+  for (const dep of ['express', 'redis', '@types']) {
+    const at = join(project, 'node_modules', dep);
+    if (!existsSync(at)) symlinkSync(join(npmDir, 'node_modules', dep), at);
+  }
+  const sources = ['usage.ts', 'helpers.ts', 'helpers-v2.ts'];
+  for (const f of sources) writeFileSync(join(project, f), readFileSync(join(npmDir, 'test/types', f)));
+  const base = { target: 'ES2022', lib: ['ES2022', 'DOM'], strict: true, noUncheckedIndexedAccess: true, noEmit: true, skipLibCheck: false, types: ['node'] };
+  for (const [name, options] of [
+    ['node16', { module: 'node16', moduleResolution: 'node16' }],
+    ['bundler', { module: 'preserve', moduleResolution: 'bundler' }],
+  ]) {
+    writeFileSync(join(project, `tsconfig.${name}.json`), JSON.stringify({ compilerOptions: { ...base, ...options }, files: sources }));
+    try {
+      execFileSync(process.execPath, [join(npmDir, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${name}.json`], { cwd: project, encoding: 'utf8', stdio: 'pipe' });
+    } catch (e) {
+      assert.fail(`tsc (${name}):\n${e.stdout}${e.stderr}`);
+    }
+  }
 });
 
 /** Emulates workerd and bundlers: a `.wasm` import yields a WebAssembly.Module (`--import ./register.mjs`). */

@@ -38,10 +38,12 @@ export function scratchDir(prefix) {
  */
 export async function bundle(entry, outDir, { minify = false } = {}) {
   // `import 'toolctx'` finds this repository's built package (npm/), as if
-  // installed, so that its `exports` map decides which entry is bundled.
+  // installed, so that its `exports` map decides which entry is bundled;
+  // scripts/release points TOOLCTX_PACKAGE_DIR at the tarball installed
+  // from the registry's way (npm install toolctx-X.tgz) instead.
   const packages = join(outDir, 'node_modules');
   mkdirSync(packages, { recursive: true });
-  symlinkSync(join(ROOT, 'npm'), join(packages, 'toolctx'), 'dir');
+  symlinkSync(process.env.TOOLCTX_PACKAGE_DIR ?? join(ROOT, 'npm'), join(packages, 'toolctx'), 'dir');
   const wasmFiles = new Map();
   const wasmAsModule = {
     name: 'wasm-module',

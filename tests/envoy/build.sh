@@ -35,7 +35,9 @@ finish_envoy_filter() {
   "$WASM_OPT" -O3 --strip-debug --strip-producers "$built.trimmed" -o "$1"
 }
 
-build_envoy_filter() { # build_envoy_filter [profile]
+# `build_envoy_filter release` builds the release module alone (what
+# scripts/release ships and scripts/test-release loads).
+build_envoy_filter() { # build_envoy_filter [profile|release]
   local out="$ROOT/target/envoy"
   local tuning=(--config 'profile.wasm.package.toolctx-core.opt-level=3')
   ensure_wasm_opt
@@ -57,10 +59,12 @@ build_envoy_filter() { # build_envoy_filter [profile]
     (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features bench-profile)
     finish_envoy_filter "$out/toolctx_envoy_profile.wasm"
   fi
-  (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-clock)
-  finish_envoy_filter "$out/toolctx_envoy_test_clock.wasm"
-  (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-crash)
-  finish_envoy_filter "$out/toolctx_envoy_test_crash.wasm"
+  if [ "${1:-}" != release ]; then
+    (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-clock)
+    finish_envoy_filter "$out/toolctx_envoy_test_clock.wasm"
+    (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}" --features test-crash)
+    finish_envoy_filter "$out/toolctx_envoy_test_crash.wasm"
+  fi
   (cd "$ROOT" && cargo build -q -p toolctx-envoy --target wasm32-wasip1 --profile wasm "${tuning[@]}")
   finish_envoy_filter "$out/toolctx_envoy.wasm"
   unset CARGO_PROFILE_WASM_OPT_LEVEL CARGO_PROFILE_WASM_STRIP CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS

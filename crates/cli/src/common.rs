@@ -315,10 +315,10 @@ pub struct ClaimArgs {
     /// protocol, jti, iat); the flags below override it
     #[arg(long, value_name = "PATH")]
     pub claims: Option<PathBuf>,
-    /// task_id (default: task-<random>)
+    /// task_id (default: task- and 8 random hex digits)
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
-    /// tool_call_id (default: call-<random>)
+    /// tool_call_id (default: call- and 8 random hex digits)
     #[arg(long, value_name = "ID")]
     pub tool_call_id: Option<String>,
     /// workspace_id (default: workspace-local)
