@@ -30,6 +30,7 @@ mod reason;
 mod refusal;
 mod replay;
 mod scan;
+pub mod telemetry;
 mod token;
 mod verdict;
 mod verify;
