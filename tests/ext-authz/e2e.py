@@ -36,6 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import authz  # noqa: E402
+from prometheus import Prometheus  # noqa: E402
 from authz import harness  # noqa: E402
 
 sys.path.insert(0, harness.HERE)
@@ -129,6 +130,7 @@ def test_main(port, svc, envoy, upstream, admin):
     check("counters toolctx_refused_<reason> count each refusal", not wrong, wrong)
     check("counter toolctx_passed counts passing requests", m.get("toolctx_passed", 0) >= 3, m.get("toolctx_passed"))
     check("counter toolctx_errors is zero", m.get("toolctx_errors") == 0, m.get("toolctx_errors"))
+    prometheus_checks(svc, accepted, refused)
 
     dump = envoy.get("/config_dump")
     check("/config_dump holds no secret or credential", all(s not in dump for s in (SECRET, PREVIOUS, CREDENTIAL)))
@@ -141,6 +143,27 @@ def test_main(port, svc, envoy, upstream, admin):
           (len(lines), sum(refused.values()), lines[:2]))
     leaked = [s for s in [SECRET, PREVIOUS, CREDENTIAL] + tokens if s in log + envoy.tail(400)]
     check("the service's and Envoy's logs hold no token, secret or credential", not leaked, len(leaked))
+
+
+def prometheus_checks(svc, accepted, refused):
+    """A real Prometheus scrapes the service: its query API gives the same
+    toolctx_verdicts_total as the service's /metrics and this test's counts."""
+    served = svc.verdicts()
+    want = dict({"reject/" + r: k for r, k in refused.items()}, accept=accepted, **{"pass": served.get("pass", 0)})
+    check("toolctx_verdicts_total on /metrics: this test's accepted and refused counts",
+          served == want, (served, want))
+    prom = Prometheus(svc.metrics_port)
+    try:
+        seen = prom.wait_for(served)
+        print("# ext_authz verdicts: test %s; Prometheus %s" % (json.dumps(want, sort_keys=True), json.dumps(seen, sort_keys=True)))
+        check("Prometheus scraping the service returns the same toolctx_verdicts_total", seen == served, (seen, served))
+        hist = prom.query('sum by (outcome) (toolctx_check_duration_seconds_count)')
+        counted = {h["metric"]["outcome"]: int(float(h["value"][1])) for h in hist}
+        check("toolctx_check_duration_seconds counts every verdict, by outcome",
+              counted.get("accept") == accepted and counted.get("reject") == sum(refused.values())
+              and counted.get("pass") == served.get("pass"), counted)
+    finally:
+        prom.stop()
 
 
 def replay_call(c):

@@ -15,6 +15,7 @@ mod conventions;
 mod convert;
 mod errors;
 mod signing;
+mod telemetry;
 mod verdict;
 mod verifier;
 
@@ -38,6 +39,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ISSUER", toolctx_core::ISSUER)?;
     m.add("TOKEN_TTL_S", toolctx_core::TOKEN_TTL_S)?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
+    m.add("TELEMETRY", telemetry::names(py)?)?;
     m.add_function(wrap_pyfunction!(conventions::qualified_tool_name, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::server_label, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::canonical_json, m)?)?;

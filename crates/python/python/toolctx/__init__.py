@@ -24,7 +24,6 @@ from toolctx._native import (
     ReadBody,
     Reject,
     ToolctxError,
-    Verifier,
     canonical_json,
     canonical_json_text,
     config_error_codes,
@@ -42,6 +41,8 @@ if TYPE_CHECKING:  # the stubs' Literal lists of the core's codes
 from toolctx.context import aivax_context_from, context_from, current_aivax_context, current_context
 from toolctx.replay import RedisReplayStore
 from toolctx.tuix import TUIX_HEADERS, tuix_headers, without_tuix_headers
+from toolctx.telemetry import VerdictEvent
+from toolctx.verifier import Verifier
 
 __all__ = [
     "CORE_VERSION",
@@ -64,6 +65,7 @@ __all__ = [
     "RedisReplayStore",
     "Reject",
     "ToolctxError",
+    "VerdictEvent",
     "Verifier",
     "aivax_context_from",
     "canonical_json",

@@ -68,6 +68,7 @@ META_PREFIX: str
 ISSUER: str
 TOKEN_TTL_S: int
 CORE_VERSION: str
+TELEMETRY: dict[str, Any]
 
 class ToolctxError(ValueError):
     code: str
@@ -186,7 +187,6 @@ class MemoryReplay:
     @property
     def capacity(self) -> int: ...
 
-@final
 class Verifier:
     def __new__(
         cls,

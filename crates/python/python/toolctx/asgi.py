@@ -32,6 +32,7 @@ from typing import Any
 
 from toolctx._native import AivaxContext, AivaxVerifier, ReadBody, Verifier, refuse
 from toolctx.context import AIVAX_SCOPE_KEY, SCOPE_KEY, _current, _current_aivax
+from toolctx.telemetry import OnVerdict, Recorder
 from toolctx.tuix import tuix_headers as _tuix_headers
 from toolctx.tuix import without_tuix_headers
 
@@ -56,6 +57,10 @@ class ToolctxMiddleware:
     from every request and, on an accepted call, sets them from its
     ``_meta`` (CONTRACT §7). ``clock`` returns Unix seconds as an ``int``
     (default: the core reads the system clock), for tests.
+    ``on_verdict`` is called with a ``toolctx.telemetry.VerdictEvent`` per
+    request; ``telemetry=False`` records no metrics or spans
+    (``toolctx.telemetry``). Every request is counted here once, passes and
+    refusals before the body included; refusals are logged on ``toolctx``.
     """
 
     def __init__(
@@ -65,6 +70,8 @@ class ToolctxMiddleware:
         *,
         tuix_headers: bool = False,
         clock: Callable[[], int] | None = None,
+        on_verdict: OnVerdict | None = None,
+        telemetry: bool = True,
     ) -> None:
         if not isinstance(verifier, (Verifier, AivaxVerifier)):
             raise TypeError("ToolctxMiddleware needs a toolctx.Verifier or toolctx.AivaxVerifier")
@@ -73,6 +80,12 @@ class ToolctxMiddleware:
         self.tuix = tuix_headers
         self.clock = clock
         self._aivax = isinstance(verifier, AivaxVerifier)
+        self._recorder = Recorder(on_verdict, telemetry, "middleware")
+        # The native methods: toolctx.Verifier's own would count the request again.
+        native: Any = AivaxVerifier if self._aivax else Verifier
+        self._check_headers: Callable[..., Any] = native.check_headers.__get__(verifier)
+        self._verify: Callable[..., Any] = native.verify.__get__(verifier)
+        self._verify_body: Callable[..., Any] | None = None if self._aivax else native.verify_body.__get__(verifier)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -87,18 +100,27 @@ class ToolctxMiddleware:
             return
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = self._recorder.start()
+        client = scope.get("client")
+        peer = str(client[0]) if client else None
+
+        def record(verdict: Any) -> None:
+            self._recorder.record(started, verdict, peer)
+
         method = scope.get("method", "")
         headers = scope.get("headers") or []
         try:
-            first = self.verifier.check_headers(method, headers)
+            first = self._check_headers(method, headers)
         except Exception:
             log.exception("toolctx: the header check could not run; request refused")
-            await _answer(send, self._internal_error())
+            await _answer(send, self._internal_error(record))
             return
         if first is not None and first.outcome == "pass":
+            record(first)
             await self.app(scope, receive, send)
             return
         if first is not None and first.outcome == "reject":
+            record(first)
             await _answer(send, first)
             return
         body = await _read_body(receive, self.verifier.max_body_bytes)
@@ -106,8 +128,9 @@ class ToolctxMiddleware:
             verdict = await self._decide(first, method, headers, body)
         except Exception:
             log.exception("toolctx: the verifier could not run; request refused")
-            await _answer(send, self._internal_error())
+            await _answer(send, self._internal_error(record))
             return
+        record(verdict)
         if verdict.outcome == "reject":
             await _answer(send, verdict)
             return
@@ -139,24 +162,26 @@ class ToolctxMiddleware:
         finally:
             _current.reset(token)
 
-    def _internal_error(self) -> Any:
-        """The core's ``internal_error`` refusal, rendered as the verifier renders refusals."""
+    def _internal_error(self, record: Callable[[Any], None]) -> Any:
+        """The core's ``internal_error`` refusal, rendered as the verifier renders refusals (and recorded)."""
         try:
-            return self.verifier.refuse("internal_error")
+            reject = self.verifier.refuse("internal_error")
         except Exception:  # a verifier that cannot run may not render either
-            return refuse("internal_error")
+            reject = refuse("internal_error")
+        record(reject)
+        return reject
 
     async def _decide(self, first: Any, method: str, headers: Any, body: bytes) -> Any:
         if isinstance(self.verifier, AivaxVerifier):
             # bcrypt takes milliseconds: off the event loop (the core releases the GIL).
-            return await _in_thread(self.verifier.verify, method, headers, body)
-        if not isinstance(first, ReadBody):
+            return await _in_thread(self._verify, method, headers, body)
+        if not isinstance(first, ReadBody) or self._verify_body is None:
             raise RuntimeError("the header check gave no ReadBody")
         now = self.clock() if self.clock is not None else None
         if self.verifier.has_shared_replay_store:
             # The shared store is a network call: never on the event loop.
-            return await _in_thread(self.verifier.verify_body, first, body, now)
-        return self.verifier.verify_body(first, body, now)
+            return await _in_thread(self._verify_body, first, body, now)
+        return self._verify_body(first, body, now)
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
