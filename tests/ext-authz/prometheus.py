@@ -17,7 +17,7 @@ PROMETHEUS = os.environ.get("PROMETHEUS") or shutil.which("prometheus") or "/usr
 
 
 class Prometheus:
-    def __init__(self, target_port):
+    def __init__(self, target_port, rules=()):
         self.port = harness.free_ports(1)[0]
         self.dir = tempfile.mkdtemp(prefix="toolctx-prometheus-")
         config = os.path.join(self.dir, "prometheus.yml")
@@ -25,6 +25,8 @@ class Prometheus:
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                     "scrape_configs:\n  - job_name: toolctx\n    static_configs:\n"
                     "      - targets: ['127.0.0.1:%d']\n" % target_port)
+            if rules:
+                f.write("rule_files:\n" + "".join("  - '%s'\n" % r for r in rules))
         self.log = open(os.path.join(self.dir, "prometheus.log"), "w")
         self.proc = harness.start([PROMETHEUS, "--config.file=" + config,
                                    "--storage.tsdb.path=" + os.path.join(self.dir, "data"),
@@ -39,22 +41,23 @@ class Prometheus:
             raise RuntimeError(answer)
         return answer["data"]["result"]
 
-    def verdicts(self):
-        """`toolctx_verdicts_total` as {"outcome" or "reject/<reason>": value}, zeros left out."""
+    def verdicts(self, source=""):
+        """`toolctx_verdicts_total` as {"outcome" or "reject/<reason>": value}, zeros left out:
+        as scraped, or as recorded by the rules of `source`."""
         out = {}
-        for series in self.query("toolctx_verdicts_total"):
+        for series in self.query('toolctx_verdicts_total{source="%s"}' % source):
             labels, value = series["metric"], int(float(series["value"][1]))
             key = labels["outcome"] if "reason" not in labels else "reject/" + labels["reason"]
             if value:
                 out[key] = value
         return out
 
-    def wait_for(self, want, timeout=30):
-        """The verdicts once Prometheus has scraped `want` (or the last seen at the deadline)."""
+    def wait_for(self, want, source="", timeout=30):
+        """The verdicts once Prometheus has `want` (or the last seen at the deadline)."""
         deadline, seen = time.time() + timeout, None
         while time.time() < deadline:
             try:
-                seen = self.verdicts()
+                seen = self.verdicts(source)
             except OSError:
                 seen = None
             if seen == want:

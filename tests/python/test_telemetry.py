@@ -88,16 +88,26 @@ def test_names_are_the_cores_and_the_npm_mirror_agrees() -> None:
     assert snake == {k: v for k, v in NAMES.items() if isinstance(v, str) and not k.startswith("prometheus")}
 
 
+def _durations(found: dict[str, Any]) -> dict[str, tuple[int, float]]:
+    m = found.get("toolctx.check.duration")
+    return {p.attributes["toolctx.outcome"]: (p.count, p.sum) for p in (m.data.data_points if m else [])}
+
+
 def test_a_provider_registered_after_the_verifier_gets_its_verdicts() -> None:
-    before = counts(collect()[0])
+    first = collect()[0]
+    before, durations = counts(first), _durations(first)
     EARLY.verify("GET", [], b"")
     EARLY.verify("POST", [], b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}')
     found, spans = collect()
     assert counts(found, before) == Counter({"pass": 1, "reject/token_missing": 1})
     duration = found["toolctx.check.duration"]
     assert duration.unit == "s"
-    assert {p.attributes["toolctx.outcome"] for p in duration.data.data_points} >= {"pass", "reject"}
-    assert all(0 < p.sum < 1 for p in duration.data.data_points)
+    after = _durations(found)
+    for outcome in ("pass", "reject"):
+        count, total = after[outcome]
+        was = durations.get(outcome, (0, 0.0))
+        # One check each, measured in seconds (microseconds here, not milliseconds).
+        assert count == was[0] + 1 and 0 < total - was[1] < 0.1, (outcome, after[outcome], was)
     assert sorted((s.attributes["toolctx.outcome"], s.status.status_code) for s in spans) == [
         ("pass", StatusCode.UNSET),
         ("reject", StatusCode.ERROR),

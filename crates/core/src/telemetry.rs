@@ -42,8 +42,8 @@ pub const PROMETHEUS_REASON: &str = "reason";
 /// Histogram bucket bounds in seconds: a check takes microseconds, a
 /// body read over a slow link or a shared replay store milliseconds.
 pub const DURATION_BUCKETS_S: [f64; 14] = [
-    0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01,
-    0.025, 0.05, 0.1, 1.0,
+    0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025,
+    0.05, 0.1, 1.0,
 ];
 
 impl<C> Verdict<C> {

@@ -16,8 +16,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use toolctx_core::telemetry::{
-    DURATION_BUCKETS_S, OUTCOMES, PROMETHEUS_CHECK_DURATION, PROMETHEUS_OUTCOME,
-    PROMETHEUS_REASON, PROMETHEUS_VERDICTS,
+    DURATION_BUCKETS_S, OUTCOMES, PROMETHEUS_CHECK_DURATION, PROMETHEUS_OUTCOME, PROMETHEUS_REASON,
+    PROMETHEUS_VERDICTS,
 };
 use toolctx_core::Reason;
 
@@ -54,7 +54,10 @@ struct Histogram {
 impl Default for Histogram {
     fn default() -> Histogram {
         Histogram {
-            buckets: DURATION_BUCKETS_S.iter().map(|_| AtomicU64::new(0)).collect(),
+            buckets: DURATION_BUCKETS_S
+                .iter()
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             count: AtomicU64::new(0),
             sum_ns: AtomicU64::new(0),
         }
@@ -136,16 +139,27 @@ impl Metrics {
     fn verdicts(&self, out: &mut String) {
         let name = PROMETHEUS_VERDICTS;
         let (o, r) = (PROMETHEUS_OUTCOME, PROMETHEUS_REASON);
-        let _ = writeln!(out, "# HELP {name} Requests answered or handed on, by verdict.");
+        let _ = writeln!(
+            out,
+            "# HELP {name} Requests answered or handed on, by verdict."
+        );
         let _ = writeln!(out, "# TYPE {name} counter");
-        let _ = writeln!(out, "{name}{{{o}=\"accept\"}} {}", Self::value(&self.accepted));
+        let _ = writeln!(
+            out,
+            "{name}{{{o}=\"accept\"}} {}",
+            Self::value(&self.accepted)
+        );
         let _ = writeln!(out, "{name}{{{o}=\"pass\"}} {}", Self::value(&self.passed));
         for (reason, value) in Reason::ALL.iter().zip(&self.refused) {
             let mut n = Self::value(value);
             if *reason == Reason::InternalError {
                 n += Self::value(&self.errors);
             }
-            let _ = writeln!(out, "{name}{{{o}=\"reject\",{r}=\"{}\"}} {n}", reason.as_str());
+            let _ = writeln!(
+                out,
+                "{name}{{{o}=\"reject\",{r}=\"{}\"}} {n}",
+                reason.as_str()
+            );
         }
     }
 
@@ -161,11 +175,17 @@ impl Metrics {
             let mut below = 0;
             for (bound, bucket) in DURATION_BUCKETS_S.iter().zip(&h.buckets) {
                 below += Self::value(bucket);
-                let _ = writeln!(out, "{name}_bucket{{{o}=\"{outcome}\",le=\"{bound}\"}} {below}");
+                let _ = writeln!(
+                    out,
+                    "{name}_bucket{{{o}=\"{outcome}\",le=\"{bound}\"}} {below}"
+                );
             }
             let count = Self::value(&h.count);
             let sum = Self::value(&h.sum_ns) as f64 / 1e9;
-            let _ = writeln!(out, "{name}_bucket{{{o}=\"{outcome}\",le=\"+Inf\"}} {count}");
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{{o}=\"{outcome}\",le=\"+Inf\"}} {count}"
+            );
             let _ = writeln!(out, "{name}_sum{{{o}=\"{outcome}\"}} {sum}");
             let _ = writeln!(out, "{name}_count{{{o}=\"{outcome}\"}} {count}");
         }
@@ -261,32 +281,55 @@ mod tests {
         let us = Duration::from_micros(30);
         m.record(Counted::Pass, us);
         m.record(Counted::Refuse(Reason::TokenExpired), us);
-        m.record(Counted::Refuse(Reason::TokenExpired), Duration::from_millis(2));
+        m.record(
+            Counted::Refuse(Reason::TokenExpired),
+            Duration::from_millis(2),
+        );
         m.record(Counted::Error, us);
         let text = m.prometheus();
         assert!(text.contains("\ntoolctx_passed 1\n"), "{text}");
-        assert!(text.contains("\ntoolctx_refused_token_expired 2\n"), "{text}");
-        assert!(text.contains("\ntoolctx_errors 1\n"), "{text}");
-        assert!(text.contains("\ntoolctx_verdicts_total{outcome=\"pass\"} 1\n"), "{text}");
-        assert!(text.contains("\ntoolctx_verdicts_total{outcome=\"accept\"} 0\n"), "{text}");
         assert!(
-            text.contains("\ntoolctx_verdicts_total{outcome=\"reject\",reason=\"token_expired\"} 2\n"),
+            text.contains("\ntoolctx_refused_token_expired 2\n"),
+            "{text}"
+        );
+        assert!(text.contains("\ntoolctx_errors 1\n"), "{text}");
+        assert!(
+            text.contains("\ntoolctx_verdicts_total{outcome=\"pass\"} 1\n"),
             "{text}"
         );
         assert!(
-            text.contains("\ntoolctx_verdicts_total{outcome=\"reject\",reason=\"internal_error\"} 1\n"),
+            text.contains("\ntoolctx_verdicts_total{outcome=\"accept\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\ntoolctx_verdicts_total{outcome=\"reject\",reason=\"token_expired\"} 2\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "\ntoolctx_verdicts_total{outcome=\"reject\",reason=\"internal_error\"} 1\n"
+            ),
             "{text}"
         );
         // Cumulative buckets: one of three refusals took more than 1 ms.
         assert!(
-            text.contains("\ntoolctx_check_duration_seconds_bucket{outcome=\"reject\",le=\"0.001\"} 2\n"),
+            text.contains(
+                "\ntoolctx_check_duration_seconds_bucket{outcome=\"reject\",le=\"0.001\"} 2\n"
+            ),
             "{text}"
         );
         assert!(
-            text.contains("\ntoolctx_check_duration_seconds_bucket{outcome=\"reject\",le=\"+Inf\"} 3\n"),
+            text.contains(
+                "\ntoolctx_check_duration_seconds_bucket{outcome=\"reject\",le=\"+Inf\"} 3\n"
+            ),
             "{text}"
         );
-        assert!(text.contains("\ntoolctx_check_duration_seconds_count{outcome=\"pass\"} 1\n"), "{text}");
+        assert!(
+            text.contains("\ntoolctx_check_duration_seconds_count{outcome=\"pass\"} 1\n"),
+            "{text}"
+        );
         // No empty reason label anywhere.
         assert!(!text.contains("reason=\"\""), "{text}");
     }

@@ -4,7 +4,7 @@
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, final
 
-from typing_extensions import Self
+from typing_extensions import Self, disjoint_base
 
 Reason = Literal[
     "credential_missing",
@@ -187,6 +187,8 @@ class MemoryReplay:
     @property
     def capacity(self) -> int: ...
 
+# Subclassed by toolctx.Verifier (toolctx/verifier.py), which records each verdict.
+@disjoint_base
 class Verifier:
     def __new__(
         cls,

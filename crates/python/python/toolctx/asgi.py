@@ -81,11 +81,15 @@ class ToolctxMiddleware:
         self.clock = clock
         self._aivax = isinstance(verifier, AivaxVerifier)
         self._recorder = Recorder(on_verdict, telemetry, "middleware")
-        # The native methods: toolctx.Verifier's own would count the request again.
-        native: Any = AivaxVerifier if self._aivax else Verifier
-        self._check_headers: Callable[..., Any] = native.check_headers.__get__(verifier)
-        self._verify: Callable[..., Any] = native.verify.__get__(verifier)
-        self._verify_body: Callable[..., Any] | None = None if self._aivax else native.verify_body.__get__(verifier)
+
+    def _native(self, name: str) -> Callable[..., Any]:
+        """The verifier's native method: toolctx.Verifier's own would count the request again."""
+        v = self.verifier
+        for native in (Verifier, AivaxVerifier):
+            if isinstance(v, native):
+                method: Callable[..., Any] = getattr(native, name).__get__(v)
+                return method
+        return getattr(v, name)  # type: ignore[no-any-return]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -110,7 +114,7 @@ class ToolctxMiddleware:
         method = scope.get("method", "")
         headers = scope.get("headers") or []
         try:
-            first = self._check_headers(method, headers)
+            first = self._native("check_headers")(method, headers)
         except Exception:
             log.exception("toolctx: the header check could not run; request refused")
             await _answer(send, self._internal_error(record))
@@ -174,14 +178,14 @@ class ToolctxMiddleware:
     async def _decide(self, first: Any, method: str, headers: Any, body: bytes) -> Any:
         if isinstance(self.verifier, AivaxVerifier):
             # bcrypt takes milliseconds: off the event loop (the core releases the GIL).
-            return await _in_thread(self._verify, method, headers, body)
-        if not isinstance(first, ReadBody) or self._verify_body is None:
+            return await _in_thread(self._native("verify"), method, headers, body)
+        if not isinstance(first, ReadBody):
             raise RuntimeError("the header check gave no ReadBody")
         now = self.clock() if self.clock is not None else None
         if self.verifier.has_shared_replay_store:
             # The shared store is a network call: never on the event loop.
-            return await _in_thread(self._verify_body, first, body, now)
-        return self._verify_body(first, body, now)
+            return await _in_thread(self._native("verify_body"), first, body, now)
+        return self._native("verify_body")(first, body, now)
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
