@@ -56,7 +56,7 @@ export interface VerdictEvent {
  */
 export interface OpenTelemetryApi {
   metrics: { getMeterProvider(): { getMeter(name: string, version?: string): OtelMeter } };
-  trace: { getTracer(name: string, version?: string): OtelTracer };
+  trace: { getTracerProvider(): { getTracer(name: string, version?: string): OtelTracer } };
   context: { active(): unknown };
   createNoopMeter(): OtelMeter;
 }
@@ -119,7 +119,7 @@ interface Instruments {
   histogram: ReturnType<OtelMeter['createHistogram']>;
 }
 const instrumentsByApi = new WeakMap<OpenTelemetryApi, { provider: unknown; made: Instruments | null }>();
-const tracers = new WeakMap<OpenTelemetryApi, OtelTracer>();
+const tracers = new WeakMap<OpenTelemetryApi, { provider: unknown; tracer: OtelTracer }>();
 
 /**
  * The instruments of the meter provider registered now, made again when
@@ -146,14 +146,14 @@ function instruments(api: OpenTelemetryApi): Instruments | null {
   return made;
 }
 
+/** The tracer of the tracer provider registered now (the API's proxy follows one registered later). */
 function tracer(api: OpenTelemetryApi): OtelTracer {
-  let t = tracers.get(api);
-  if (t === undefined) {
-    // A ProxyTracer: it follows a provider registered later.
-    t = api.trace.getTracer(TELEMETRY.scope, VERSION);
-    tracers.set(api, t);
-  }
-  return t;
+  const provider = api.trace.getTracerProvider();
+  const held = tracers.get(api);
+  if (held !== undefined && held.provider === provider) return held.tracer;
+  const made = provider.getTracer(TELEMETRY.scope, VERSION);
+  tracers.set(api, { provider, tracer: made });
+  return made;
 }
 
 const clock: () => number = typeof performance !== 'undefined' ? () => performance.now() : () => Date.now();

@@ -18,7 +18,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { TELEMETRY, createVerifier, toolctx, withToolctx } from 'toolctx';
 
 import { coreCodes } from '../dist/wasm/node/toolctx_wasm_conventions.js';
-import { runVectors } from './vectors.mjs';
+import { nodeVerdict, runVectors } from './vectors.mjs';
 
 const VECTORS = new URL('../../tests/vectors/', import.meta.url);
 const SECRET = 's'.repeat(32);
@@ -116,19 +116,9 @@ test('every vector file: the SDK counts exactly the verdicts the runner judged, 
   console.log = (line) => (summary = String(line));
   try {
     await runVectors(files, (opts, req, now) => {
-      let verifier;
-      try {
-        verifier = createVerifier(opts);
-      } catch (e) {
-        throw new Error(`config: ${e.message}`);
-      }
-      try {
-        const r = verifier.verify(req, { now });
-        bump(runner, r.outcome === 'reject' ? `reject/${r.reason}` : r.outcome);
-        return r;
-      } finally {
-        verifier.free();
-      }
+      const r = nodeVerdict(opts, req, now);
+      bump(runner, r.outcome === 'reject' ? `reject/${r.reason}` : r.outcome);
+      return r;
     });
   } finally {
     console.log = log;
@@ -198,6 +188,18 @@ async function sendMix(url) {
 
 const credential = { header: 'x-api-key', values: ['k'] };
 
+/** Starts `server` on 127.0.0.1, sends the mix, and checks the SDK counted each request once. */
+async function mixThrough(server) {
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  await collect();
+  const start = verdictCounts(await collect());
+  const expected = await sendMix(`http://127.0.0.1:${server.address().port}/mcp`);
+  const seen = await collect();
+  assert.deepEqual(sorted(verdictCounts(seen, start)), sorted(expected));
+  assert.equal(seen.spans.length, 6);
+  return seen;
+}
+
 test('the middleware counts each request once, its spans are children of the request\'s', async () => {
   // The verifier records too when called directly: here the middleware must be the only one counting.
   const verifier = createVerifier({ instanceId: INSTANCE, secrets: [SECRET], credential });
@@ -212,14 +214,8 @@ test('the middleware counts each request once, its spans are children of the req
       mw(req, res, () => res.end('ok'));
     }),
   );
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  await collect();
-  const start = verdictCounts(await collect());
   try {
-    const expected = await sendMix(`http://127.0.0.1:${server.address().port}/mcp`);
-    const seen = await collect();
-    assert.deepEqual(sorted(verdictCounts(seen, start)), sorted(expected));
-    assert.equal(seen.spans.length, 6);
+    const seen = await mixThrough(server);
     assert.deepEqual(new Set(seen.spans.map((s) => s.parentSpanContext?.spanId ?? s.parentSpanId)), new Set(parents));
     const accepted = seen.spans.find((s) => s.attributes['toolctx.outcome'] === 'accept');
     assert.equal(accepted.attributes['gen_ai.tool.name'], 'get_order');
@@ -253,14 +249,8 @@ test('the fetch wrapper counts each request once, body reading inside the measur
     res.statusCode = r.status;
     res.end(Buffer.from(await r.arrayBuffer()));
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  await collect();
-  const start = verdictCounts(await collect());
   try {
-    const expected = await sendMix(`http://127.0.0.1:${server.address().port}/mcp`);
-    const seen = await collect();
-    assert.deepEqual(sorted(verdictCounts(seen, start)), sorted(expected));
-    assert.equal(seen.spans.length, 6);
+    await mixThrough(server);
     assert.deepEqual(events.map((e) => e.entry), Array(6).fill('fetch'));
   } finally {
     await new Promise((r) => server.close(r));
