@@ -4,7 +4,7 @@
  * fetch-style handlers. Exported by both entries through `api.ts`.
  */
 import { rememberContext } from './context.js';
-import { RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
+import { entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
 import { tuixHeaders, withoutTuixHeaders } from './tuix.js';
 import type { CallVerifier, Reject } from './types.js';
 
@@ -35,7 +35,8 @@ export function withToolctx<A extends unknown[], C = unknown>(
   const clock = options.now;
   const key = verifier.contextKey ?? 'toolctx';
   const tuix = options.tuixHeaders === true;
-  const recorder = new Recorder(options, 'fetch');
+  // Unset here: the verifier's `telemetry` and `onVerdict`.
+  const recorder = new Recorder(entryOptions(options, verifier), 'fetch');
   return async function toolctxFetch(request: Request, ...rest: A): Promise<Response> {
     const started = recorder.start();
     // One headers object for both checks: `checked` holds for it alone.

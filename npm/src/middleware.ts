@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { ToolctxError } from './errors.js';
 import { authInfoWith } from './context.js';
-import { RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
+import { entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
 import { TUIX_HEADER_NAMES, tuixHeaders } from './tuix.js';
 import type { AivaxContext, CallVerifier, Pass, Reject, ToolContext, ToolctxAuthInfo } from './types.js';
 
@@ -62,7 +62,8 @@ export function toolctx<C>(
   const clock = options.now;
   const key = verifier.contextKey ?? 'toolctx';
   const tuix = options.tuixHeaders === true;
-  const recorder = new Recorder(options, 'middleware');
+  // Unset here: the verifier's `telemetry` and `onVerdict`.
+  const recorder = new Recorder(entryOptions(options, verifier), 'middleware');
   return function toolctxMiddleware(incoming, res, next) {
     const started = recorder.start();
     const req = incoming as ToolctxIncomingMessage;

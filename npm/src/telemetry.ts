@@ -4,9 +4,10 @@
  * dependency) and a provider is registered, the counter
  * `toolctx.verdicts`, the histogram `toolctx.check.duration` and the span
  * `toolctx.verify`. The names are the core's (crates/core/src/telemetry.rs;
- * npm/test/telemetry.test.mjs holds `TELEMETRY` to them). The API is found
- * by each flavour (`node/otel.ts`, `web/otel.ts`) or handed in as the
- * `telemetry` option; nothing here imports it.
+ * npm/test/telemetry.test.mjs holds `TELEMETRY` to them). In Node the API
+ * is found by `node/otel.ts`; workerd, workers and browsers (where a
+ * bundle holds only what it imports) get it as the `telemetry` option;
+ * nothing here imports it.
  */
 import type { RefusalReason, Reject } from './types.js';
 import { VERSION } from './version.js';
@@ -77,8 +78,8 @@ type Attributes = Record<string, string | number>;
 export interface TelemetryOptions {
   /**
    * Record metrics and spans through `@opentelemetry/api` when it is
-   * installed (default `true`); `false` turns them off. Where the package
-   * cannot be found by itself (workerd, some bundles), pass the API:
+   * installed (default `true`; in Node it is found by itself); `false`
+   * turns them off. In workerd, workers and browsers pass the API:
    * `import * as api from '@opentelemetry/api'; { telemetry: api }`.
    */
   telemetry?: boolean | OpenTelemetryApi;
@@ -97,7 +98,7 @@ const SPAN_STATUS_ERROR = 2;
 /** The API the flavour found (`useOpenTelemetry`), if any. */
 let found: OpenTelemetryApi | undefined;
 
-/** Called by `node/otel.ts` and `web/otel.ts` once the API is loaded. */
+/** Called by `node/otel.ts` once the API is loaded. */
 export function useOpenTelemetry(api: OpenTelemetryApi): void {
   found = api;
 }
@@ -107,6 +108,15 @@ export function useOpenTelemetry(api: OpenTelemetryApi): void {
  * itself, so the verifier it calls does not count it again.
  */
 export const RECORDED: unique symbol = Symbol.for('toolctx.recorded') as never;
+
+/** Where a verifier keeps its `TelemetryOptions`, which the middleware and the fetch wrapper default to. */
+export const TELEMETRY_OPTIONS: unique symbol = Symbol.for('toolctx.telemetryOptions') as never;
+
+/** An entry point's options over those of the verifier it wraps. */
+export function entryOptions(options: TelemetryOptions, verifier: object): TelemetryOptions {
+  const given = (verifier as { [TELEMETRY_OPTIONS]?: TelemetryOptions })[TELEMETRY_OPTIONS];
+  return { telemetry: options.telemetry ?? given?.telemetry, onVerdict: options.onVerdict ?? given?.onVerdict };
+}
 
 /** True when `request` carries `RECORDED`. */
 export function recordedBy(request: unknown): boolean {

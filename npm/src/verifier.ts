@@ -7,7 +7,7 @@
 import { acceptedRequestId, callOnHead, configJson, decode, Held, invalid, rethrow } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type { ReplayGuard, ReplayStore } from './replay.js';
-import { Recorder, recordedBy, type TelemetryOptions } from './telemetry.js';
+import { Recorder, recordedBy, TELEMETRY_OPTIONS, type TelemetryOptions } from './telemetry.js';
 import type {
   CallVerifier,
   ToolContext,
@@ -87,6 +87,8 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly #store: ReplayStore | undefined;
   readonly #held = new Held();
   readonly #recorder: Recorder;
+  /** The `telemetry` and `onVerdict` it was created with, which the middleware and the fetch wrapper default to. */
+  readonly [TELEMETRY_OPTIONS]: TelemetryOptions;
   /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
   readonly contextKey = 'toolctx';
   /**
@@ -96,11 +98,12 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly verifiesAsync: boolean;
 
   /** @internal use `createVerifier` */
-  constructor(wasm: WasmVerifier, store?: ReplayStore, recorder?: Recorder) {
+  constructor(wasm: WasmVerifier, store?: ReplayStore, telemetry: TelemetryOptions = {}) {
     super(wasm);
     this.#wasm = wasm;
     this.#store = store;
-    this.#recorder = recorder ?? new Recorder({ telemetry: false }, 'verify');
+    this.#recorder = new Recorder(telemetry, 'verify');
+    this[TELEMETRY_OPTIONS] = telemetry;
     this.verifiesAsync = store !== undefined;
   }
 
@@ -227,9 +230,8 @@ export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOpti
       ({ replayGuard: guard, ...config } = rest);
       telemetry = { telemetry: t, onVerdict };
     }
-    let recorder: Recorder;
     try {
-      recorder = new Recorder(telemetry, 'verify');
+      new Recorder(telemetry, 'verify');
     } catch (e) {
       throw new ToolctxError('config_type', (e as Error).message);
     }
@@ -248,6 +250,6 @@ export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOpti
       // The config text holds the secrets: do not leave it around.
       json.fill(0);
     }
-    return new Verifier(wasm, store, recorder);
+    return new Verifier(wasm, store, telemetry);
   };
 }

@@ -274,7 +274,10 @@ test('telemetry: false records nothing; onVerdict still hears every verdict', as
       { outcome: 'reject', reason: 'token_missing', status: 401, requestId: 'x', entry: 'verify' },
     ],
   );
-  const mw = toolctx(verifier, { telemetry: false });
-  assert.equal(typeof mw, 'function');
+  // The fetch wrapper (and the middleware) default to the verifier's settings.
+  const answered = await withToolctx(verifier, () => new Response('ok'))(new Request('http://127.0.0.1/mcp'));
+  assert.equal(await answered.text(), 'ok');
+  assert.deepEqual(events.slice(2).map(({ outcome, entry }) => [outcome, entry]), [['pass', 'fetch']]);
+  assert.equal((await collect()).spans.length, 0);
   assert.throws(() => createVerifier({ instanceId: INSTANCE, secrets: [SECRET], onVerdict: 'no' }), { code: 'config_type' });
 });

@@ -9,6 +9,7 @@ against the core's and the npm package's mirror; ``telemetry=False``."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.machinery
 import importlib.util
 import json
@@ -226,5 +227,18 @@ def test_telemetry_false_records_nothing_but_on_verdict_and_the_log_still_hear()
         ("pass", None, None, None, "verify"),
         ("reject", "token_missing", 401, "x", "verify"),
     ]
+    # The middleware defaults to the verifier's settings.
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/mcp", "headers": [], "client": ("127.0.0.1", 5)}
+    asyncio.run(ToolctxMiddleware(_app, v)(scope, receive, send))
+    assert sent[0]["status"] == 200 and [(e.outcome, e.entry, e.peer) for e in events[2:]] == [("pass", "middleware", "127.0.0.1")]
+    assert collect()[1] == []
     with pytest.raises(TypeError):
         toolctx.Verifier(INSTANCE, [SECRET], on_verdict="no")  # type: ignore[arg-type]

@@ -59,7 +59,7 @@ class ToolctxMiddleware:
     (default: the core reads the system clock), for tests.
     ``on_verdict`` is called with a ``toolctx.telemetry.VerdictEvent`` per
     request; ``telemetry=False`` records no metrics or spans
-    (``toolctx.telemetry``). Every request is counted here once, passes and
+    (``toolctx.telemetry``); unset, both are the verifier's. Every request is counted here once, passes and
     refusals before the body included; refusals are logged on ``toolctx``.
     """
 
@@ -71,7 +71,7 @@ class ToolctxMiddleware:
         tuix_headers: bool = False,
         clock: Callable[[], int] | None = None,
         on_verdict: OnVerdict | None = None,
-        telemetry: bool = True,
+        telemetry: bool | None = None,
     ) -> None:
         if not isinstance(verifier, (Verifier, AivaxVerifier)):
             raise TypeError("ToolctxMiddleware needs a toolctx.Verifier or toolctx.AivaxVerifier")
@@ -80,6 +80,12 @@ class ToolctxMiddleware:
         self.tuix = tuix_headers
         self.clock = clock
         self._aivax = isinstance(verifier, AivaxVerifier)
+        # Unset here: the verifier's own (toolctx.Verifier's on_verdict and telemetry).
+        own = getattr(verifier, "_recorder", None)
+        if on_verdict is None and own is not None:
+            on_verdict = own.on_verdict
+        if telemetry is None:
+            telemetry = own.telemetry if own is not None else True
         self._recorder = Recorder(on_verdict, telemetry, "middleware")
 
     def _native(self, name: str) -> Callable[..., Any]:

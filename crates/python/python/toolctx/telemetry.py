@@ -103,6 +103,7 @@ class Recorder:
         if not isinstance(telemetry, bool):
             raise TypeError("telemetry must be a bool")
         self.on_verdict = on_verdict
+        self.telemetry = telemetry
         self.otel = telemetry and _otel_metrics is not None
         self.entry = entry
 
