@@ -17,14 +17,16 @@ PROMETHEUS = os.environ.get("PROMETHEUS") or shutil.which("prometheus") or "/usr
 
 
 class Prometheus:
-    def __init__(self, target_port, rules=()):
+    def __init__(self, target_ports, rules=()):
+        if isinstance(target_ports, int):
+            target_ports = [target_ports]
         self.port = harness.free_ports(1)[0]
         self.dir = tempfile.mkdtemp(prefix="toolctx-prometheus-")
         config = os.path.join(self.dir, "prometheus.yml")
         with open(config, "w") as f:
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                     "scrape_configs:\n  - job_name: toolctx\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % target_port)
+                    "      - targets: [%s]\n" % ", ".join("'127.0.0.1:%d'" % p for p in target_ports))
             if rules:
                 f.write("rule_files:\n" + "".join("  - '%s'\n" % r for r in rules))
         self.log = open(os.path.join(self.dir, "prometheus.log"), "w")
@@ -45,7 +47,8 @@ class Prometheus:
         """`toolctx_verdicts_total` as {"outcome" or "reject/<reason>": value}, zeros left out:
         as scraped, or as recorded by the rules of `source`."""
         out = {}
-        for series in self.query('toolctx_verdicts_total{source="%s"}' % source):
+        # Summed over every service scraped.
+        for series in self.query('sum by (outcome, reason) (toolctx_verdicts_total{source="%s"})' % source):
             labels, value = series["metric"], int(float(series["value"][1]))
             key = labels["outcome"] if "reason" not in labels else "reject/" + labels["reason"]
             if value:

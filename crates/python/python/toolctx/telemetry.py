@@ -31,6 +31,23 @@ try:  # the optional extra toolctx[otel]
 except ImportError:  # not installed: nothing is recorded, nothing costs more
     _otel_context = _otel_metrics = _otel_trace = None  # type: ignore[assignment]
 
+try:  # what the API answers until a provider is registered
+    from opentelemetry.metrics._internal import _ProxyMeterProvider as _NO_METER_PROVIDER
+except ImportError:  # another layout: always take the instruments' own no-op path
+    _NO_METER_PROVIDER = None  # type: ignore[assignment,misc]
+
+
+def _providers() -> bool:
+    """True once a meter or tracer provider is registered (checked per verdict:
+    one registered later gets every verdict from then on)."""
+    assert _otel_metrics is not None and _otel_trace is not None
+    if _NO_METER_PROVIDER is None:
+        return True
+    return not (
+        type(_otel_metrics.get_meter_provider()) is _NO_METER_PROVIDER
+        and type(_otel_trace.get_tracer_provider()) is _otel_trace.ProxyTracerProvider
+    )
+
 
 @dataclass(frozen=True)
 class VerdictEvent:
@@ -85,13 +102,9 @@ def _otel() -> _Instruments:
     return _instruments
 
 
-@dataclass(frozen=True)
-class Started:
-    """A check under way: its clocks and the context its span is a child of."""
-
-    perf_ns: int
-    wall_ns: int
-    parent: Any
+#: A check under way: ``(perf_counter_ns, time_ns, parent context)``;
+#: ``time_ns`` 0 when no provider was registered at its start.
+Started = tuple[int, int, Any]
 
 
 class Recorder:
@@ -108,42 +121,36 @@ class Recorder:
         self.entry = entry
 
     def start(self) -> Started:
-        parent = _otel_context.get_current() if self.otel and _otel_context is not None else None
-        return Started(time.perf_counter_ns(), time.time_ns(), parent)
+        # The span's parent: the span current where the check began.
+        if self.otel and _providers() and _otel_context is not None:
+            return (time.perf_counter_ns(), time.time_ns(), _otel_context.get_current())
+        return (time.perf_counter_ns(), 0, None)
 
     def record(self, started: Started, verdict: Any, peer: str | None = None) -> None:
         """Records ``verdict`` (``Pass``, ``Accept``, ``Reject``); never raises."""
-        took_ns = time.perf_counter_ns() - started.perf_ns
+        took_ns = time.perf_counter_ns() - started[0]
         try:
-            event = _event(verdict, took_ns / 1e9, self.entry, peer)
-        except Exception:  # a verdict of another shape: nothing to record
-            return
-        if event.outcome == "reject":
-            log.warning(
-                "toolctx: refused %s status=%s request_id=%s tool=%s peer=%s",
-                event.reason,
-                event.status,
-                event.request_id,
-                event.tool or "-",
-                event.peer or "-",
-                extra={
-                    "reason": event.reason,
-                    "status": event.status,
-                    "request_id": event.request_id,
-                    "tool": event.tool,
-                    "peer": event.peer,
-                },
-            )
-        if self.otel:
-            try:
-                _record_otel(event, started, took_ns)
-            except Exception:  # a misbehaving SDK never changes a verdict
-                log.debug("toolctx: telemetry failed", exc_info=True)
-        if self.on_verdict is not None:
-            try:
-                self.on_verdict(event)
-            except Exception:  # nor does a hook that raises
-                log.debug("toolctx: on_verdict raised", exc_info=True)
+            outcome = verdict.outcome
+            reason = verdict.reason if outcome == "reject" else None
+            if reason is not None:
+                _log_refusal(verdict, peer)
+            if self.otel and started[1] != 0:
+                _record_otel(outcome, reason, verdict, started, took_ns)
+            if self.on_verdict is not None:
+                self.on_verdict(_event(verdict, took_ns / 1e9, self.entry, peer))
+        except Exception:  # a misbehaving SDK or hook never changes a verdict
+            log.debug("toolctx: recording a verdict failed", exc_info=True)
+
+
+def _log_refusal(reject: Any, peer: str | None) -> None:
+    log.warning(
+        "toolctx: refused %s status=%s request_id=%s peer=%s",
+        reject.reason,
+        reject.status,
+        reject.id_json,
+        peer or "-",
+        extra={"reason": reject.reason, "status": reject.status, "request_id": reject.id, "tool": None, "peer": peer},
+    )
 
 
 def _event(verdict: Any, seconds: float, entry: str, peer: str | None) -> VerdictEvent:
@@ -162,27 +169,26 @@ def _event(verdict: Any, seconds: float, entry: str, peer: str | None) -> Verdic
             workspace_id=getattr(ctx, "workspace_id", None),
             peer=peer,
         )
-    if outcome != "pass":
-        raise ValueError(outcome)
     return VerdictEvent(outcome, seconds, entry, peer=peer)
 
 
-def _record_otel(event: VerdictEvent, started: Started, took_ns: int) -> None:
+def _record_otel(outcome: str, reason: str | None, verdict: Any, started: Started, took_ns: int) -> None:
     n = NAMES
     # toolctx.reason on refusals only: absent, never empty, otherwise.
-    attributes: dict[str, str] = {n["outcome"]: event.outcome}
-    if event.reason is not None:
-        attributes[n["reason"]] = event.reason
+    attributes = {n["outcome"]: outcome} if reason is None else {n["outcome"]: outcome, n["reason"]: reason}
     o = _otel()
     o.counter.add(1, attributes)
-    o.histogram.record(event.duration_s, {n["outcome"]: event.outcome})
-    span_attributes: dict[str, str] = dict(attributes)
-    if event.outcome == "accept":
-        span_attributes[n["mcp_method"]] = "tools/call"
-        for key, value in (("tool", event.tool), ("task_id", event.task_id), ("workspace_id", event.workspace_id)):
+    o.histogram.record(took_ns / 1e9, {n["outcome"]: outcome})
+    span = o.tracer.start_span(n["span"], context=started[2], start_time=started[1], attributes=attributes)
+    if not span.is_recording():  # no provider: nothing more to gather
+        return
+    if outcome == "accept":
+        ctx = verdict.context
+        span.set_attribute(n["mcp_method"], "tools/call")
+        for key in ("tool", "task_id", "workspace_id"):
+            value = getattr(ctx, key, None)
             if value is not None:
-                span_attributes[n[key]] = value
-    span = o.tracer.start_span(n["span"], context=started.parent, start_time=started.wall_ns, attributes=span_attributes)
-    if event.outcome == "reject" and _otel_trace is not None:
-        span.set_status(_otel_trace.Status(_otel_trace.StatusCode.ERROR, event.reason))
-    span.end(end_time=started.wall_ns + took_ns)
+                span.set_attribute(n[key], value)
+    elif reason is not None and _otel_trace is not None:
+        span.set_status(_otel_trace.Status(_otel_trace.StatusCode.ERROR, reason))
+    span.end(end_time=started[1] + took_ns)
