@@ -89,7 +89,7 @@ impl Inner {
         self.record(&outcome, &req, started.elapsed());
         response::build(
             &outcome,
-            self.settings.written_headers(),
+            self.settings.removed_headers(),
             self.settings.include_reason,
         )
     }
