@@ -170,7 +170,7 @@ async function sendMix(url) {
   const ok = await signedCall('get_order', 1);
   const sent = [
     [{ method: 'GET' }, 'pass'],
-    [{ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' }, 'pass'],
+    [{ method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'k' }, body: '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' }, 'pass'],
     [{ method: 'POST', headers: { 'x-api-key': 'nope' }, body: ok.body }, 'reject/credential_invalid'],
     [{ method: 'POST', headers: { 'x-api-key': 'k' }, body: ok.body }, 'reject/token_missing'],
     [{ method: 'POST', headers: { 'x-api-key': 'k', 'x-agentarea-context': ok.token }, body: ok.body }, 'accept'],
