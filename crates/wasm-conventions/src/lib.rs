@@ -190,8 +190,9 @@ fn telemetry_json(out: &mut String) {
         if i > 0 {
             out.push(',');
         }
-        // Plain decimals: Rust's `Display` never writes an exponent.
-        out.push_str(&format!("{bound}"));
+        // As JavaScript writes them (the RFC 8785 formatting the core already
+        // links), rather than pulling `core::fmt`'s float code into the module.
+        out.push_str(ryu_js::Buffer::new().format_finite(*bound));
     }
     out.push_str("]}");
 }
