@@ -4,10 +4,11 @@
  * fetch-style handlers. Exported by both entries through `api.ts`.
  */
 import { rememberContext } from './context.js';
+import { entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
 import { tuixHeaders, withoutTuixHeaders } from './tuix.js';
 import type { CallVerifier, Reject } from './types.js';
 
-export interface FetchOptions {
+export interface FetchOptions extends TelemetryOptions {
   /** The clock, in Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
   now?: () => number;
   /**
@@ -34,10 +35,14 @@ export function withToolctx<A extends unknown[], C = unknown>(
   const clock = options.now;
   const key = verifier.contextKey ?? 'toolctx';
   const tuix = options.tuixHeaders === true;
+  // Unset here: the verifier's `telemetry` and `onVerdict`.
+  const recorder = new Recorder(entryOptions(options, verifier), 'fetch');
   return async function toolctxFetch(request: Request, ...rest: A): Promise<Response> {
+    const started = recorder.start();
     // One headers object for both checks: `checked` holds for it alone.
     const received = request.headers;
-    const head = verifier.checkHeaders({ method: request.method, headers: received });
+    const head = verifier.checkHeaders({ method: request.method, headers: received, [RECORDED]: true } as { method: string; headers: Headers });
+    if (head.outcome !== 'read_body') recorder.record(started, head);
     if (head.outcome === 'pass') {
       if (!tuix) return handler(request, ...rest);
       // The body is not read here: it goes on as the stream it came as.
@@ -48,11 +53,12 @@ export function withToolctx<A extends unknown[], C = unknown>(
     if (head.outcome === 'reject') return refusal(head);
     const body = await readLimited(request, verifier.maxBodyBytes);
     // `checked`: the core goes on from step 2 on the headers it checked.
-    const input = { method: request.method, headers: received, body, checked: head };
+    const input = { method: request.method, headers: received, body, checked: head, [RECORDED]: true };
     const when = clock ? { now: clock() } : undefined;
     // A replay guard with a shared store: the verdict is awaited.
     const result =
       verifier.verifiesAsync === true && verifier.verifyAsync ? await verifier.verifyAsync(input, when) : verifier.verify(input, when);
+    recorder.record(started, result);
     if (result.outcome === 'reject') return refusal(result);
     let headers: Headers = request.headers;
     if (tuix) {

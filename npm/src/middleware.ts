@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { ToolctxError } from './errors.js';
 import { authInfoWith } from './context.js';
+import { entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
 import { TUIX_HEADER_NAMES, tuixHeaders } from './tuix.js';
 import type { AivaxContext, CallVerifier, Pass, Reject, ToolContext, ToolctxAuthInfo } from './types.js';
 
@@ -26,7 +27,7 @@ export interface ToolctxIncomingMessage extends IncomingMessage {
 
 export type NextFunction = (err?: unknown) => void;
 
-export interface MiddlewareOptions {
+export interface MiddlewareOptions extends TelemetryOptions {
   /** The clock, in Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
   now?: () => number;
   /**
@@ -61,27 +62,35 @@ export function toolctx<C>(
   const clock = options.now;
   const key = verifier.contextKey ?? 'toolctx';
   const tuix = options.tuixHeaders === true;
+  // Unset here: the verifier's `telemetry` and `onVerdict`.
+  const recorder = new Recorder(entryOptions(options, verifier), 'middleware');
   return function toolctxMiddleware(incoming, res, next) {
+    const started = recorder.start();
     const req = incoming as ToolctxIncomingMessage;
     const method = req.method ?? '';
     const headers = req.rawHeaders;
+    const record = (result: Pass | { outcome: 'accept'; context: unknown } | Reject): void =>
+      recorder.record(started, result, started === undefined ? undefined : req.socket?.remoteAddress);
     let head;
     try {
-      head = verifier.checkHeaders({ method, headers });
+      head = verifier.checkHeaders({ method, headers, [RECORDED]: true } as { method: string; headers: string[] });
     } catch (e) {
       next(e);
       return;
     }
     if (head.outcome === 'pass') {
+      record(head);
       if (tuix) replaceTuixHeaders(req, {});
       next();
       return;
     }
     if (head.outcome === 'reject') {
+      record(head);
       refuse(res, head, false);
       return;
     }
     const settle = (result: Pass | { outcome: 'accept'; context: C } | Reject, body: Uint8Array, overLimit: boolean): void => {
+      record(result);
       let parsed: unknown;
       try {
         if (result.outcome === 'reject') {
@@ -104,7 +113,7 @@ export function toolctx<C>(
     };
     const decide = (body: Uint8Array, overLimit: boolean): void => {
       // `checked`: the core goes on from step 2 on the headers it checked.
-      const request = { method, headers, body, checked: head };
+      const request = { method, headers, body, checked: head, [RECORDED]: true };
       const when = clock ? { now: clock() } : undefined;
       let result;
       try {

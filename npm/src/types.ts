@@ -1,4 +1,5 @@
 import type { ReplayGuard } from './replay.js';
+import type { TelemetryOptions } from './telemetry.js';
 
 /** The verified context of a `tools/call`, field names as in the contract. */
 export interface ToolContext {
@@ -138,8 +139,13 @@ export interface VerifyOptions {
   now?: number;
 }
 
-/** Configuration of `createVerifier`; the rules and defaults of CONTRACT §1. */
-export interface VerifierOptions {
+/**
+ * Configuration of `createVerifier`; the rules and defaults of CONTRACT §1.
+ * `telemetry` and `onVerdict` (`TelemetryOptions`) cover `verify`,
+ * `verifyAsync` and `checkHeaders` called directly; the middleware and the
+ * fetch wrapper record the requests they check themselves, with their own.
+ */
+export interface VerifierOptions extends TelemetryOptions {
   /** The server instance id the token's `aud` must name. */
   instanceId: string;
   /** HMAC secrets, 32 to 512 bytes of UTF-8 each; several at once for rotation. */

@@ -7,6 +7,7 @@
 import { acceptedRequestId, callOnHead, configJson, decode, Held, invalid, rethrow } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type { ReplayGuard, ReplayStore } from './replay.js';
+import { Recorder, recordedBy, TELEMETRY_OPTIONS, type TelemetryOptions } from './telemetry.js';
 import type {
   CallVerifier,
   ToolContext,
@@ -85,6 +86,9 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly #wasm: WasmVerifier;
   readonly #store: ReplayStore | undefined;
   readonly #held = new Held();
+  readonly #recorder: Recorder;
+  /** The `telemetry` and `onVerdict` it was created with, which the middleware and the fetch wrapper default to. */
+  readonly [TELEMETRY_OPTIONS]: TelemetryOptions;
   /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
   readonly contextKey = 'toolctx';
   /**
@@ -94,10 +98,12 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly verifiesAsync: boolean;
 
   /** @internal use `createVerifier` */
-  constructor(wasm: WasmVerifier, store?: ReplayStore) {
+  constructor(wasm: WasmVerifier, store?: ReplayStore, telemetry: TelemetryOptions = {}) {
     super(wasm);
     this.#wasm = wasm;
     this.#store = store;
+    this.#recorder = new Recorder(telemetry, 'verify');
+    this[TELEMETRY_OPTIONS] = telemetry;
     this.verifiesAsync = store !== undefined;
   }
 
@@ -114,7 +120,11 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
    */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
     const wasm = this.#wasm;
-    return this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
+    const started = recordedBy(request) ? undefined : this.#recorder.start();
+    const result = this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
+    // A pass or a refusal on the headers is this request's verdict; `read_body` is recorded by `verify`.
+    if (started !== undefined && result.outcome !== 'read_body') this.#recorder.record(started, result);
+    return result;
   }
 
   /**
@@ -126,7 +136,10 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
     if (this.#store !== undefined) {
       throw new ToolctxError('replay_guard_async', 'the replay guard has a shared store: use verifyAsync');
     }
-    return this.#decide(request, clock(options))[0];
+    const started = recordedBy(request) ? undefined : this.#recorder.start();
+    const result = this.#decide(request, clock(options))[0];
+    if (started !== undefined) this.#recorder.record(started, result);
+    return result;
   }
 
   /**
@@ -137,6 +150,13 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
    * rendered by the core. Without one, `verify`'s verdict.
    */
   async verifyAsync(request: VerifyRequest, options?: VerifyOptions): Promise<VerifyResult> {
+    const started = recordedBy(request) ? undefined : this.#recorder.start();
+    const result = await this.#verifyAsync(request, options);
+    if (started !== undefined) this.#recorder.record(started, result);
+    return result;
+  }
+
+  async #verifyAsync(request: VerifyRequest, options?: VerifyOptions): Promise<VerifyResult> {
     const now = clock(options);
     const [result, out] = this.#decide(request, now);
     const store = this.#store;
@@ -201,10 +221,20 @@ function replayGuard(guard: ReplayGuard | null | undefined): [number, ReplayStor
 /** Builds `createVerifier` over one flavour of the wasm-bindgen glue. */
 export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOptions) => Verifier {
   return function createVerifier(options: VerifierOptions): Verifier {
-    // The replay guard is the front end's, not the core's configuration.
+    // The replay guard and telemetry are the front end's, not the core's configuration.
     let guard: ReplayGuard | null | undefined;
     let config: object = options;
-    if (options !== null && typeof options === 'object') ({ replayGuard: guard, ...config } = options);
+    let telemetry: TelemetryOptions = {};
+    if (options !== null && typeof options === 'object') {
+      const { telemetry: t, onVerdict, ...rest } = options;
+      ({ replayGuard: guard, ...config } = rest);
+      telemetry = { telemetry: t, onVerdict };
+    }
+    try {
+      new Recorder(telemetry, 'verify');
+    } catch (e) {
+      throw new ToolctxError('config_type', (e as Error).message);
+    }
     const json = configJson(config, OPTION_NAMES, 'createVerifier');
     const includeReason = options.includeReason ?? true;
     if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
@@ -220,6 +250,6 @@ export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOpti
       // The config text holds the secrets: do not leave it around.
       json.fill(0);
     }
-    return new Verifier(wasm, store);
+    return new Verifier(wasm, store, telemetry);
   };
 }

@@ -245,7 +245,7 @@ function request(c) {
 }
 
 /** The verdict of the package in this Node process. */
-function nodeVerdict(opts, req, now) {
+export function nodeVerdict(opts, req, now) {
   let verifier;
   try {
     verifier = createVerifier(opts);

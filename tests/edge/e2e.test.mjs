@@ -384,4 +384,16 @@ describe("an MCP server inside workerd (the SDK's web-standard transport) behind
     });
     assert.equal(await runs(), before);
   });
+
+  test("onVerdict hears each request once in workerd, the refusal's reason and id included", async () => {
+    const heard = async () => (await fetch(`${inWorkerd}/verdicts`)).json();
+    const before = (await heard()).length;
+    const { token, meta } = callContext({ tool: 'whoami', iat: Math.floor(Date.now() / 1000) - 400 });
+    await (await post(`${inWorkerd}/mcp`, { token, name: 'whoami', args: { note: 'x' }, meta, id: 'req-10' })).arrayBuffer();
+    await (await fetch(`${inWorkerd}/mcp`)).arrayBuffer();
+    assert.deepEqual((await heard()).slice(before), [
+      { outcome: 'reject', reason: 'token_expired', requestId: 'req-10', entry: 'fetch' },
+      { outcome: 'pass', entry: 'fetch' },
+    ]);
+  });
 });

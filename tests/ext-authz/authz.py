@@ -92,6 +92,17 @@ class Service:
             text = r.read().decode()
         return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(toolctx_\w+) (\d+)$", text, re.M)}
 
+    def verdicts(self):
+        """`toolctx_verdicts_total` on /metrics: {"outcome" or "reject/<reason>": value}, zeros left out."""
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.metrics_port, timeout=5) as r:
+            text = r.read().decode()
+        out = {}
+        for outcome, reason, value in re.findall(
+                r'^toolctx_verdicts_total\{outcome="(\w+)"(?:,reason="(\w+)")?\} (\d+)$', text, re.M):
+            if int(value):
+                out[outcome if not reason else "reject/" + reason] = int(value)
+        return out
+
 
 def run_once(config, env=None, binary=TOOLCTX, timeout=10):
     """Runs the service on a configuration it should refuse: (exit code or

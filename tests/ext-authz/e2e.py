@@ -36,6 +36,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import authz  # noqa: E402
+from prometheus import Prometheus  # noqa: E402
 from authz import harness  # noqa: E402
 
 sys.path.insert(0, harness.HERE)
@@ -129,6 +130,7 @@ def test_main(port, svc, envoy, upstream, admin):
     check("counters toolctx_refused_<reason> count each refusal", not wrong, wrong)
     check("counter toolctx_passed counts passing requests", m.get("toolctx_passed", 0) >= 3, m.get("toolctx_passed"))
     check("counter toolctx_errors is zero", m.get("toolctx_errors") == 0, m.get("toolctx_errors"))
+    prometheus_checks(svc, accepted, refused)
 
     dump = envoy.get("/config_dump")
     check("/config_dump holds no secret or credential", all(s not in dump for s in (SECRET, PREVIOUS, CREDENTIAL)))
@@ -141,6 +143,54 @@ def test_main(port, svc, envoy, upstream, admin):
           (len(lines), sum(refused.values()), lines[:2]))
     leaked = [s for s in [SECRET, PREVIOUS, CREDENTIAL] + tokens if s in log + envoy.tail(400)]
     check("the service's and Envoy's logs hold no token, secret or credential", not leaked, len(leaked))
+
+
+def prometheus_checks(svc, accepted, refused):
+    """A real Prometheus scrapes the service: its query API gives the same
+    toolctx_verdicts_total as the service's /metrics and this test's counts."""
+    served = svc.verdicts()
+    want = dict({"reject/" + r: k for r, k in refused.items()}, accept=accepted, **{"pass": served.get("pass", 0)})
+    check("toolctx_verdicts_total on /metrics: this test's accepted and refused counts",
+          served == want, (served, want))
+    rules = os.path.join(harness.ROOT, "examples", "prometheus", "envoy-filter.rules.yml")
+    prom = Prometheus(svc.metrics_port, rules=[rules])
+    try:
+        seen = prom.wait_for(served)
+        print("# ext_authz verdicts: test %s; Prometheus %s" % (json.dumps(want, sort_keys=True), json.dumps(seen, sort_keys=True)))
+        check("Prometheus scraping the service returns the same toolctx_verdicts_total", seen == served, (seen, served))
+        # The service's alias counters are named as the filter's in Envoy's /stats/prometheus.
+        recorded = prom.wait_for(served, source="envoy-filter")
+        check("examples/prometheus/envoy-filter.rules.yml turns the filter's counters into the same "
+              "toolctx_verdicts_total", recorded == served, (recorded, served))
+        hist = prom.query('sum by (outcome) (toolctx_check_duration_seconds_count)')
+        counted = {h["metric"]["outcome"]: int(float(h["value"][1])) for h in hist}
+        check("toolctx_check_duration_seconds counts every verdict, by outcome",
+              counted.get("accept") == accepted and counted.get("reject") == sum(refused.values())
+              and counted.get("pass") == served.get("pass"), counted)
+        dashboard_checks(prom, refused)
+    finally:
+        prom.stop()
+
+
+def dashboard_checks(prom, refused):
+    """Every query of examples/grafana/toolctx.json runs on this Prometheus
+    and gives series; refusals by reason name the reasons refused here."""
+    with open(os.path.join(harness.ROOT, "examples", "grafana", "toolctx.json")) as f:
+        dashboard = json.load(f)
+    time.sleep(2.5)  # rate() needs two scrapes in its window
+    answers = {}
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            # Grafana's $__rate_interval: a window holding several 1 s scrapes.
+            try:
+                answers[(panel["title"], target["refId"])] = prom.query(target["expr"].replace("$__rate_interval", "30s"))
+            except (OSError, RuntimeError) as e:
+                answers[(panel["title"], target["refId"])] = e
+    failed = {k: v for k, v in answers.items() if not isinstance(v, list) or not v}
+    check("every query of the Grafana dashboard runs on Prometheus and gives series", not failed, failed)
+    reasons = {r["metric"].get("reason") for r in answers.get(("Refusals by reason", "A"), [])}
+    check("the dashboard's refusals by reason name every reason refused here", set(refused) <= reasons,
+          (sorted(refused), sorted(r for r in reasons if r)))
 
 
 def replay_call(c):

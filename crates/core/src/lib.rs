@@ -31,6 +31,7 @@ mod reason;
 mod refusal;
 pub mod replay;
 mod scan;
+pub mod telemetry;
 mod token;
 mod verdict;
 mod verify;

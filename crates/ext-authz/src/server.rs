@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use envoy_types::ext_authz::v3::pb::{
     Authorization, AuthorizationServer, CheckRequest, CheckResponse,
@@ -15,7 +15,7 @@ use tonic::transport::Server;
 use toolctx_gateway_config::{load_for, printable, Host, Settings};
 
 use crate::decide::{decide, Outcome};
-use crate::metrics::{self, Metrics};
+use crate::metrics::{self, Counted, Metrics};
 use crate::replay::Store;
 use crate::request::{self, Request};
 use crate::response;
@@ -78,6 +78,7 @@ fn now(req: &Request) -> Option<u64> {
 
 impl Inner {
     fn judge(&self, check: CheckRequest) -> CheckResponse {
+        let started = Instant::now();
         let (outcome, req) = match request::read(check) {
             Err(why) => (Outcome::Error(why.to_string()), Request::default()),
             Ok(req) => match now(&req) {
@@ -85,7 +86,7 @@ impl Inner {
                 Some(now) => (decide(&self.settings, self.store.as_ref(), &req, now), req),
             },
         };
-        self.record(&outcome, &req);
+        self.record(&outcome, &req, started.elapsed());
         response::build(
             &outcome,
             self.settings.removed_headers(),
@@ -95,17 +96,17 @@ impl Inner {
 
     /// Counters and the log line: the reason, status, Envoy's request id
     /// and the JSON-RPC id; never a token, credential or secret.
-    fn record(&self, outcome: &Outcome, req: &Request) {
+    fn record(&self, outcome: &Outcome, req: &Request, took: Duration) {
         let request_id = if req.id.is_empty() {
             "-".to_string()
         } else {
             printable(req.id.as_bytes(), 64)
         };
         match outcome {
-            Outcome::Pass => self.metrics.passed(),
-            Outcome::Accept(_) => self.metrics.accepted(),
+            Outcome::Pass => self.metrics.record(Counted::Pass, took),
+            Outcome::Accept(_) => self.metrics.record(Counted::Accept, took),
             Outcome::Refuse(r) => {
-                self.metrics.refused(r.reason());
+                self.metrics.record(Counted::Refuse(r.reason()), took);
                 eprintln!(
                     "toolctx: refused {} status={} request_id={} rpc_id={}",
                     r.reason().as_str(),
@@ -115,7 +116,7 @@ impl Inner {
                 );
             }
             Outcome::Error(why) => {
-                self.metrics.error();
+                self.metrics.record(Counted::Error, took);
                 eprintln!("toolctx: request refused with 500: {why} request_id={request_id}");
             }
         }
@@ -148,7 +149,7 @@ impl Authorization for Service {
         })
         .await;
         let response = judged.unwrap_or_else(|_| {
-            inner.metrics.error();
+            inner.metrics.record(Counted::Error, Duration::ZERO);
             eprintln!("toolctx: request refused with 500: the check stopped unexpectedly");
             response::denied(&response::internal_error(), inner.settings.include_reason)
         });

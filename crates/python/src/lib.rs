@@ -16,6 +16,7 @@ mod conventions;
 mod convert;
 mod errors;
 mod signing;
+mod telemetry;
 mod verdict;
 mod verifier;
 
@@ -47,6 +48,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         toolctx_core::replay::redis::DEFAULT_KEY_PREFIX,
     )?;
     m.add_function(wrap_pyfunction!(conventions::redis_claim_args, m)?)?;
+    m.add("TELEMETRY", telemetry::names(py)?)?;
     m.add_function(wrap_pyfunction!(conventions::qualified_tool_name, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::server_label, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::canonical_json, m)?)?;

@@ -67,8 +67,9 @@ const SETTINGS: [&str; 9] = [
 
 /// Verifies MCP `tools/call` requests against their signed context.
 /// Validated once at construction; holds no clock (pass `now`, or the
-/// system clock is read per call).
-#[pyclass(frozen, module = "toolctx")]
+/// system clock is read per call). `toolctx.Verifier` is its subclass
+/// that records each verdict (`toolctx.telemetry`).
+#[pyclass(frozen, subclass, module = "toolctx")]
 pub struct Verifier {
     core: Core,
     include_reason: bool,

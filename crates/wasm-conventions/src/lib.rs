@@ -155,8 +155,46 @@ pub fn core_codes() -> String {
     codes_json(Reason::ALL.iter().map(|r| r.as_str()), &mut out);
     out.push_str(",\"config_errors\":");
     codes_json(ConfigError::CODES.iter().copied(), &mut out);
+    telemetry_json(&mut out);
     out.push('}');
     out
+}
+
+/// `,"telemetry":{...}`: the names `npm/src/telemetry.ts` mirrors.
+fn telemetry_json(out: &mut String) {
+    use toolctx_core::telemetry as t;
+    out.push_str(",\"telemetry\":{");
+    let names = [
+        ("scope", t::SCOPE),
+        ("verdicts", t::VERDICTS),
+        ("checkDuration", t::CHECK_DURATION),
+        ("checkDurationUnit", t::CHECK_DURATION_UNIT),
+        ("outcome", t::OUTCOME),
+        ("reason", t::REASON),
+        ("span", t::SPAN),
+        ("mcpMethod", t::MCP_METHOD),
+        ("tool", t::TOOL),
+        ("taskId", t::TASK_ID),
+        ("workspaceId", t::WORKSPACE_ID),
+    ];
+    for (key, value) in names {
+        write_str(key, out);
+        out.push(':');
+        write_str(value, out);
+        out.push(',');
+    }
+    out.push_str("\"outcomes\":");
+    codes_json(t::OUTCOMES.iter().copied(), out);
+    out.push_str(",\"durationBucketsSeconds\":[");
+    for (i, bound) in t::DURATION_BUCKETS_S.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        // As JavaScript writes them (the RFC 8785 formatting the core already
+        // links), rather than pulling `core::fmt`'s float code into the module.
+        out.push_str(ryu_js::Buffer::new().format_finite(*bound));
+    }
+    out.push_str("]}");
 }
 
 fn codes_json<'a>(codes: impl Iterator<Item = &'a str>, out: &mut String) {

@@ -36,7 +36,11 @@ function fromBindings(env) {
     instanceId: env.TOOLCTX_INSTANCE_ID,
     secrets: [env.TOOLCTX_SECRET, env.TOOLCTX_SECRET_NEXT].filter((s) => s !== undefined && s !== ''),
   });
-  return withToolctx(verifier, (request) => proxy(request, origin));
+  // One log line per refusal (wrangler tail shows it); never a token or secret.
+  const onVerdict = (e) => {
+    if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId }));
+  };
+  return withToolctx(verifier, (request) => proxy(request, origin), { onVerdict });
 }
 
 /** The same method, headers and body, to the origin's URL plus this request's path and query. */

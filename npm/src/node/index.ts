@@ -9,6 +9,7 @@
 import type { VerifierOptions } from '../types.js';
 import { verifierFactory, type Verifier } from '../verifier.js';
 import { glue } from './glue.js';
+import './otel.js';
 
 export * from '../api.js';
 

@@ -26,7 +26,10 @@ import {
   type ToolctxIncomingMessage,
   type Verifier,
   type VerifyResult,
+  type VerdictEvent,
+  TELEMETRY,
 } from 'toolctx';
+import * as otel from '@opentelemetry/api';
 
 const verifier: Verifier = createVerifier({
   instanceId: 'instance',
@@ -207,3 +210,21 @@ void [replayReason, storeDown, asyncCode];
 const canonical: string = canonicalJson({ b: 1, a: [1.0] });
 const sameClass: AivaxVerifierClass = aivax;
 void [toolName, label, tuixKey, keyInput, canonical, sameClass];
+
+// Telemetry: onVerdict on every entry point, the OpenTelemetry API passed in
+// (workerd), `telemetry: false`; the event's reason is a RefusalReason.
+const heard: VerdictEvent[] = [];
+const onVerdict = (e: VerdictEvent): void => {
+  heard.push(e);
+  if (e.outcome === 'reject') {
+    const why: RefusalReason | undefined = e.reason;
+    console.warn(why, e.status, e.requestId, e.peer, e.durationSeconds.toFixed(6));
+  }
+};
+createVerifier({ instanceId: 'i', secrets: ['s'.repeat(32)], onVerdict, telemetry: false });
+toolctx(verifier, { onVerdict, telemetry: otel });
+withToolctx(verifier, (r: Request) => new Response(r.url), { onVerdict, telemetry: true });
+const counterName: 'toolctx.verdicts' = TELEMETRY.verdicts;
+// @ts-expect-error telemetry is a boolean or the API
+createVerifier({ instanceId: 'i', secrets: ['s'.repeat(32)], telemetry: 'yes' });
+void counterName;

@@ -2,13 +2,15 @@
 // Streamable HTTP transport (stateless, a server per request) behind the
 // package's fetch wrapper, the way Hono or a plain Worker mounts it. The
 // tool answers with the verified context it sees through contextFrom(extra).
-// GET /runs tells how many times the tool ran.
+// GET /runs tells how many times the tool ran; GET /verdicts what
+// `onVerdict` heard (outcome and reason of each request, in order).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { authInfoFrom, contextFrom, createVerifier, withToolctx } from 'toolctx';
 import { z } from 'zod';
 
 let runs = 0;
+const verdicts = [];
 let handler;
 
 async function mcp(request) {
@@ -25,8 +27,11 @@ async function mcp(request) {
 
 export default {
   fetch(request, env, ctx) {
-    if (new URL(request.url).pathname === '/runs') return Response.json({ runs });
-    handler ??= withToolctx(createVerifier({ instanceId: env.TOOLCTX_INSTANCE_ID, secrets: [env.TOOLCTX_SECRET] }), mcp);
+    const path = new URL(request.url).pathname;
+    if (path === '/runs') return Response.json({ runs });
+    if (path === '/verdicts') return Response.json(verdicts);
+    const onVerdict = ({ outcome, reason, requestId, entry }) => verdicts.push({ outcome, reason, requestId, entry });
+    handler ??= withToolctx(createVerifier({ instanceId: env.TOOLCTX_INSTANCE_ID, secrets: [env.TOOLCTX_SECRET] }), mcp, { onVerdict });
     return handler(request, env, ctx);
   },
 };

@@ -26,7 +26,6 @@ from toolctx._native import (
     Reject,
     ToolctxError,
     Upstream,
-    Verifier,
     canonical_json,
     canonical_json_text,
     config_error_codes,
@@ -43,7 +42,9 @@ if TYPE_CHECKING:  # the stubs' Literal lists of the core's codes
 
 from toolctx.context import aivax_context_from, context_from, current_aivax_context, current_context
 from toolctx.replay import RedisReplayStore
+from toolctx.telemetry import VerdictEvent
 from toolctx.tuix import TUIX_HEADERS
+from toolctx.verifier import Verifier
 
 __all__ = [
     "CORE_VERSION",
@@ -68,6 +69,7 @@ __all__ = [
     "Reject",
     "ToolctxError",
     "Upstream",
+    "VerdictEvent",
     "Verifier",
     "aivax_context_from",
     "canonical_json",

@@ -4,7 +4,7 @@
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypedDict, final
 
-from typing_extensions import Self
+from typing_extensions import Self, disjoint_base
 
 Reason = Literal[
     "credential_missing",
@@ -114,6 +114,7 @@ class Upstream:
     def set(self) -> tuple[tuple[str, str], ...]: ...
     def apply(self, headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]: ...
     def __bool__(self) -> bool: ...
+TELEMETRY: dict[str, Any]
 
 class ToolctxError(ValueError):
     #: A stable machine code: the core's configuration codes
@@ -246,7 +247,8 @@ class MemoryReplay:
     @property
     def capacity(self) -> int: ...
 
-@final
+# Subclassed by toolctx.Verifier (toolctx/verifier.py), which records each verdict.
+@disjoint_base
 class Verifier:
     def __new__(
         cls,

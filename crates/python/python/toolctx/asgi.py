@@ -45,6 +45,7 @@ from toolctx._native import (
     refuse,
 )
 from toolctx.context import AIVAX_SCOPE_KEY, SCOPE_KEY, _current, _current_aivax
+from toolctx.telemetry import OnVerdict, Recorder
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -69,6 +70,11 @@ class ToolctxMiddleware:
     Tuix headers, and refuses to start otherwise. ``clock`` returns Unix
     seconds as an ``int`` (default: the core reads the system clock), for
     tests.
+    ``on_verdict`` is called with a ``toolctx.telemetry.VerdictEvent`` per
+    request; ``telemetry=False`` records no metrics or spans
+    (``toolctx.telemetry``); unset, both are the verifier's. Every request is
+    counted here once, passes and refusals before the body included;
+    refusals are logged on ``toolctx``.
     """
 
     def __init__(
@@ -78,6 +84,8 @@ class ToolctxMiddleware:
         *,
         tuix_headers: bool = False,
         clock: Callable[[], int] | None = None,
+        on_verdict: OnVerdict | None = None,
+        telemetry: bool | None = None,
     ) -> None:
         if not isinstance(verifier, (Verifier, AivaxVerifier)):
             raise TypeError("ToolctxMiddleware needs a toolctx.Verifier or toolctx.AivaxVerifier")
@@ -90,6 +98,22 @@ class ToolctxMiddleware:
         self.verifier = verifier
         self.clock = clock
         self._aivax = isinstance(verifier, AivaxVerifier)
+        # Unset here: the verifier's own (toolctx.Verifier's on_verdict and telemetry).
+        own = getattr(verifier, "_recorder", None)
+        if on_verdict is None and own is not None:
+            on_verdict = own.on_verdict
+        if telemetry is None:
+            telemetry = own.telemetry if own is not None else True
+        self._recorder = Recorder(on_verdict, telemetry, "middleware")
+
+    def _native(self, name: str) -> Callable[..., Any]:
+        """The verifier's native method: toolctx.Verifier's own would count the request again."""
+        v = self.verifier
+        for native in (Verifier, AivaxVerifier):
+            if isinstance(v, native):
+                method: Callable[..., Any] = getattr(native, name).__get__(v)
+                return method
+        return getattr(v, name)  # type: ignore[no-any-return]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http":
@@ -101,18 +125,27 @@ class ToolctxMiddleware:
             return
 
     async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = self._recorder.start()
+        client = scope.get("client")
+        peer = str(client[0]) if client else None
+
+        def record(verdict: Any) -> None:
+            self._recorder.record(started, verdict, peer)
+
         method = scope.get("method", "")
         headers = scope.get("headers") or []
         try:
-            first = self.verifier.check_headers(method, headers)
+            first = self._native("check_headers")(method, headers)
         except Exception:
             log.exception("toolctx: the header check could not run; request refused")
-            await _answer(send, self._internal_error())
+            await _answer(send, self._internal_error(record))
             return
         if first.outcome == "pass":
+            record(first)
             await self.app(_forwarded(scope, first.upstream), receive, send)
             return
         if first.outcome == "reject":
+            record(first)
             await _answer(send, first)
             return
         body = await _read_body(receive, self.verifier.max_body_bytes)
@@ -120,8 +153,9 @@ class ToolctxMiddleware:
             verdict = await self._decide(first, body)
         except Exception:
             log.exception("toolctx: the verifier could not run; request refused")
-            await _answer(send, self._internal_error())
+            await _answer(send, self._internal_error(record))
             return
+        record(verdict)
         if verdict.outcome == "reject":
             await _answer(send, verdict)
             return
@@ -147,26 +181,28 @@ class ToolctxMiddleware:
         finally:
             _current.reset(token)
 
-    def _internal_error(self) -> Any:
-        """The core's ``internal_error`` refusal, rendered as the verifier renders refusals."""
+    def _internal_error(self, record: Callable[[Any], None]) -> Any:
+        """The core's ``internal_error`` refusal, rendered as the verifier renders refusals (and recorded)."""
         try:
-            return self.verifier.refuse("internal_error")
+            reject = self.verifier.refuse("internal_error")
         except Exception:  # a verifier that cannot run may not render either
-            return refuse("internal_error")
+            reject = refuse("internal_error")
+        record(reject)
+        return reject
 
     async def _decide(self, first: ReadBody | AivaxReadBody, body: bytes) -> Any:
         if isinstance(self.verifier, AivaxVerifier):
             if not isinstance(first, AivaxReadBody):
                 raise RuntimeError("the header check gave no AivaxReadBody")
             # bcrypt takes milliseconds: off the event loop (the core releases the GIL).
-            return await _in_thread(self.verifier.verify_body, first, body)
+            return await _in_thread(self._native("verify_body"), first, body)
         if not isinstance(first, ReadBody):
             raise RuntimeError("the header check gave no ReadBody")
         now = self.clock() if self.clock is not None else None
         if self.verifier.has_shared_replay_store:
             # The shared store is a network call: never on the event loop.
-            return await _in_thread(self.verifier.verify_body, first, body, now)
-        return self.verifier.verify_body(first, body, now)
+            return await _in_thread(self._native("verify_body"), first, body, now)
+        return self._native("verify_body")(first, body, now)
 
 
 def _forwarded(scope: Scope, upstream: Upstream) -> Scope:

@@ -1,0 +1,194 @@
+"""What every entry point records about a verdict: one ``on_verdict``
+event, one WARNING line on the logger ``toolctx`` per refusal (its fields
+in ``extra``; never a token, secret or credential), and, with the extra
+``toolctx[otel]`` (``opentelemetry-api``) and a provider registered, the
+counter ``toolctx.verdicts``, the histogram ``toolctx.check.duration`` (in
+seconds) and the span ``toolctx.verify``. The names are the core's
+(``toolctx._native.TELEMETRY``, crates/core/src/telemetry.rs).
+
+The meter and tracer are the API's proxies: a provider registered after
+the import, or after a verifier was created, gets every verdict from then on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from toolctx._native import CORE_VERSION, TELEMETRY
+
+log = logging.getLogger("toolctx")
+
+NAMES: dict[str, Any] = dict(TELEMETRY)
+
+try:  # the optional extra toolctx[otel]
+    from opentelemetry import context as _otel_context
+    from opentelemetry import metrics as _otel_metrics
+    from opentelemetry import trace as _otel_trace
+except ImportError:  # not installed: nothing is recorded, nothing costs more
+    _otel_context = _otel_metrics = _otel_trace = None  # type: ignore[assignment]
+
+try:  # what the API answers until a provider is registered
+    from opentelemetry.metrics._internal import _ProxyMeterProvider as _NO_METER_PROVIDER
+except ImportError:  # another layout: always take the instruments' own no-op path
+    _NO_METER_PROVIDER = None  # type: ignore[assignment,misc]
+
+
+def _providers() -> bool:
+    """True once a meter or tracer provider is registered (checked per verdict:
+    one registered later gets every verdict from then on)."""
+    assert _otel_metrics is not None and _otel_trace is not None
+    if _NO_METER_PROVIDER is None:
+        return True
+    return not (
+        type(_otel_metrics.get_meter_provider()) is _NO_METER_PROVIDER
+        and type(_otel_trace.get_tracer_provider()) is _otel_trace.ProxyTracerProvider
+    )
+
+
+@dataclass(frozen=True)
+class VerdictEvent:
+    """One request's verdict, as the entry point that checked it saw it."""
+
+    outcome: str
+    """``"accept"``, ``"pass"`` or ``"reject"``."""
+    duration_s: float
+    """From the start of the check to the verdict, reading the body included."""
+    entry: str
+    """``"middleware"`` (the ASGI middleware) or ``"verify"`` (the verifier called directly)."""
+    reason: str | None = None
+    """The core's reason, on refusals only."""
+    status: int | None = None
+    """The HTTP status of a refusal."""
+    request_id: Any = None
+    """The request's JSON-RPC id, where the verdict carries it."""
+    tool: str | None = None
+    """On an accepted call: the tool the token names."""
+    task_id: str | None = None
+    workspace_id: str | None = None
+    peer: str | None = None
+    """The client's address, where the entry point knows it (ASGI's ``client``)."""
+
+
+OnVerdict = Callable[[VerdictEvent], None]
+
+
+class _Instruments:
+    """The counter, histogram and tracer, made once from the API's proxies."""
+
+    def __init__(self) -> None:
+        assert _otel_metrics is not None and _otel_trace is not None
+        meter = _otel_metrics.get_meter(NAMES["scope"], CORE_VERSION)
+        self.counter = meter.create_counter(NAMES["verdicts"], description="Requests answered or handed on, by verdict.")
+        self.histogram = meter.create_histogram(
+            NAMES["check_duration"],
+            unit=NAMES["check_duration_unit"],
+            description="From the start of a check to its verdict, reading the body included.",
+            explicit_bucket_boundaries_advisory=list(NAMES["duration_buckets_s"]),
+        )
+        self.tracer = _otel_trace.get_tracer(NAMES["scope"], CORE_VERSION)
+
+
+_instruments: _Instruments | None = None
+
+
+def _otel() -> _Instruments:
+    global _instruments
+    if _instruments is None:
+        _instruments = _Instruments()
+    return _instruments
+
+
+#: A check under way: ``(perf_counter_ns, time_ns, parent context)``;
+#: ``time_ns`` 0 when no provider was registered at its start.
+Started = tuple[int, int, Any]
+
+
+class Recorder:
+    """What one entry point records, from its ``on_verdict`` and ``telemetry`` settings."""
+
+    def __init__(self, on_verdict: OnVerdict | None, telemetry: bool, entry: str) -> None:
+        if on_verdict is not None and not callable(on_verdict):
+            raise TypeError("on_verdict must be callable")
+        if not isinstance(telemetry, bool):
+            raise TypeError("telemetry must be a bool")
+        self.on_verdict = on_verdict
+        self.telemetry = telemetry
+        self.otel = telemetry and _otel_metrics is not None
+        self.entry = entry
+
+    def start(self) -> Started:
+        # The span's parent: the span current where the check began.
+        if self.otel and _providers() and _otel_context is not None:
+            return (time.perf_counter_ns(), time.time_ns(), _otel_context.get_current())
+        return (time.perf_counter_ns(), 0, None)
+
+    def record(self, started: Started, verdict: Any, peer: str | None = None) -> None:
+        """Records ``verdict`` (``Pass``, ``Accept``, ``Reject``); never raises."""
+        took_ns = time.perf_counter_ns() - started[0]
+        try:
+            outcome = verdict.outcome
+            reason = verdict.reason if outcome == "reject" else None
+            if reason is not None:
+                _log_refusal(verdict, peer)
+            if self.otel and started[1] != 0:
+                _record_otel(outcome, reason, verdict, started, took_ns)
+            if self.on_verdict is not None:
+                self.on_verdict(_event(verdict, took_ns / 1e9, self.entry, peer))
+        except Exception:  # a misbehaving SDK or hook never changes a verdict
+            log.debug("toolctx: recording a verdict failed", exc_info=True)
+
+
+def _log_refusal(reject: Any, peer: str | None) -> None:
+    log.warning(
+        "toolctx: refused %s status=%s request_id=%s peer=%s",
+        reject.reason,
+        reject.status,
+        reject.id_json,
+        peer or "-",
+        extra={"reason": reject.reason, "status": reject.status, "request_id": reject.id, "tool": None, "peer": peer},
+    )
+
+
+def _event(verdict: Any, seconds: float, entry: str, peer: str | None) -> VerdictEvent:
+    outcome = verdict.outcome
+    if outcome == "reject":
+        return VerdictEvent(outcome, seconds, entry, reason=verdict.reason, status=verdict.status, request_id=verdict.id, peer=peer)
+    if outcome == "accept":
+        ctx = verdict.context
+        return VerdictEvent(
+            outcome,
+            seconds,
+            entry,
+            request_id=ctx.request_id,
+            tool=getattr(ctx, "tool", None),
+            task_id=getattr(ctx, "task_id", None),
+            workspace_id=getattr(ctx, "workspace_id", None),
+            peer=peer,
+        )
+    return VerdictEvent(outcome, seconds, entry, peer=peer)
+
+
+def _record_otel(outcome: str, reason: str | None, verdict: Any, started: Started, took_ns: int) -> None:
+    n = NAMES
+    # toolctx.reason on refusals only: absent, never empty, otherwise.
+    attributes = {n["outcome"]: outcome} if reason is None else {n["outcome"]: outcome, n["reason"]: reason}
+    o = _otel()
+    o.counter.add(1, attributes)
+    o.histogram.record(took_ns / 1e9, {n["outcome"]: outcome})
+    span = o.tracer.start_span(n["span"], context=started[2], start_time=started[1], attributes=attributes)
+    if not span.is_recording():  # no provider: nothing more to gather
+        return
+    if outcome == "accept":
+        ctx = verdict.context
+        span.set_attribute(n["mcp_method"], "tools/call")
+        for key in ("tool", "task_id", "workspace_id"):
+            value = getattr(ctx, key, None)
+            if value is not None:
+                span.set_attribute(n[key], value)
+    elif reason is not None and _otel_trace is not None:
+        span.set_status(_otel_trace.Status(_otel_trace.StatusCode.ERROR, reason))
+    span.end(end_time=started[1] + took_ns)

@@ -1,0 +1,46 @@
+"""``toolctx.Verifier``: the native verifier, recording each verdict of
+``verify``, ``check_headers`` (a pass or a refusal on the headers) and
+``verify_body`` (``toolctx.telemetry``). The ASGI middleware records the
+requests it checks itself and calls the native methods, so a request is
+counted once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolctx import _native
+from toolctx.telemetry import OnVerdict, Recorder
+
+
+class Verifier(_native.Verifier):
+    """``Verifier(instance_id, secrets, *, ..., on_verdict=None, telemetry=True)``:
+    the native ``Verifier``'s settings, plus ``on_verdict`` (called with a
+    ``VerdictEvent`` per verdict) and ``telemetry`` (``False``: no metrics
+    or spans even with OpenTelemetry installed; refusals are still logged)."""
+
+    _recorder: Recorder
+
+    def __new__(cls, *args: Any, on_verdict: OnVerdict | None = None, telemetry: bool = True, **kwargs: Any) -> Verifier:
+        self = super().__new__(cls, *args, **kwargs)
+        self._recorder = Recorder(on_verdict, telemetry, "verify")
+        return self
+
+    def verify(self, method: str, headers: Any, body: Any, now: int | None = None) -> _native.Pass | _native.Accept | _native.Reject:
+        started = self._recorder.start()
+        verdict = super().verify(method, headers, body, now)
+        self._recorder.record(started, verdict)
+        return verdict
+
+    def check_headers(self, method: str, headers: Any) -> _native.Pass | _native.Reject | _native.ReadBody:
+        started = self._recorder.start()
+        verdict = super().check_headers(method, headers)
+        # A pass or a refusal is this request's verdict; ReadBody goes on to verify_body.
+        if verdict.outcome != "read_body":
+            self._recorder.record(started, verdict)
+        return verdict
+
+    def verify_body(self, read_body: _native.ReadBody, body: Any, now: int | None = None) -> _native.Pass | _native.Accept | _native.Reject:
+        started = self._recorder.start()
+        verdict = super().verify_body(read_body, body, now)
+        self._recorder.record(started, verdict)
+        return verdict

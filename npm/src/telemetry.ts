@@ -1,0 +1,268 @@
+/**
+ * What every entry point records about a verdict: the `onVerdict` event,
+ * and, when `@opentelemetry/api` is installed (an optional peer
+ * dependency) and a provider is registered, the counter
+ * `toolctx.verdicts`, the histogram `toolctx.check.duration` and the span
+ * `toolctx.verify`. The names are the core's (crates/core/src/telemetry.rs;
+ * npm/test/telemetry.test.mjs holds `TELEMETRY` to them). In Node the API
+ * is found by `node/otel.ts`; workerd, workers and browsers (where a
+ * bundle holds only what it imports) get it as the `telemetry` option;
+ * nothing here imports it.
+ */
+import type { RefusalReason, Reject } from './types.js';
+import { VERSION } from './version.js';
+
+/** The core's telemetry names (`toolctx_core::telemetry`). */
+export const TELEMETRY = Object.freeze({
+  scope: 'toolctx',
+  verdicts: 'toolctx.verdicts',
+  checkDuration: 'toolctx.check.duration',
+  checkDurationUnit: 's',
+  outcome: 'toolctx.outcome',
+  reason: 'toolctx.reason',
+  span: 'toolctx.verify',
+  mcpMethod: 'mcp.method.name',
+  tool: 'gen_ai.tool.name',
+  taskId: 'toolctx.task_id',
+  workspaceId: 'toolctx.workspace_id',
+  outcomes: Object.freeze(['accept', 'pass', 'reject'] as const),
+  durationBucketsSeconds: Object.freeze([0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 1]),
+});
+
+/** One request's verdict, as the entry point that checked it saw it. Never holds a token, secret or credential. */
+export interface VerdictEvent {
+  outcome: 'accept' | 'pass' | 'reject';
+  /** The core's reason: on refusals only. */
+  reason?: RefusalReason;
+  /** The HTTP status of a refusal. */
+  status?: number;
+  /** The request's JSON-RPC id, where the verdict carries it (refusals after the body was read, accepted calls). */
+  requestId?: string | number | null;
+  /** On an accepted call: the tool the token names, when it names one. */
+  tool?: string;
+  /** On an accepted AgentArea call: the verified task and workspace. */
+  taskId?: string;
+  workspaceId?: string;
+  /** The client's address, where the entry point knows it (the Node middleware). */
+  peer?: string;
+  /** From the start of the check to the verdict, reading the body included, in seconds. */
+  durationSeconds: number;
+  /** Which entry point checked the request. */
+  entry: 'middleware' | 'fetch' | 'verify';
+}
+
+/**
+ * The part of `@opentelemetry/api` (1.x, from 1.9.0) used here, typed
+ * structurally so that the package's declarations never need it installed.
+ */
+export interface OpenTelemetryApi {
+  metrics: { getMeterProvider(): { getMeter(name: string, version?: string): OtelMeter } };
+  trace: { getTracerProvider(): { getTracer(name: string, version?: string): OtelTracer } };
+  context: { active(): unknown };
+  createNoopMeter(): OtelMeter;
+}
+interface OtelMeter {
+  createCounter(name: string, options?: object): { add(value: number, attributes?: Attributes): void };
+  createHistogram(name: string, options?: object): { record(value: number, attributes?: Attributes): void };
+}
+interface OtelTracer {
+  startSpan(name: string, options?: { startTime?: number; attributes?: Attributes }, context?: unknown): OtelSpan;
+}
+interface OtelSpan {
+  setStatus(status: { code: number; message?: string }): unknown;
+  end(endTime?: number): void;
+}
+type Attributes = Record<string, string | number>;
+
+/** Options every entry point takes. */
+export interface TelemetryOptions {
+  /**
+   * Record metrics and spans through `@opentelemetry/api` when it is
+   * installed (default `true`; in Node it is found by itself); `false`
+   * turns them off. In workerd, workers and browsers pass the API:
+   * `import * as api from '@opentelemetry/api'; { telemetry: api }`.
+   */
+  telemetry?: boolean | OpenTelemetryApi;
+  /** Called once per verdict this entry point reached, for any logger (pino, console). Errors it throws are ignored. */
+  onVerdict?: (event: VerdictEvent) => void;
+}
+
+/** A verdict as `record` takes it: any of the entry points' results. */
+type Decided =
+  | { outcome: 'pass' }
+  | { outcome: 'accept'; context: unknown }
+  | Pick<Reject, 'outcome' | 'reason' | 'status' | 'id'>;
+
+const SPAN_STATUS_ERROR = 2;
+
+/** The API the flavour found (`useOpenTelemetry`), if any. */
+let found: OpenTelemetryApi | undefined;
+
+/** Called by `node/otel.ts` once the API is loaded. */
+export function useOpenTelemetry(api: OpenTelemetryApi): void {
+  found = api;
+}
+
+/**
+ * Marks a request an entry point (middleware, fetch wrapper) records
+ * itself, so the verifier it calls does not count it again.
+ */
+export const RECORDED: unique symbol = Symbol.for('toolctx.recorded') as never;
+
+/** Where a verifier keeps its `TelemetryOptions`, which the middleware and the fetch wrapper default to. */
+export const TELEMETRY_OPTIONS: unique symbol = Symbol.for('toolctx.telemetryOptions') as never;
+
+/** An entry point's options over those of the verifier it wraps. */
+export function entryOptions(options: TelemetryOptions, verifier: object): TelemetryOptions {
+  const given = (verifier as { [TELEMETRY_OPTIONS]?: TelemetryOptions })[TELEMETRY_OPTIONS];
+  return { telemetry: options.telemetry ?? given?.telemetry, onVerdict: options.onVerdict ?? given?.onVerdict };
+}
+
+/** True when `request` carries `RECORDED`. */
+export function recordedBy(request: unknown): boolean {
+  return typeof request === 'object' && request !== null && (request as Record<symbol, unknown>)[RECORDED] === true;
+}
+
+/** The counter and histogram made for one meter provider (`null`: the no-op one). */
+interface Instruments {
+  counter: ReturnType<OtelMeter['createCounter']>;
+  histogram: ReturnType<OtelMeter['createHistogram']>;
+}
+const instrumentsByApi = new WeakMap<OpenTelemetryApi, { provider: unknown; made: Instruments | null }>();
+const tracers = new WeakMap<OpenTelemetryApi, { provider: unknown; tracer: OtelTracer }>();
+
+/**
+ * The instruments of the meter provider registered now, made again when
+ * the global provider changes (one registered after the verifier was
+ * created gets every verdict from then on); `null` without one.
+ */
+function instruments(api: OpenTelemetryApi): Instruments | null {
+  const provider = api.metrics.getMeterProvider();
+  const held = instrumentsByApi.get(api);
+  if (held !== undefined && held.provider === provider) return held.made;
+  const meter = provider.getMeter(TELEMETRY.scope, VERSION);
+  const made: Instruments | null =
+    meter === api.createNoopMeter()
+      ? null
+      : {
+          counter: meter.createCounter(TELEMETRY.verdicts, { description: 'Requests answered or handed on, by verdict.' }),
+          histogram: meter.createHistogram(TELEMETRY.checkDuration, {
+            description: 'From the start of a check to its verdict, reading the body included.',
+            unit: TELEMETRY.checkDurationUnit,
+            advice: { explicitBucketBoundaries: [...TELEMETRY.durationBucketsSeconds] },
+          }),
+        };
+  instrumentsByApi.set(api, { provider, made });
+  return made;
+}
+
+/** The tracer of the tracer provider registered now (the API's proxy follows one registered later). */
+function tracer(api: OpenTelemetryApi): OtelTracer {
+  const provider = api.trace.getTracerProvider();
+  const held = tracers.get(api);
+  if (held !== undefined && held.provider === provider) return held.tracer;
+  const made = provider.getTracer(TELEMETRY.scope, VERSION);
+  tracers.set(api, { provider, tracer: made });
+  return made;
+}
+
+const clock: () => number = typeof performance !== 'undefined' ? () => performance.now() : () => Date.now();
+const origin = typeof performance !== 'undefined' && typeof performance.timeOrigin === 'number' ? performance.timeOrigin : 0;
+
+/** A check under way: when it started and the context its span is a child of. */
+export interface Started {
+  at: number;
+  parent: unknown;
+}
+
+/** What one entry point records, from its options. */
+export class Recorder {
+  readonly #api: OpenTelemetryApi | 'found' | undefined;
+  readonly #onVerdict: ((event: VerdictEvent) => void) | undefined;
+  readonly #entry: VerdictEvent['entry'];
+
+  constructor(options: TelemetryOptions | undefined, entry: VerdictEvent['entry']) {
+    const t = options?.telemetry ?? true;
+    if (typeof t === 'object' && t !== null) this.#api = t;
+    else if (t === true) this.#api = 'found';
+    else if (t === false) this.#api = undefined;
+    else throw new TypeError('setting `telemetry` must be a boolean or the @opentelemetry/api module');
+    const hook = options?.onVerdict;
+    if (hook !== undefined && typeof hook !== 'function') throw new TypeError('setting `onVerdict` must be a function');
+    this.#onVerdict = hook;
+    this.#entry = entry;
+  }
+
+  #otel(): OpenTelemetryApi | undefined {
+    return this.#api === 'found' ? found : this.#api;
+  }
+
+  /** Call where the check starts (before the headers are looked at); `undefined` when nothing is recorded. */
+  start(): Started | undefined {
+    const api = this.#otel();
+    if (api === undefined && this.#onVerdict === undefined) return undefined;
+    // The span's parent: the span active where the check began.
+    return { at: clock(), parent: api === undefined ? undefined : api.context.active() };
+  }
+
+  /** Records the verdict of the check begun at `started`. Never throws. */
+  record(started: Started | undefined, result: Decided, peer?: string): void {
+    if (started === undefined) return;
+    const end = clock();
+    const seconds = (end - started.at) / 1000;
+    const api = this.#otel();
+    const event = verdictEvent(result, seconds, this.#entry, peer);
+    if (api !== undefined) {
+      try {
+        otelRecord(api, event, started, end);
+      } catch {
+        // A misbehaving SDK never changes a verdict.
+      }
+    }
+    if (this.#onVerdict !== undefined) {
+      try {
+        this.#onVerdict(event);
+      } catch {
+        // Nor does a logger that throws.
+      }
+    }
+  }
+}
+
+function verdictEvent(result: Decided, seconds: number, entry: VerdictEvent['entry'], peer: string | undefined): VerdictEvent {
+  const event: VerdictEvent = { outcome: result.outcome, durationSeconds: seconds, entry };
+  if (result.outcome === 'reject') {
+    event.reason = result.reason;
+    event.status = result.status;
+    event.requestId = result.id;
+  } else if (result.outcome === 'accept') {
+    const c = result.context as { tool?: unknown; task_id?: unknown; workspace_id?: unknown; request_id?: unknown };
+    if (typeof c.tool === 'string') event.tool = c.tool;
+    if (typeof c.task_id === 'string') event.taskId = c.task_id;
+    if (typeof c.workspace_id === 'string') event.workspaceId = c.workspace_id;
+    if (typeof c.request_id === 'string' || typeof c.request_id === 'number') event.requestId = c.request_id;
+  }
+  if (peer !== undefined) event.peer = peer;
+  return event;
+}
+
+function otelRecord(api: OpenTelemetryApi, event: VerdictEvent, started: Started, end: number): void {
+  const t = TELEMETRY;
+  // `toolctx.reason` only on refusals: absent, never empty, otherwise.
+  const attributes: Attributes = event.reason === undefined ? { [t.outcome]: event.outcome } : { [t.outcome]: event.outcome, [t.reason]: event.reason };
+  const m = instruments(api);
+  if (m !== null) {
+    m.counter.add(1, attributes);
+    m.histogram.record(event.durationSeconds, { [t.outcome]: event.outcome });
+  }
+  const spanAttributes: Attributes = { ...attributes };
+  if (event.outcome === 'accept') {
+    spanAttributes[t.mcpMethod] = 'tools/call';
+    if (event.tool !== undefined) spanAttributes[t.tool] = event.tool;
+    if (event.taskId !== undefined) spanAttributes[t.taskId] = event.taskId;
+    if (event.workspaceId !== undefined) spanAttributes[t.workspaceId] = event.workspaceId;
+  }
+  const span = tracer(api).startSpan(t.span, { startTime: origin + started.at, attributes: spanAttributes }, started.parent);
+  if (event.outcome === 'reject') span.setStatus({ code: SPAN_STATUS_ERROR, message: event.reason });
+  span.end(origin + end);
+}

@@ -1,0 +1,244 @@
+"""What an operator sees, through the real OpenTelemetry SDK (an in-memory
+metric reader and span exporter, registered as the global providers after
+toolctx was imported and a verifier created): every vector file's verdicts
+through ``Verifier.verify``, counted by outcome and reason exactly as the
+runner judged them; the ASGI middleware under uvicorn counting each request
+once, passes and refusals before the body included, with spans under the
+request's span and one WARNING line per refusal on ``toolctx``; the names
+against the core's and the npm package's mirror; ``telemetry=False``."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.machinery
+import importlib.util
+import json
+import logging
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import INSTANCE, SECRET, claims
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+import toolctx
+from toolctx.asgi import ToolctxMiddleware
+from toolctx.telemetry import NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Made before any provider is registered: it must record once one is.
+EARLY = toolctx.Verifier(INSTANCE, [SECRET])
+EARLY.verify("GET", [], b"")
+
+READER = InMemoryMetricReader()
+SPANS = InMemorySpanExporter()
+_tracing = TracerProvider()
+_tracing.add_span_processor(SimpleSpanProcessor(SPANS))
+metrics.set_meter_provider(MeterProvider(metric_readers=[READER]))
+trace.set_tracer_provider(_tracing)
+
+
+def collect() -> tuple[dict[str, Any], list[Any]]:
+    """The ``toolctx`` scope's metrics by name now, and the spans since the last call."""
+    data = READER.get_metrics_data()
+    found: dict[str, Any] = {}
+    scopes = []
+    for rm in data.resource_metrics if data else []:
+        for sm in rm.scope_metrics:
+            if sm.scope.name == "toolctx":
+                scopes.append((sm.scope.name, sm.scope.version))
+                for m in sm.metrics:
+                    found[m.name] = m
+    assert len(set(scopes)) <= 1 and all(v == toolctx.CORE_VERSION for _, v in scopes), scopes
+    spans = [s for s in SPANS.get_finished_spans() if s.name == "toolctx.verify"]
+    SPANS.clear()
+    return found, spans
+
+
+def counts(found: dict[str, Any], since: Counter[str] | None = None) -> Counter[str]:
+    """``toolctx.verdicts`` as ``outcome[/reason]`` -> count (minus ``since``)."""
+    out: Counter[str] = Counter()
+    m = found.get("toolctx.verdicts")
+    for p in m.data.data_points if m else []:
+        attrs = dict(p.attributes)
+        if attrs["toolctx.outcome"] == "reject":
+            assert sorted(attrs) == ["toolctx.outcome", "toolctx.reason"] and attrs["toolctx.reason"]
+            out[f"reject/{attrs['toolctx.reason']}"] += p.value
+        else:
+            assert sorted(attrs) == ["toolctx.outcome"], attrs
+            out[attrs["toolctx.outcome"]] += p.value
+    out.subtract(since or Counter())
+    return +out
+
+
+def test_names_are_the_cores_and_the_npm_mirror_agrees() -> None:
+    assert NAMES["verdicts"] == "toolctx.verdicts" and NAMES["prometheus_verdicts"] == "toolctx_verdicts_total"
+    text = (ROOT / "npm" / "src" / "telemetry.ts").read_text()
+    mirror = dict(re.findall(r"^  (\w+): '([^']+)',$", text, re.M))
+    snake = {re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), k): v for k, v in mirror.items()}
+    assert snake == {k: v for k, v in NAMES.items() if isinstance(v, str) and not k.startswith("prometheus")}
+
+
+def _durations(found: dict[str, Any]) -> dict[str, tuple[int, float]]:
+    m = found.get("toolctx.check.duration")
+    return {p.attributes["toolctx.outcome"]: (p.count, p.sum) for p in (m.data.data_points if m else [])}
+
+
+def test_a_provider_registered_after_the_verifier_gets_its_verdicts() -> None:
+    first = collect()[0]
+    before, durations = counts(first), _durations(first)
+    EARLY.verify("GET", [], b"")
+    EARLY.verify("POST", [], b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}')
+    found, spans = collect()
+    assert counts(found, before) == Counter({"pass": 1, "reject/token_missing": 1})
+    duration = found["toolctx.check.duration"]
+    assert duration.unit == "s"
+    after = _durations(found)
+    for outcome in ("pass", "reject"):
+        count, total = after[outcome]
+        was = durations.get(outcome, (0, 0.0))
+        # One check each, measured in seconds (microseconds here, not milliseconds).
+        assert count == was[0] + 1 and 0 < total - was[1] < 0.1, (outcome, after[outcome], was)
+    assert sorted((s.attributes["toolctx.outcome"], s.status.status_code) for s in spans) == [
+        ("pass", StatusCode.UNSET),
+        ("reject", StatusCode.ERROR),
+    ]
+
+
+def _runner() -> Any:
+    loader = importlib.machinery.SourceFileLoader("toolctx_vector_runner", str(ROOT / "tests" / "python" / "vectors"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_every_vector_file_is_counted_by_outcome_and_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    runner = _runner()
+    before = counts(collect()[0])
+    tally: dict[str, Any] = {"passed": 0, "failed": 0, "failures": [], "broken": []}
+    judged: Counter[str] = Counter()
+    for path in sorted((ROOT / "tests" / "vectors").glob("*.json")):
+        runner.run_file(str(path), tally)
+        file = json.loads(path.read_text())
+        # What the runner judged: the cases that reached a verdict, as expected.
+        for case in file["cases"]:
+            expect = case.get("expect") or {}
+            outcome = expect.get("outcome")
+            if outcome == "reject":
+                judged[f"reject/{expect['reason']}"] += 1
+            elif outcome in ("accept", "pass"):
+                judged[outcome] += 1
+    assert tally["failed"] == 0 and not tally["broken"], tally["failures"][:5]
+    found, spans = collect()
+    seen = counts(found, before)
+    with capsys.disabled():
+        print(f"\nvectors: {tally['passed']} passed; runner {sum(judged.values())} verdicts {dict(sorted(judged.items()))}")
+        print(f"vectors: SDK toolctx.verdicts {dict(sorted(seen.items()))}; spans {len(spans)}")
+    assert seen == judged
+    assert len(spans) == sum(judged.values())
+    for s in spans:
+        refused = s.attributes["toolctx.outcome"] == "reject"
+        assert s.status.status_code == (StatusCode.ERROR if refused else StatusCode.UNSET)
+        assert ("toolctx.reason" in s.attributes) == refused
+        if s.attributes["toolctx.outcome"] == "accept":
+            assert s.attributes["mcp.method.name"] == "tools/call" and "toolctx.task_id" in s.attributes
+
+
+async def _app(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _with_parent_span(app: Any, parents: list[str]) -> Any:
+    tracer = trace.get_tracer("test")
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        with tracer.start_as_current_span("http") as span:
+            parents.append(format(span.get_span_context().span_id, "016x"))
+            await app(scope, receive, send)
+
+    return wrapped
+
+
+def test_the_middleware_counts_each_request_once_with_logs_and_parent_spans(serve: Any, caplog: pytest.LogCaptureFixture) -> None:
+    verifier = toolctx.Verifier(INSTANCE, [SECRET], credential={"header": "x-api-key", "values": ["k"]})
+    events: list[toolctx.VerdictEvent] = []
+    parents: list[str] = []
+    app = _with_parent_span(ToolctxMiddleware(_app, verifier, on_verdict=events.append), parents)
+    server = serve(app)
+    c = claims("get_order")
+    token = c.mint(SECRET)
+    body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "get_order", "arguments": {}, "_meta": c.meta()}})
+    before = counts(collect()[0])
+    sent = [
+        ("GET", {}, None, "pass"),
+        ("POST", {"x-api-key": "k"}, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', "pass"),
+        ("POST", {"x-api-key": "nope"}, body, "reject/credential_invalid"),
+        ("POST", {"x-api-key": "k"}, body, "reject/token_missing"),
+        ("POST", {"x-api-key": "k", "x-agentarea-context": token}, body, "accept"),
+        ("POST", {"x-api-key": "k", "x-agentarea-context": token + "x"}, body, "reject/signature_invalid"),
+    ]
+    caplog.set_level(logging.WARNING, logger="toolctx")
+    with httpx.Client(base_url=server.url) as client:
+        for method, headers, content, _ in sent:
+            client.request(method, "/mcp", headers=headers, content=content)
+    found, spans = collect()
+    assert counts(found, before) == Counter(key for *_, key in sent)
+    assert len(spans) == len(sent) == len(events)
+    assert {format(s.parent.span_id, "016x") for s in spans if s.parent} == set(parents) and all(s.parent for s in spans)
+    accepted = next(s for s in spans if s.attributes["toolctx.outcome"] == "accept")
+    assert accepted.attributes["gen_ai.tool.name"] == "get_order" and accepted.attributes["toolctx.workspace_id"] == "ws-1"
+    refusals = [r for r in caplog.records if r.name == "toolctx" and r.levelno == logging.WARNING]
+    assert sorted((r.reason, r.status, r.peer) for r in refusals) == [  # type: ignore[attr-defined]
+        ("credential_invalid", 401, "127.0.0.1"),
+        ("signature_invalid", 401, "127.0.0.1"),
+        ("token_missing", 401, "127.0.0.1"),
+    ]
+    assert next(r for r in refusals if r.reason == "signature_invalid").request_id == 5  # type: ignore[attr-defined]
+    logged = " ".join(r.getMessage() + repr(r.__dict__) for r in refusals)
+    for secret in (SECRET, token, "nope"):
+        assert secret not in logged
+    assert {e.entry for e in events} == {"middleware"}
+
+
+def test_telemetry_false_records_nothing_but_on_verdict_and_the_log_still_hear() -> None:
+    events: list[toolctx.VerdictEvent] = []
+    v = toolctx.Verifier(INSTANCE, [SECRET], telemetry=False, on_verdict=events.append)
+    before = counts(collect()[0])
+    v.verify("GET", [], b"")
+    v.verify("POST", [], b'{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t"}}')
+    found, spans = collect()
+    assert counts(found, before) == Counter() and spans == []
+    assert [(e.outcome, e.reason, e.status, e.request_id, e.entry) for e in events] == [
+        ("pass", None, None, None, "verify"),
+        ("reject", "token_missing", 401, "x", "verify"),
+    ]
+    # The middleware defaults to the verifier's settings.
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/mcp", "headers": [], "client": ("127.0.0.1", 5)}
+    asyncio.run(ToolctxMiddleware(_app, v)(scope, receive, send))
+    assert sent[0]["status"] == 200 and [(e.outcome, e.entry, e.peer) for e in events[2:]] == [("pass", "middleware", "127.0.0.1")]
+    assert collect()[1] == []
+    with pytest.raises(TypeError):
+        toolctx.Verifier(INSTANCE, [SECRET], on_verdict="no")  # type: ignore[arg-type]
