@@ -322,10 +322,12 @@ class VFile:
 
     def add(self, name, *, body=None, body_b64=None, headers=None, token=NO_TOKEN,
             extra_headers=(), method="POST", expect, now=None, config=None,
-            claims=None, secret=S1, context=None, context_drop=(), credential=True):
+            claims=None, secret=S1, context=None, context_drop=(), credential=True,
+            forward=None):
         """One case. `claims`/`secret` describe the token when an accept
         expectation should be derived from them; `context` adds to or
-        replaces derived fields; `context_drop` removes fields."""
+        replaces derived fields; `context_drop` removes fields; `forward`
+        (pass and accept only) is `expect.forward`."""
         assert name not in self.names, name
         self.names.add(name)
         if headers is None:
@@ -367,6 +369,7 @@ class VFile:
             if ctx:
                 case["expect"]["context"] = ctx
         else:
+            assert forward is None, name
             reason = expect["reason"]
             status, code, step = REASONS[reason]
             if expect["_explicit_id"] or step <= 4:
@@ -375,6 +378,8 @@ class VFile:
                 rid = request_id(body)
             case["expect"] = {"outcome": "reject", "status": status, "code": code,
                               "reason": reason, "id": rid}
+        if forward is not None:
+            case["expect"]["forward"] = forward
         self.cases.append(case)
 
     def doc(self):
@@ -2013,10 +2018,277 @@ def gen_config():
 
 
 # ===========================================================================
+# forward.json: what reaches the upstream (CONTRACT §7, precise point)
+# ===========================================================================
+# Every context field a configuration can forward, with the header name the
+# file's configuration gives it, and the Tuix headers (`_meta` member,
+# header).
+FORWARD_FIELDS = ["task_id", "tool_call_id", "workspace_id", "idempotency_key", "protocol",
+                  "agent_id", "end_user_id", "metadata", "tool", "jti", "iat", "exp",
+                  "secret_index"]
+FORWARD_ALL = {"headers": {k: "x-toolctx-" + k.replace("_", "-") for k in FORWARD_FIELDS},
+               "tuix": True}
+TUIX = [("sessionId", "x-session-id"), ("idempotencyKey", "x-idempotency-key")]
+
+
+def es_number(text):
+    """A JSON number as RFC 8785 writes it (section 3.2.2.3): the nearest
+    IEEE double, printed as ECMAScript's Number.prototype.toString does."""
+    x = float(text)
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError("no canonical form: %s" % text)
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    mant, _, e = repr(abs(x)).partition("e")  # repr: the shortest digits that round-trip
+    whole, _, frac = mant.partition(".")
+    frac = "" if frac == "0" else frac
+    digits = whole + frac
+    n = int(e or "0") + len(whole)  # value = 0.<digits> * 10**n
+    d = digits.lstrip("0")
+    n -= len(digits) - len(d)
+    d = d.rstrip("0")
+    k = len(d)
+    if k <= n <= 21:
+        return sign + d + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + d[:n] + "." + d[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + d
+    exp = "%s%d" % ("+" if n - 1 >= 0 else "-", abs(n - 1))
+    return sign + d[0] + ("." + d[1:] if k > 1 else "") + "e" + exp
+
+
+JCS_SHORT = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r",
+             '"': '\\"', "\\": "\\\\"}
+
+
+def jcs(v):
+    """RFC 8785 canonical JSON of a generator value (numbers as Raw, int or
+    float; members sorted by their UTF-16 code units)."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, Raw):
+        return es_number(v.text)
+    if isinstance(v, (int, float)):
+        return es_number(repr(v))
+    if isinstance(v, str):
+        return '"' + "".join(JCS_SHORT.get(ch) or ("\\u%04x" % ord(ch) if ord(ch) < 0x20 else ch)
+                             for ch in v) + '"'
+    if isinstance(v, list):
+        return "[" + ",".join(jcs(x) for x in v) + "]"
+    if isinstance(v, dict):
+        keys = sorted(v, key=lambda k: k.encode("utf-16-be"))
+        return "{" + ",".join(jcs(k) + ":" + jcs(v[k]) for k in keys) + "}"
+    raise TypeError(v)
+
+
+def header_text(value):
+    """CONTRACT §7: UTF-8 bytes `!`..`~` but `%` kept, every other byte %XX."""
+    return "".join(chr(b) if 0x21 <= b <= 0x7e and b != 0x25 else "%%%02X" % b
+                   for b in value.encode("utf-8"))
+
+
+def forwarded(v):
+    """The text a `_meta` member forwards (before encoding), or None."""
+    if v is None or v is ABSENT:
+        return None
+    return v if isinstance(v, str) else jcs(v)
+
+
+def forward_expect(fwd, c, meta, secret_index=0):
+    """expect.forward of an accepted call: every configured header, with the
+    value the upstream must receive, or None when the call has none."""
+    out = {}
+    for field, name in (fwd.get("headers") or {}).items():
+        if field == "secret_index":
+            text = str(secret_index)
+        elif field in ("iat", "exp"):
+            text = str(c[field])
+        elif field == "metadata":
+            text = jcs(c["metadata"]) if "metadata" in c else None
+        else:
+            text = c.get(field)
+        out[name.lower()] = None if text is None else header_text(text)
+    if fwd.get("tuix"):
+        for member, name in TUIX:
+            text = forwarded(meta.get(member, ABSENT))
+            out[name] = None if text is None else header_text(text)
+    return out
+
+
+def forward_nothing(fwd):
+    """expect.forward of a passed request: every configured header absent."""
+    names = [n.lower() for n in (fwd.get("headers") or {}).values()]
+    if fwd.get("tuix"):
+        names += [n for _, n in TUIX]
+    return {n: None for n in names}
+
+
+def spoofs(fwd):
+    """Two copies of every header `fwd` writes, in other letter cases."""
+    out = []
+    for n in forward_nothing(fwd):
+        out.append([n.upper(), "spoofed-" + n])
+        out.append(["-".join(p.capitalize() for p in n.split("-")), "spoofed-again"])
+    return out
+
+
+def tuix_meta(c, **members):
+    """The `_meta` matching claims `c`, plus `members` as they are named
+    (sessionId, idempotencyKey), ABSENT leaving one out."""
+    m = meta_for(c)
+    m.update({k: v for k, v in members.items() if v is not ABSENT})
+    return m
+
+
+def gen_forward():
+    fwd = FORWARD_ALL
+    f = VFile("forward.json",
+              "What reaches the upstream (CONTRACT §7, precise point): every context "
+              "field and the Tuix _meta members (sessionId, idempotencyKey) forwarded "
+              "as headers, a string as it is, any other JSON value but null as its "
+              "RFC 8785 text, UTF-8 bytes outside !..~ and % written %XX; null or "
+              "absent forwards nothing, an empty string an empty header. Every "
+              "forwarded header sent by the caller is removed first, on pass too.",
+              full_config(forward=fwd))
+
+    def fw(name, c=None, m=None, b=None, secret_index=0, cfg_fwd=fwd, **kw):
+        c = claims() if c is None else c
+        m = meta_for(c) if m is None else m
+        std(f, name, c=c, m=m, b=b, forward=forward_expect(cfg_fwd, c, m, secret_index), **kw)
+
+    # -- Tuix values: every kind of JSON value as _meta.sessionId
+    values = [
+        ("a plain token", "sess-1_a.b~c"),
+        ("a space", "a b"),
+        ("a percent sign", "100%"),
+        ("a two-byte letter", "ü"),
+        ("CJK", "日本"),
+        ("a four-byte emoji", "😀"),
+        ("edge spaces", " x "),
+        ("a tab", "a\tb"),
+        ("CR, LF, NUL and DEL", "a\r\nb\x00c\x7f"),
+        ("quotes, backslash and visible ASCII", 'q"b\\!#&+,/:;=?@[]^`{|}~'),
+        ("an empty string (an empty header)", ""),
+        ("an integer", 5),
+        ("a negative number", -12),
+        ("1.50 (canonical 1.5)", Raw("1.50")),
+        ("1e2 (canonical 100)", Raw("1e2")),
+        ("-0 (canonical 0)", Raw("-0")),
+        ("1e21 (canonical 1e+21)", Raw("1e21")),
+        ("1e-7 (canonical 1e-7)", Raw("1e-7")),
+        ("0.000001 (canonical 0.000001)", Raw("0.000001")),
+        ("2^53+1 (canonical the nearest double)", Raw("9007199254740993")),
+        ("true", True),
+        ("false", False),
+        ("an object with unsorted keys", {"b": 1, "a": "ü", "c": {"z": None, "y": [Raw("2.0")]}}),
+        ("an object keyed beyond the BMP (UTF-16 order)", {"\uff61": 1, "😀": 2, "a": 3}),
+        ("an array", [1, "x y", None, True, {"b": 2, "a": 1}]),
+        ("an empty object", {}),
+        ("an empty array", []),
+        ("a string inside JSON holding controls", {"k": "a\nb\u0001\"\\"}),
+    ]
+    for label, v in values:
+        c = claims()
+        fw("sessionId: %s" % label, c=c, m=tuix_meta(c, sessionId=v, idempotencyKey="k-1"))
+    c = claims()
+    fw("sessionId and idempotencyKey null forward nothing", c=c,
+       m=tuix_meta(c, sessionId=None, idempotencyKey=None))
+    c = claims()
+    fw("sessionId absent, idempotencyKey an empty string", c=c, m=tuix_meta(c, idempotencyKey=""))
+    c = claims()
+    fw("idempotencyKey a number, sessionId an object", c=c,
+       m=tuix_meta(c, idempotencyKey=Raw("1.50"), sessionId={"turn": 2, "id": "s 1"}))
+    c = claims()
+    m = Obj(*list(meta_for(c).items()),
+            (Raw('"session\\u0049d"'), Raw('"\\u0041\\u00fc\\ud83d\\ude00 \\/"')))
+    b = body(m)
+    std(f, "sessionId written with escapes (name and value)", c=c, b=b,
+        forward=forward_expect(fwd, c, {"sessionId": "A\u00fc\U0001F600 /"}))
+
+    # -- context fields
+    c = claims(task_id="tâche 100%", tool_call_id="call\t1\u0001", workspace_id=" ws ",
+               idempotency_key="tâche 100%:call\t1\u0001", protocol="01.3",
+               agent_id="日本", end_user_id="Zoë\x7f", tool="überprüfe bestellung",
+               jti="jti 100% ü",
+               metadata={"z": "ü", "a": [Raw("1.50"), Raw("1e2"), True, False, None],
+                         "m": {"b": "", "a": Raw("-0")}, "\uff61": 0, "😀": 1})
+    fw("every context field with spaces, %, controls and non-ASCII", c=c,
+       b=body(meta_for(c), name="überprüfe bestellung"))
+    c = claims(agent_id="", metadata={})
+    fw("an empty agent_id and empty metadata", c=c)
+    c = required_claims(tool=ABSENT, jti=ABSENT)
+    fw("only the required claims: the optional fields forward nothing", c=c)
+    c = claims(iat=NOW - 120, exp=NOW + 180, nbf=NOW - 120)
+    fw("iat and exp as decimal integers", c=c)
+    c = claims()
+    fw("secret_index 1: signed with the second configured secret", c=c, secret_index=1,
+       config={"secrets": [S2, S1]})
+    c = claims(end_user_id="ü" * 256)
+    fw("end_user_id of 256 two-byte characters (its length limit)", c=c)
+
+    # -- values at the size limits
+    def at_token_limit(i):
+        return claims(task_id="T " * 1000 + "ü", tool_call_id="c%",
+                      idempotency_key="T " * 1000 + "ü:c%", metadata={"pad": "p" * i})
+    c = find(lambda c: len(mint(HDR, c)) >= 8192, at_token_limit)
+    assert len(mint(HDR, c)) == 8192
+    fw("a token of exactly max_token_bytes with long forwarded values", c=c)
+    c = claims()
+
+    def at_body_limit(i):
+        return body(tuix_meta(c, sessionId="ü" * 2000 + "a" * i))
+    b = find(lambda b: len(b.encode()) >= 8192, at_body_limit)
+    assert len(b.encode()) == 8192
+    m = exact_loads(b)["params"]["_meta"]
+    fw("a body of exactly max_body_bytes (8192), sessionId filling it", c=c, m=m, b=b,
+       config={"max_body_bytes": 8192})
+
+    # -- spoofed copies of every forwarded header
+    c = claims()
+    m = tuix_meta(c, sessionId="s-1", idempotencyKey="k-1")
+    fw("spoofed copies of every forwarded header are replaced", c=c, m=m,
+       extra_headers=spoofs(fwd))
+    c = required_claims(tool=ABSENT, jti=ABSENT)
+    fw("spoofed copies of headers the call does not forward are removed", c=c,
+       extra_headers=spoofs(fwd))
+    c = claims()
+    fw("spoofed Tuix headers removed when sessionId and idempotencyKey are null", c=c,
+       m=tuix_meta(c, sessionId=None, idempotencyKey=None), extra_headers=spoofs(fwd))
+    for method in ["GET", "DELETE"]:
+        f.add("%s passes with every forwarded header removed" % method, method=method,
+              body="", extra_headers=spoofs(fwd), expect=PASS, forward=forward_nothing(fwd))
+    f.add("tools/list passes: nothing forwarded, spoofed headers removed",
+          body=J({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                  "params": {"_meta": {"sessionId": "s-1", "idempotencyKey": "k-1"}}}),
+          extra_headers=spoofs(fwd), expect=PASS, forward=forward_nothing(fwd))
+    f.add("a notification passes: nothing forwarded, spoofed headers removed",
+          body=J({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+          extra_headers=spoofs(fwd), expect=PASS, forward=forward_nothing(fwd))
+
+    # -- other forward configurations
+    own = {"headers": {"task_id": "X-Task-Id", "jti": "X-Jti"}}
+    c = claims(jti="j ü")
+    fw("forward configured in the case: names lower-cased, Tuix off", c=c,
+       m=tuix_meta(c, sessionId="s-1"), cfg_fwd=own, config={"forward": own},
+       extra_headers=spoofs(own))
+    tuix = {"tuix": True}
+    c = claims()
+    fw("Tuix headers alone", c=c, m=tuix_meta(c, sessionId="a b", idempotencyKey=7),
+       cfg_fwd=tuix, config={"forward": tuix}, extra_headers=spoofs(tuix))
+    return f
+
+
+# ===========================================================================
 # Output.
 # ===========================================================================
 GENERATORS = [gen_valid, gen_transport, gen_json, gen_token, gen_claims, gen_context, gen_numbers,
-              gen_config]
+              gen_config, gen_forward]
 
 
 def pretty(v, level=0):

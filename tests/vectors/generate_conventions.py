@@ -268,7 +268,51 @@ def aivax_cases():
     case("credential given", aiv_body(full_meta()), {"outcome": "accept", "context": {"nonce_verified": True}},
          headers=[["authorization", "Bearer aivax-gateway"]],
          config={"credential": {"header": "Authorization", "values": ["Bearer aivax-gateway"]}})
+    # What reaches the upstream (CONTRACT §7, precise point), AgentArea's
+    # forward.json rule on the AIVAX fields.
+    fwd = {"headers": {"nonce_verified": "x-aivax-nonce-verified", "external_user_id": "X-Aivax-User",
+                       "call_source": "x-aivax-source", "conversation_token": "x-aivax-conversation",
+                       "moment": "x-aivax-moment", "moment_unix": "x-aivax-moment-unix",
+                       "moment_offset_minutes": "x-aivax-moment-offset", "metadata": "x-aivax-metadata"},
+           "tuix": True}
+    names = [n.lower() for n in fwd["headers"].values()] + ["x-session-id", "x-idempotency-key"]
+    spoofed = [[h, "spoofed"] for n in names for h in (n.upper(), n.title())]
+    text = "2025-09-09T08:28:05.5-08:30"
+    u, o = moment_unix("2025-09-09T08:28:05-08:30")
+    meta = full_meta(external_user_id="Zoë 100%", call_source="Web Chat", moment=text, tenant_id="t ü",
+                     sessionId="a b", idempotencyKey=5)
+    forward = {"x-aivax-nonce-verified": "true", "x-aivax-user": "Zo%C3%AB%20100%25",
+               "x-aivax-source": "Web%20Chat", "x-aivax-conversation": "conv-77", "x-aivax-moment": text,
+               "x-aivax-moment-unix": str(u), "x-aivax-moment-offset": str(o),
+               "x-aivax-metadata": header_text(canonical(flat_metadata(meta))),
+               "x-session-id": "a%20b", "x-idempotency-key": "5"}
+    assert o == -510 and forward["x-aivax-metadata"] == \
+        '{"request_id":"req-41","sessionId":"a%20b","tenant_id":"t%20%C3%BC"}'
+    case("forwarded headers: every field, spoofed copies replaced", aiv_body(meta),
+         {"outcome": "accept", "context": {"nonce_verified": True}, "forward": forward},
+         headers=spoofed, config={"forward": fwd})
+    meta = full_meta(external_user_id=None, conversation_token=None, call_source=..., moment=...,
+                     tenant_id=..., request_id=..., sessionId=None, idempotencyKey="")
+    forward = dict({n: None for n in names}, **{"x-aivax-nonce-verified": "true", "x-idempotency-key": "",
+                                                  "x-aivax-metadata": '{"idempotencyKey":""}'})
+    case("forwarded headers: null and absent fields forward nothing, spoofed copies removed",
+         aiv_body(meta), {"outcome": "accept", "context": {"nonce_verified": True}, "forward": forward},
+         headers=spoofed, config={"forward": fwd})
+    case("forwarded headers: tools/list passes with spoofed copies removed",
+         aiv_body(full_meta(sessionId="s-1"), method="tools/list"),
+         {"outcome": "pass", "forward": {n: None for n in names}}, headers=spoofed, config={"forward": fwd})
     return cases
+
+
+def flat_metadata(meta):
+    """The AIVAX metadata: every string member of `_meta` but the `_aiv_*` ones
+    (the Tuix members included)."""
+    return {k: v for k, v in meta.items() if isinstance(v, str) and not k.startswith("_aiv_")}
+
+
+def header_text(value):
+    """CONTRACT §7: UTF-8 bytes `!`..`~` but `%` kept, every other byte %XX."""
+    return "".join(chr(b) if 0x21 <= b <= 0x7e and b != 0x25 else "%%%02X" % b for b in value.encode("utf-8"))
 
 
 def render():

@@ -8,6 +8,11 @@ It shares no code with generate.py. For every case it
     the signature step carry a good signature; signature_invalid none),
   - runs a small reference model of CONTRACT.md steps 0-14 as read by
     docs/READINGS.md and compares its verdict with the case's `expect`,
+  - derives, where a case forwards headers (`config.forward`), what must
+    reach the upstream from the model's verdict (CONTRACT §7, precise
+    point: its own RFC 8785 writer, percent-encoding through urllib) and
+    compares it with `expect.forward`; every forwarded header a request
+    sends must be checked there,
   - checks status/code against its own copy of the section 3 table, the
     `id: null` rule for steps 1-4, header values, unique names,
 and prints a per-reason count table. Exit status 1 on any disagreement.
@@ -24,6 +29,7 @@ import json
 import os
 import re
 import sys
+import urllib.parse
 
 # Integers of any length (exponents of thousands of digits are read as one).
 if hasattr(sys, "set_int_max_str_digits"):
@@ -332,9 +338,10 @@ def context_value_ok(k, v):
 
 
 class Verdict(Exception):
-    def __init__(self, outcome, reason=None, id=None, context=None):
+    def __init__(self, outcome, reason=None, id=None, context=None, meta=None):
         super().__init__(outcome)
         self.outcome, self.reason, self.id, self.context = outcome, reason, id, context
+        self.meta = meta or {}
 
 
 def verify(cfg, now, req):
@@ -493,7 +500,7 @@ def verify(cfg, now, req):
 
     ctx = {k: claims[k] for k in CONTEXT + ["tool", "jti", "iat", "exp"] if k in claims}
     ctx["secret_index"] = Num(str(index))
-    raise Verdict("accept", context=ctx)
+    raise Verdict("accept", context=ctx, meta=meta)
 
 
 def run(cfg, now, req):
@@ -521,11 +528,100 @@ def signer(cfg, token):
     return None
 
 
+# ---------------------------------------------------------------------------
+# What reaches the upstream (CONTRACT §7, precise point).
+# ---------------------------------------------------------------------------
+def shortest(x):
+    """The fewest significant digits that give back the double x, and the
+    decimal exponent: x = 0.<digits> * 10**point."""
+    for p in range(1, 18):
+        text = "%.*e" % (p - 1, x)
+        if float(text) == x:
+            break
+    mant, exp = text.split("e")
+    digits = mant.replace(".", "").rstrip("0")
+    return digits, int(exp) + 1
+
+
+def number_text(num):
+    """RFC 8785 / ECMAScript Number.prototype.toString of a JSON number."""
+    x = float(num.text)
+    if x == 0:
+        return "0"
+    if x != x or abs(x) == float("inf"):
+        return None
+    digits, point = shortest(abs(x))
+    sign, k = "-" if x < 0 else "", len(digits)
+    if k <= point <= 21:
+        body = digits + "0" * (point - k)
+    elif 0 < point <= 21:
+        body = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        body = "0." + "0" * -point + digits
+    else:
+        mant = digits if k == 1 else digits[0] + "." + digits[1:]
+        body = "%se%+d" % (mant, point - 1)
+    return sign + body
+
+
+def canonical(v):
+    if isinstance(v, Num):
+        return number_text(v)
+    if isinstance(v, str):
+        out = []
+        for ch in v:
+            if ch in '"\\':
+                out.append("\\" + ch)
+            elif ch in "\b\f\n\r\t":
+                out.append({"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
+            elif ord(ch) < 32:
+                out.append("\\u%04x" % ord(ch))
+            else:
+                out.append(ch)
+        return '"' + "".join(out) + '"'
+    if isinstance(v, list):
+        return "[" + ",".join(canonical(x) for x in v) + "]"
+    if isinstance(v, dict):
+        def utf16(k):
+            return [u for ch in k for u in ([ord(ch)] if ord(ch) < 0x10000 else
+                                            [0xD800 + ((ord(ch) - 0x10000) >> 10),
+                                             0xDC00 + ((ord(ch) - 0x10000) & 0x3FF)])]
+        return "{" + ",".join(canonical(k) + ":" + canonical(v[k])
+                              for k in sorted(v, key=utf16)) + "}"
+    return {True: "true", False: "false", None: "null"}[v]
+
+
+# Every visible ASCII byte but % stays; quote() keeps letters, digits and -._~.
+HEADER_SAFE = "!\"#$&'()*+,/:;<=>?@[\\]^`{|}"
+
+
+def header_value(text):
+    return urllib.parse.quote(text, safe=HEADER_SAFE, encoding="utf-8")
+
+
+def expected_forward(fwd, got):
+    """Header -> value the upstream must see for verdict `got` (None: no
+    header), from the reference model's context and _meta."""
+    names = {field: name.lower() for field, name in (fwd.get("headers") or {}).items()}
+    tuix = {"sessionId": "x-session-id", "idempotencyKey": "x-idempotency-key"} if fwd.get("tuix") else {}
+    out = {}
+    for field, name in names.items():
+        v = got.context.get(field) if got.outcome == "accept" else None
+        text = None if v is None else (v if isinstance(v, str) else canonical(v))
+        out[name] = None if text is None else header_value(text)
+    for member, name in tuix.items():
+        v = got.meta.get(member) if got.outcome == "accept" else None
+        text = None if v is None else (v if isinstance(v, str) else canonical(v))
+        out[name] = None if text is None else header_value(text)
+    return out
+
+
 def main(argv):
     files = argv[1:] or sorted(glob.glob(os.path.join(HERE, "*.json")))
     problems = []
     counts = {}
     per_file = {}
+    forward_counts = {}
     sig_stats = {"signed by a configured secret": 0, "by no configured secret": 0, "n/a": 0}
     for path in files:
         with open(path, encoding="utf-8") as fh:
@@ -598,6 +694,19 @@ def main(argv):
                     problems.append(where + ": model says %s, vector says %s" % (got.reason, exp["reason"]))
                 if not jeq(got.id, from_py(exp["id"])):
                     problems.append(where + ": model id %r, vector id %r" % (got.id, exp["id"]))
+            if "forward" in exp or cfg.get("forward"):
+                if got.outcome == "reject":
+                    if "forward" in exp:
+                        problems.append(where + ": expect.forward on a refusal")
+                else:
+                    want = expected_forward(cfg.get("forward") or {}, got)
+                    have = {k: v for k, v in exp.get("forward", {}).items()}
+                    if have != want:
+                        problems.append(where + ": forward: model %r, vector %r" % (want, have))
+                    sent = {n.lower() for n, _ in req["headers"]}
+                    if sent & set(want) - set(have):
+                        problems.append(where + ": a forwarded header sent but not checked")
+                    forward_counts[got.outcome] = forward_counts.get(got.outcome, 0) + 1
             if got.outcome == "accept":
                 for k, v in exp.get("context", {}).items():
                     if k not in got.context or not jeq(got.context[k], from_py(v)):
@@ -615,6 +724,7 @@ def main(argv):
     print("%-*s %s  %5d" % (width, "cases", " ".join("%6d" % per_file[f] for f in fnames),
                             sum(per_file.values())))
     print("tokens (single header): %s" % ", ".join("%s %d" % kv for kv in sig_stats.items()))
+    print("forwarded headers checked: %s" % ", ".join("%s %d" % kv for kv in sorted(forward_counts.items())))
     for r in STATUS:
         n = sum(counts.get(r, {}).values())
         if r != "token_replayed" and n < 3:

@@ -574,6 +574,34 @@ fn vectors_run_through_the_core() {
 }
 
 #[test]
+fn vectors_name_the_forwarded_header_that_differs() {
+    let mut file: J =
+        serde_json::from_slice(&std::fs::read(root().join("tests/vectors/forward.json")).unwrap())
+            .unwrap();
+    let cases = file["cases"].as_array_mut().unwrap();
+    let i = cases
+        .iter()
+        .position(|c| c["name"] == "sessionId: a space")
+        .unwrap();
+    let mut case = cases[i].clone();
+    assert_eq!(case["expect"]["forward"]["x-session-id"], "a%20b");
+    case["expect"]["forward"]["x-session-id"] = "a b".into();
+    file["cases"] = J::Array(vec![cases[i].clone(), case]);
+    let path =
+        std::env::temp_dir().join(format!("toolctx-cli-forward-{}.json", std::process::id()));
+    std::fs::write(&path, file.to_string()).unwrap();
+    let out = toolctx(&["vectors", path.to_str().unwrap()], &[], None);
+    std::fs::remove_file(&path).ok();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(r#"sessionId: a space: forward x-session-id: expected "a b", got "a%20b""#),
+        "{text}"
+    );
+    assert!(text.ends_with("1 passed, 1 failed\n"), "{text}");
+}
+
+#[test]
 fn errors_are_clear_and_never_echo_a_secret() {
     let short = "short-secret-value";
     let out = toolctx(

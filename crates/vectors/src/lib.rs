@@ -24,6 +24,7 @@
 use base64::Engine as _;
 use serde_json::{Map, Value as J};
 use toolctx_core::aivax::AivaxVerifier;
+use toolctx_core::forward::Upstream;
 use toolctx_core::{jcs, json, names, Accepted, Config, UnknownSettings, Verdict, Verifier};
 
 /// The outcome of a set of vector files.
@@ -159,6 +160,56 @@ pub fn judge<C: Accepted>(expect: &J, verdict: &Verdict<C>) -> Result<(), String
     }
 }
 
+/// The request's headers as they would reach the upstream: every copy of a
+/// removed name dropped (any letter case), then the added pairs.
+pub fn upstream_headers(
+    headers: &[(String, String)],
+    upstream: Option<Upstream<'_>>,
+) -> Vec<(String, String)> {
+    let Some(up) = upstream else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(n, _)| !up.remove.iter().any(|r| r.eq_ignore_ascii_case(n)))
+        .cloned()
+        .collect();
+    out.extend(up.set.iter().cloned());
+    out
+}
+
+/// Checks `expect.forward` (header name -> value, or `null` for a header
+/// that must not arrive) against the headers that reached the upstream;
+/// `Err` names the header, what was expected and what arrived.
+pub fn judge_forward(expect: &J, arrived: &[(String, String)]) -> Result<(), String> {
+    let Some(want) = expect.get("forward").and_then(J::as_object) else {
+        return Ok(());
+    };
+    for (name, value) in want {
+        let got: Vec<&str> = arrived
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let ok = match value.as_str() {
+            Some(v) => got == [v],
+            None => got.is_empty(),
+        };
+        if !ok {
+            let got = match got.as_slice() {
+                [] => "nothing".to_string(),
+                vs => vs
+                    .iter()
+                    .map(|v| format!("{v:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            return Err(format!("forward {name}: expected {value}, got {got}"));
+        }
+    }
+    Ok(())
+}
+
 /// A case's request as a front end receives it.
 pub struct Request {
     pub method: String,
@@ -260,9 +311,12 @@ pub fn run_file(path: &str, tally: &mut Tally) {
                 )
                 .map_err(|e| format!("config: {e}"))?;
                 let r = request(case)?;
-                return judge(
-                    case.get("expect").unwrap_or(&J::Null),
-                    &verifier.check(&r.method, &r.headers, &r.body),
+                let expect = case.get("expect").unwrap_or(&J::Null);
+                let verdict = verifier.check(&r.method, &r.headers, &r.body);
+                judge(expect, &verdict)?;
+                return judge_forward(
+                    expect,
+                    &upstream_headers(&r.headers, verifier.upstream(&verdict)),
                 );
             }
             let config = Config::from_json(
@@ -277,7 +331,12 @@ pub fn run_file(path: &str, tally: &mut Tally) {
             };
             let r = request(case)?;
             let verdict = verifier.check(&r.method, &r.headers, &r.body, now);
-            judge(case.get("expect").unwrap_or(&J::Null), &verdict)
+            let expect = case.get("expect").unwrap_or(&J::Null);
+            judge(expect, &verdict)?;
+            judge_forward(
+                expect,
+                &upstream_headers(&r.headers, verifier.upstream(&verdict)),
+            )
         })();
         match result {
             Ok(()) => tally.passed += 1,
