@@ -155,6 +155,10 @@ pub enum Host {
     /// `vm_config.environment_variables.host_env_keys`; its replay guard
     /// lives in Envoy's shared data.
     EnvoyFilter,
+    /// The native Envoy module (`crates/envoy-module`): a library inside
+    /// the Envoy process, reading Envoy's own environment; its replay guard
+    /// is a table in the process, shared by every worker thread.
+    EnvoyModule,
     /// The ext_authz service: a process of its own, reading its own
     /// environment; its replay guard is in process or in Redis. Only with
     /// the `service` feature, which keeps its code out of the filter's wasm.
@@ -169,6 +173,7 @@ impl Host {
             Host::EnvoyFilter => {
                 "is set in the VM: list them in vm_config.environment_variables.host_env_keys"
             }
+            Host::EnvoyModule => "is set in the environment of the Envoy process",
             #[cfg(feature = "service")]
             Host::Service => "is set in the service's environment",
         }
@@ -177,7 +182,7 @@ impl Host {
     /// Why a secret may not be written inline.
     fn inline_hint(self) -> &'static str {
         match self {
-            Host::EnvoyFilter => "Envoy's /config_dump would show them",
+            Host::EnvoyFilter | Host::EnvoyModule => "Envoy's /config_dump would show them",
             #[cfg(feature = "service")]
             Host::Service => "configuration files are read by more people than secrets should be",
         }
@@ -679,6 +684,12 @@ fn replay_guard(
                  records in Envoy's shared data (`slots`, `ways`)"
             ));
         }
+        if cx.host == Host::EnvoyModule && k.starts_with("redis") {
+            return Err(format!(
+                "`replay_guard.{k}`: Redis is for the ext_authz service; the module keeps its \
+                 records in the Envoy process (`slots`, `ways`)"
+            ));
+        }
         return Err(format!("unknown setting `replay_guard.{k}`"));
     }
     let slots = number(
@@ -987,6 +998,44 @@ fn explain(e: &ConfigError, secret_names: &[String]) -> String {
         }
     }
     out
+}
+
+/// The gateways' counter names (the filter's and the module's; the
+/// ext_authz service writes the same names in Prometheus form, `_` for
+/// `.`): calls passed untouched, accepted, answered 500, and one per
+/// refusal reason.
+pub mod counters {
+    use toolctx_core::Reason;
+
+    pub const PASSED: &str = "toolctx.passed";
+    pub const ACCEPTED: &str = "toolctx.accepted";
+    pub const ERRORS: &str = "toolctx.errors";
+
+    /// `toolctx.refused.<reason>`.
+    pub fn refused(reason: Reason) -> String {
+        format!("toolctx.refused.{}", reason.as_str())
+    }
+}
+
+/// Longest JSON-RPC id or request id written to a log line.
+pub const MAX_LOGGED_ID: usize = 64;
+
+/// The log line of a refusal: reason, status, the request id (Envoy's
+/// `x-request-id`, `-` when there is none) and the JSON-RPC id; never a
+/// token, credential or secret.
+pub fn refusal_line(refusal: &Refusal, request_id: Option<&[u8]>) -> String {
+    format!(
+        "refused {} status={} request_id={} rpc_id={}",
+        refusal.reason().as_str(),
+        refusal.status(),
+        request_id.map_or_else(|| "-".into(), |v| printable(v, MAX_LOGGED_ID)),
+        printable(refusal.id_json().as_bytes(), MAX_LOGGED_ID)
+    )
+}
+
+/// The log line of a call the gateway could not decide (answered 500).
+pub fn error_line(why: &str) -> String {
+    format!("request refused with 500: {why}")
 }
 
 /// Printable, bounded text for a log line (never a token or a secret):

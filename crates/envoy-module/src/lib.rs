@@ -1,0 +1,12 @@
+#![doc = include_str!("../README.md")]
+// Only the host-ABI module holds `unsafe` (allowed there, with a SAFETY
+// comment on each block); every other module says `forbid`.
+#![deny(unsafe_code)]
+
+#[cfg(not(test))]
+#[allow(unsafe_code)]
+mod abi;
+pub mod filter;
+pub mod module;
+mod outcome;
+pub mod replay;
