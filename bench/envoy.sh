@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Envoy benchmark (not a test), on 127.0.0.1: Envoy alone, with toolctx
-# (V8, wasmtime, WAMR) and with the built-in jwt_authn on the same HS256
+# (V8, wasmtime, WAMR), with the toolctx dynamic module, and with the
+# built-in jwt_authn on the same HS256
 # token; accepted, refused and pass-through requests; HTTP/1.1 (wrk) and
 # HTTP/2 (h2load). See bench/envoy_bench.py for the knobs.
 #   bench/envoy.sh            the comparison
@@ -13,7 +14,8 @@ ensure_wasm_targets
 ensure_envoy
 ensure_apt wrk wrk
 ensure_apt h2load nghttp2-client
-step "building the filter"
+step "building the filter and the dynamic module"
 build_envoy_filter "${1:-}"
+build_envoy_module "${1:-}"
 step "benchmark"
 python3 "$ROOT/bench/envoy_bench.py" "$@"

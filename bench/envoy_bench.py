@@ -12,11 +12,12 @@ direct_response once it has read the body, so its cost stays small and
 equal for all scenarios and its connections are kept alive.
 
 Sets (BENCH_SETS, comma-separated, default all):
-  h1        upstream direct, envoy plain, toolctx (V8), jwt_authn without and
-            with its cache; refused calls (bad signature) through toolctx
-            and jwt_authn; a pass-through request (tools/list) through toolctx
+  h1        upstream direct, envoy plain, toolctx (V8), the toolctx dynamic
+            module, jwt_authn without and with its cache; refused calls (bad
+            signature) through toolctx, the module and jwt_authn; a
+            pass-through request (tools/list) through toolctx and the module
   runtimes  toolctx on Envoy's wasmtime and WAMR runtimes (V8 is in h1)
-  h2        envoy plain, toolctx and jwt_authn over HTTP/2
+  h2        envoy plain, toolctx, the module and jwt_authn over HTTP/2
 The machine is small and shared: every scenario runs once per round, in
 BENCH_ROUNDS (3) interleaved rounds; ratios are taken within a round, then
 the median over the rounds is reported with every round's figure.
@@ -147,6 +148,20 @@ def toolctx_filter(wasm, runtime):
     return f
 
 
+MODULE = os.environ.get("TOOLCTX_ENVOY_MODULE") or os.path.join(harness.ROOT, "target", "envoy",
+                                                                 "libtoolctx_envoy_module.so")
+
+
+def module_filter(path=MODULE, filter_name="toolctx"):
+    return harness.module_filter(path, PLUGIN, filter_name)
+
+
+def front_env(module=MODULE):
+    """The front Envoy's environment: the secret, and where the module is."""
+    return {"TOOLCTX_SECRET": SECRET,
+            "ENVOY_DYNAMIC_MODULES_SEARCH_PATH": os.path.dirname(os.path.abspath(module))}
+
+
 def cpu_seconds(pid):
     """User + system CPU time of a process so far."""
     with open("/proc/%d/stat" % pid) as f:
@@ -235,6 +250,11 @@ def scenarios(ports, wasm):
             [r for r in [("envoy + toolctx", "h1", "call"), ("toolctx refused (bad signature)", "h1", "badsig"),
                          ("toolctx pass-through (tools/list)", "h1", "list"),
                          ("h2 envoy + toolctx", "h2", "call")] if r[1] in SETS])
+        add("module", [module_filter()],
+            [r for r in [("envoy + toolctx module", "h1", "call"),
+                         ("toolctx module refused (bad signature)", "h1", "badsig"),
+                         ("toolctx module pass-through (tools/list)", "h1", "list"),
+                         ("h2 envoy + toolctx module", "h2", "call")] if r[1] in SETS])
         add("jwt", [jwt_filter(False)],
             [r for r in [("envoy + jwt_authn (no cache)", "h1", "call"),
                          ("jwt_authn refused (bad signature)", "h1", "badsig"),
@@ -306,6 +326,21 @@ def report(rows, rounds):
               lambda r: r(J)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
     per_round("CPU per request over plain, jwt_authn (cache), us",
               lambda r: r("envoy + jwt_authn (cache)")["cpu_us"] - r(P)["cpu_us"], "%+.1f")
+    M, MR, ML = "envoy + toolctx module", "toolctx module refused (bad signature)", \
+        "toolctx module pass-through (tools/list)"
+    JR = "jwt_authn refused (bad signature)"
+    per_round("toolctx module / jwt_authn (no cache) requests/s", lambda r: r(M)["rps"] / r(J)["rps"], "%.2f")
+    per_round("toolctx module / toolctx (wasm) requests/s", lambda r: r(M)["rps"] / r(T)["rps"], "%.2f")
+    per_round("toolctx module p99 over plain Envoy, ms", lambda r: r(M)["p99"] - r(P)["p99"], "%+.2f")
+    per_round("CPU per request over plain, toolctx module, us", lambda r: r(M)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
+    per_round("CPU per request over plain, toolctx module / jwt_authn (no cache)",
+              lambda r: (r(M)["cpu_us"] - r(P)["cpu_us"]) / (r(J)["cpu_us"] - r(P)["cpu_us"]), "%.2f")
+    per_round("toolctx module refused / jwt_authn refused requests/s", lambda r: r(MR)["rps"] / r(JR)["rps"],
+              "%.2f")
+    per_round("CPU per request over plain, toolctx module refused, us",
+              lambda r: r(MR)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
+    per_round("CPU per request over plain, toolctx module pass-through, us",
+              lambda r: r(ML)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
     R, L = "toolctx refused (bad signature)", "toolctx pass-through (tools/list)"
     per_round("toolctx refused / accepted requests/s", lambda r: r(R)["rps"] / r(T)["rps"], "%.2f")
     per_round("CPU per request over plain, toolctx refused, us", lambda r: r(R)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
@@ -325,6 +360,11 @@ def report(rows, rounds):
     HT, HJ, HP = "h2 envoy + toolctx", "h2 envoy + jwt_authn (no cache)", "h2 envoy plain"
     per_round("HTTP/2: toolctx / jwt_authn (no cache) requests/s", lambda r: r(HT)["rps"] / r(HJ)["rps"], "%.2f")
     per_round("HTTP/2: toolctx / plain requests/s", lambda r: r(HT)["rps"] / r(HP)["rps"], "%.2f")
+    HM = "h2 envoy + toolctx module"
+    per_round("HTTP/2: toolctx module / jwt_authn (no cache) requests/s",
+              lambda r: r(HM)["rps"] / r(HJ)["rps"], "%.2f")
+    per_round("HTTP/2: CPU per request over plain, toolctx module, us",
+              lambda r: r(HM)["cpu_us"] - r(HP)["cpu_us"], "%+.1f")
     per_round("HTTP/2: CPU per request over plain, toolctx, us",
               lambda r: r(HT)["cpu_us"] - r(HP)["cpu_us"], "%+.1f")
     per_round("HTTP/2: CPU per request over plain, jwt_authn, us",
@@ -340,13 +380,13 @@ def check_answers(runs):
 
 
 def bench(wasm, work):
-    ports = harness.free_ports(12)
+    ports = harness.free_ports(14)
     up_admin, up_port, admin = ports.pop(), ports.pop(), ports.pop()
     upstream = harness.Envoy(upstream_config(up_admin, up_port)).start(up_admin)
     runs, listeners = scenarios(ports, wasm)
     if "h1" in SETS:
         runs.insert(0, ("upstream direct", up_port, "h1", "call"))
-    front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env={"TOOLCTX_SECRET": SECRET})
+    front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env=front_env())
     front.start(admin)
     check_answers(runs)
     print("body %d bytes, token %d bytes, %d connections (wrk -t1 over HTTP/1.1, h2load -t1 -m1 over h2c), "
@@ -370,9 +410,10 @@ def profile(wasm, work):
     goes and how many host calls it makes; and, side by side, the floors
     under it (Envoy CPU per request over plain Envoy): a wasm filter that
     continues at once (noop), one that holds the request and reads headers
-    and body (hold), the profile build, the release build and jwt_authn."""
+    and body (hold), the profile build, the release build, the same two
+    floors and the release build of the dynamic module, and jwt_authn."""
     release = os.path.join(os.path.dirname(wasm), "toolctx_envoy.wasm")
-    ports = harness.free_ports(12)
+    ports = harness.free_ports(16)
     up_admin, up_port, admin = ports.pop(), ports.pop(), ports.pop()
     upstream = harness.Envoy(upstream_config(up_admin, up_port)).start(up_admin)
     listeners, runs = [], []
@@ -399,8 +440,14 @@ def profile(wasm, work):
         f["typed_config"]["config"]["vm_config"]["vm_id"] = "toolctx-baseline"
         add("baseline", [f], ["call", "badsig", "list"])
     add("release", [toolctx_filter(release, "v8")], ["call"])
+    # The module's floors (bench-profile build, chosen by filter_name) and
+    # the release module.
+    floors = os.path.join(os.path.dirname(MODULE), "libtoolctx_envoy_module_profile.so")
+    add("mod-noop", [module_filter(floors, "toolctx-floor-noop")], ["call"])
+    add("mod-hold", [module_filter(floors, "toolctx-floor-hold")], ["call"])
+    add("module", [module_filter()], ["call", "badsig", "list"])
     add("jwt_authn", [jwt_filter(False)], ["call"])
-    front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env={"TOOLCTX_SECRET": SECRET})
+    front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env=front_env())
     front.start(admin)
     check_answers(runs)
     for r in runs:

@@ -71,11 +71,13 @@ build_envoy_filter() { # build_envoy_filter [profile]
 #   libtoolctx_envoy_module.so             release (what ships)
 #   libtoolctx_envoy_module_test_clock.so  test-only: `now` from a request header
 #   libtoolctx_envoy_module_test_crash.so  test-only: panics on request
+#   libtoolctx_envoy_module_profile.so     bench-only, with `build_envoy_module
+#                                          profile`: the floors (feature bench-profile)
 # Built for the host triple named explicitly, so its flags (source paths
 # remapped, as for the filter) never touch the workspace's host builds; the
 # release profile (LTO, unwinding panics: a hook's panic must be caught).
 # Symbols the module does not export are stripped.
-build_envoy_module() {
+build_envoy_module() { # build_envoy_module [profile]
   local out="$ROOT/target/envoy" host built
   host="$(rustc -vV | sed -n 's/^host: //p')"
   built="$ROOT/target/$host/release/libtoolctx_envoy_module.so"
@@ -87,9 +89,15 @@ build_envoy_module() {
   local flags_var="CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$host")_RUSTFLAGS"
   export "$flags_var=${remap[*]}"
   local variant features
-  for variant in test_clock test_crash release; do
+  local variants=(test_clock test_crash release)
+  [ "${1:-}" = profile ] && variants=(profile "${variants[@]}")
+  for variant in "${variants[@]}"; do
     features=()
-    [ "$variant" = release ] || features=(--features "${variant//_/-}")
+    case "$variant" in
+      release) ;;
+      profile) features=(--features bench-profile) ;;
+      *) features=(--features "${variant//_/-}") ;;
+    esac
     (cd "$ROOT" && cargo build -q -p toolctx-envoy-module --release --target "$host" "${features[@]}")
     local name="libtoolctx_envoy_module.so"
     [ "$variant" = release ] || name="libtoolctx_envoy_module_$variant.so"

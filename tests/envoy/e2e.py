@@ -403,10 +403,37 @@ def main():
               and doc["error"]["message"] == MESSAGES.get("signature_invalid"), reply[:200])
     finally:
         quiet.stop()
+    if harness.FRONT == "module":
+        struct_config_check(bad_admin, bad_listen, up_port, env, upstream)
     upstream_proc = upstream.proc
     harness.stop(upstream_proc)
     print("%d passed, %d failed" % (results.count(True), results.count(False)))
     return 0 if all(results) else 1
+
+
+def struct_config_check(admin, listen, up_port, env, upstream):
+    """The module's configuration as a google.protobuf.Struct (what Envoy
+    Gateway's EnvoyExtensionPolicy writes) instead of a StringValue: Envoy
+    hands it over as JSON, numbers included, and the module reads it."""
+    text = envoy_config(admin, listen, up_port, None)
+    block = text.split("value: |\n", 1)[1].split("\n          - name: envoy.filters.http.router", 1)[0]
+    doc = json.loads(block)
+    stanza = harness.module_filter(harness.artifact(), doc)
+    stanza["typed_config"]["filter_config"] = {"@type": "type.googleapis.com/google.protobuf.Struct",
+                                               "value": doc}
+    boot = harness.bootstrap(admin, [harness.listener("struct", listen, [stanza])], up_port)
+    envoy = harness.Envoy(boot, env=env)
+    try:
+        envoy.start(admin)
+        c = claims()
+        status, _, body = send(listen, mcp_headers(mint(c)), call_body(c))
+        got = tool_result(body)["headers"] if status == 200 else {}
+        c2 = claims()
+        bad, _, _ = send(listen, mcp_headers(mint(c2, UNKNOWN)), call_body(c2))
+        check("module: the configuration as a google.protobuf.Struct verifies and forwards the same",
+              status == 200 and got.get("x-toolctx-task-id") == c["task_id"] and bad == 401, (status, bad, got))
+    finally:
+        envoy.stop()
 
 
 def flagless_check(bad_admin, bad_listen, up_port, wasm, env, upstream):

@@ -125,7 +125,7 @@ def toolctx_filter(path, plugin_config, env_keys):
     return wasm_filter(path, plugin_config, env_keys)
 
 
-def module_filter(so_path, plugin_config):
+def module_filter(so_path, plugin_config, filter_name="toolctx"):
     """The toolctx dynamic module as Envoy configuration
     (examples/envoy-module/envoy.yaml is the same thing written by hand):
     Envoy loads lib<name>.so from ENVOY_DYNAMIC_MODULES_SEARCH_PATH, which
@@ -139,7 +139,7 @@ def module_filter(so_path, plugin_config):
         "typed_config": {
             "@type": "type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter",
             "dynamic_module_config": {"name": name[3:-3]},
-            "filter_name": "toolctx",
+            "filter_name": filter_name,
             "filter_config": {
                 "@type": "type.googleapis.com/google.protobuf.StringValue",
                 "value": plugin_config if isinstance(plugin_config, str) else json.dumps(plugin_config),

@@ -460,9 +460,10 @@ pub extern "C" fn envoy_dynamic_module_on_program_init() -> *const c_char {
 #[no_mangle]
 pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
     config_envoy_ptr: ConfigEnvoyPtr,
-    _name: EnvoyBuffer,
+    name: EnvoyBuffer,
     config: EnvoyBuffer,
 ) -> ConfigModulePtr {
+    let _ = name;
     let made = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: Envoy lends the configuration bytes for this call.
         let text = unsafe { lent(config.ptr, config.length) };
@@ -484,7 +485,14 @@ pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
                 Err(format!("cannot define counter {name} ({r})"))
             }
         };
-        Module::load(text, &|name| std::env::var(name).ok(), &mut define, &log)
+        let module = Module::load(text, &|name| std::env::var(name).ok(), &mut define, &log);
+        #[cfg(feature = "bench-profile")]
+        let module = module.map(|mut m| {
+            // SAFETY: Envoy lends the filter name for this call.
+            m.floor = crate::module::Floor::named(unsafe { lent(name.ptr, name.length) });
+            m
+        });
+        module
     }));
     match made {
         Ok(Ok(module)) => Box::into_raw(Box::new(module)).cast_const().cast(),

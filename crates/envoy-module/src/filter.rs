@@ -79,6 +79,9 @@ enum State {
     Body(Checked),
     /// Decided: forwarded or answered.
     Done,
+    /// Bench-profile builds only (`Floor::Hold`): held without a check.
+    #[cfg(feature = "bench-profile")]
+    Held,
 }
 
 #[derive(Debug)]
@@ -176,6 +179,10 @@ impl Filter {
         if !matches!(self.state, State::Headers) {
             return HeadersStatus::Continue;
         }
+        #[cfg(feature = "bench-profile")]
+        if let Some(status) = self.floor_headers(module, s, end_of_stream) {
+            return status;
+        }
         let settings = &module.settings;
         // Headers this gateway writes never come from the caller: every
         // copy goes before the core looks (one Envoy call per name present).
@@ -255,6 +262,18 @@ impl Filter {
                 return BodyStatus::Stop;
             }
             State::Done => return BodyStatus::Continue,
+            #[cfg(feature = "bench-profile")]
+            State::Held if end_of_stream => {
+                self.state = State::Done;
+                let read = s.request_body(usize::MAX).is_some();
+                return if read {
+                    BodyStatus::Continue
+                } else {
+                    BodyStatus::Stop
+                };
+            }
+            #[cfg(feature = "bench-profile")]
+            State::Held => return BodyStatus::Buffer,
         }
         #[cfg(feature = "test-crash")]
         crash_if_asked(&s.request_headers().unwrap_or_default(), "body");
@@ -348,6 +367,35 @@ impl Filter {
             Err(why) => {
                 self.fail(module, s, &why);
                 false
+            }
+        }
+    }
+}
+
+/// Bench-profile builds only: the floors under the module's cost.
+#[cfg(feature = "bench-profile")]
+impl Filter {
+    fn floor_headers(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        end_of_stream: bool,
+    ) -> Option<HeadersStatus> {
+        use crate::module::Floor;
+        match module.floor {
+            Floor::Full => None,
+            Floor::Noop => {
+                self.state = State::Done;
+                Some(HeadersStatus::Continue)
+            }
+            Floor::Hold => {
+                let _ = s.request_headers().map(|h| h.len());
+                if end_of_stream {
+                    self.state = State::Done;
+                    return Some(HeadersStatus::Continue);
+                }
+                self.state = State::Held;
+                Some(HeadersStatus::Stop)
             }
         }
     }

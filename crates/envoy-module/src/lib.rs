@@ -10,3 +10,6 @@ pub mod filter;
 pub mod module;
 mod outcome;
 pub mod replay;
+
+#[cfg(test)]
+mod tests;

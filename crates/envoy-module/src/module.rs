@@ -55,6 +55,30 @@ impl Counters {
     }
 }
 
+/// Bench-profile builds only: what the stream does instead of deciding.
+#[cfg(feature = "bench-profile")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Floor {
+    /// Decide (the module as it ships).
+    Full,
+    /// Continue at the headers, touching nothing.
+    Noop,
+    /// Read the headers, hold the request, read the whole body, continue.
+    Hold,
+}
+
+#[cfg(feature = "bench-profile")]
+impl Floor {
+    /// From the stanza's `filter_name`.
+    pub fn named(filter_name: &[u8]) -> Floor {
+        match filter_name {
+            b"toolctx-floor-noop" => Floor::Noop,
+            b"toolctx-floor-hold" => Floor::Hold,
+            _ => Floor::Full,
+        }
+    }
+}
+
 /// A loaded configuration, shared by every worker thread.
 #[derive(Debug)]
 pub struct Module {
@@ -65,6 +89,8 @@ pub struct Module {
     /// The AIVAX nonces verified in this process (`nonce_cache`).
     #[cfg(feature = "aivax")]
     pub nonces: Option<Mutex<NonceCache>>,
+    #[cfg(feature = "bench-profile")]
+    pub floor: Floor,
 }
 
 impl Module {
@@ -103,6 +129,8 @@ impl Module {
             replay,
             #[cfg(feature = "aivax")]
             nonces,
+            #[cfg(feature = "bench-profile")]
+            floor: Floor::Full,
         })
     }
 }
