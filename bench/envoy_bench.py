@@ -293,7 +293,7 @@ def median(values):
 
 
 def report(rows, rounds):
-    print("\n%-36s %10s %8s %8s %9s %8s   %s" % ("scenario (median of rounds)", "req/s", "p50 ms", "p99 ms",
+    print("\n%-42s %10s %8s %8s %9s %8s   %s" % ("scenario (median of rounds)", "req/s", "p50 ms", "p99 ms",
                                                "CPU us/rq", "status", "req/s per round"))
     for name in rows:
         rs = rounds[name]
@@ -302,7 +302,7 @@ def report(rows, rounds):
         lat = ("%8.3f %8.3f" % (p50, p99)) if p99 is not None else ("%8s %8s" % ("mean", "%.3f" % median(
             [x["mean"] for x in rs])))
         bad = sum(1 for x in rs if x["wrong"])
-        print("%-36s %10.0f %s %9.1f %8s   %s" % (name, median([x["rps"] for x in rs]), lat,
+        print("%-42s %10.0f %s %9.1f %8s   %s" % (name, median([x["rps"] for x in rs]), lat,
                                                median([x["cpu_us"] for x in rs]),
                                                "ok" if not bad else "%d WRONG" % bad,
                                                " ".join("%.0f" % x["rps"] for x in rs)))
@@ -314,7 +314,7 @@ def report(rows, rounds):
                 values.append(f(lambda n: rounds[n][i]))
             except KeyError:
                 return
-        print("%-58s %s   median %s" % (label, "  ".join(fmt % v for v in values), fmt % median(values)))
+        print("%-66s %s   median %s" % (label, "  ".join(fmt % v for v in values), fmt % median(values)))
 
     print("\nper round (side by side in each round), then the median:")
     T, J, P = "envoy + toolctx", "envoy + jwt_authn (no cache)", "envoy plain"

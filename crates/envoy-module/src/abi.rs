@@ -195,13 +195,13 @@ pub(crate) fn log(level: Level, message: &str) {
         Level::Error => LOG_ERROR,
         Level::Critical => LOG_CRITICAL,
     };
-    let line = format!("toolctx: {message}");
-    // SAFETY: plain calls with a level and a buffer that lives across the call.
-    unsafe {
-        if envoy_dynamic_module_callback_log_enabled(level) {
-            envoy_dynamic_module_callback_log(level, ModuleBuffer::of(line.as_bytes()));
-        }
+    // SAFETY: a plain call with a level.
+    if !unsafe { envoy_dynamic_module_callback_log_enabled(level) } {
+        return;
     }
+    let line = format!("toolctx: {message}");
+    // SAFETY: the buffer lives across the call.
+    unsafe { envoy_dynamic_module_callback_log(level, ModuleBuffer::of(line.as_bytes())) };
 }
 
 /// The current stream, for the duration of one hook.

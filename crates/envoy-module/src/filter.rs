@@ -1,7 +1,7 @@
 #![forbid(unsafe_code)]
 //! One HTTP stream: reads the request headers, holds a `POST` while its
 //! body is buffered, hands both to the shared decision
-//! ([`Settings::check_headers`], [`Settings::check_body`]) and applies its
+//! (`Settings::check_headers`, `Settings::check_body`) and applies its
 //! outcome: forward, forward with the verified headers, or answer with the
 //! core's refusal. Written against [`Stream`], so the tests drive it
 //! without Envoy.
@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal};
-use toolctx_gateway_config::{error_line, refusal_line, Decision, Profile, Settings, Stores};
+use toolctx_gateway_config::{error_line, refusal_line, Decision, Profile, Stores};
 
 use crate::module::{Level, Module};
 use crate::outcome;
@@ -104,12 +104,6 @@ fn find<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u8]> {
         .map(|(_, v)| *v)
 }
 
-fn removed(settings: &Settings, name: &[u8]) -> bool {
-    outcome::removed_headers(settings)
-        .iter()
-        .any(|w| name.eq_ignore_ascii_case(w.as_bytes()))
-}
-
 /// Test builds only: panics when the request asks for it in `hook`.
 #[cfg(feature = "test-crash")]
 // The one deliberate panic of the crate, only in the test-crash build.
@@ -184,28 +178,34 @@ impl Filter {
             return status;
         }
         let settings = &module.settings;
-        // Headers this gateway writes never come from the caller: every
-        // copy goes before the core looks (one Envoy call per name present).
-        let present: Vec<&str> = match s.request_headers() {
-            Some(h) => outcome::removed_headers(settings)
-                .iter()
-                .filter(|name| find(&h, name).is_some())
-                .map(String::as_str)
-                .collect(),
-            None => return self.failed(module, s, "cannot read the request headers"),
-        };
-        for name in present {
-            if !s.remove_request_header(name) {
-                return self.failed(module, s, "cannot remove a mapped header");
-            }
-        }
         let (verdict, line) = {
-            let Some(mut headers) = s.request_headers() else {
+            let Some(first) = s.request_headers() else {
                 return self.failed(module, s, "cannot read the request headers");
+            };
+            // Headers this gateway writes never come from the caller: every
+            // copy goes before the core looks (one Envoy call per name
+            // present, and the headers read again only then).
+            let present: Vec<&str> = outcome::removed_headers(settings)
+                .iter()
+                .filter(|name| find(&first, name).is_some())
+                .map(String::as_str)
+                .collect();
+            let headers = if present.is_empty() {
+                first
+            } else {
+                drop(first);
+                for name in present {
+                    if !s.remove_request_header(name) {
+                        return self.failed(module, s, "cannot remove a mapped header");
+                    }
+                }
+                let Some(again) = s.request_headers() else {
+                    return self.failed(module, s, "cannot read the request headers");
+                };
+                again
             };
             #[cfg(feature = "test-crash")]
             crash_if_asked(&headers, "headers");
-            headers.retain(|(n, _)| !removed(settings, n));
             let method = find(&headers, ":method")
                 .and_then(|m| std::str::from_utf8(m).ok())
                 .unwrap_or_default();
@@ -322,12 +322,13 @@ impl Filter {
                 self.fail(module, s, "request body shorter than announced");
                 return false;
             }
-            let Some(mut headers) = s.request_headers() else {
+            // The caller's copies of the headers this gateway writes were
+            // removed at the headers.
+            let Some(headers) = s.request_headers() else {
                 drop(body);
                 self.fail(module, s, "cannot read the request headers");
                 return false;
             };
-            headers.retain(|(n, _)| !removed(&module.settings, n));
             let decision = decide(module, checked, &headers, &body);
             let line = line_for(&decision, &headers);
             (decision, line)
@@ -390,6 +391,16 @@ impl Filter {
             }
             Floor::Hold => {
                 let _ = s.request_headers().map(|h| h.len());
+                // Whether Envoy ever hands the body in with the headers
+                // (then the decision could be made here): said once.
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    let line = format!(
+                        "bench floor: {} body bytes at the request headers hook (end_of_stream {end_of_stream})",
+                        s.body_size()
+                    );
+                    s.log(Level::Info, &line);
+                });
                 if end_of_stream {
                     self.state = State::Done;
                     return Some(HeadersStatus::Continue);
