@@ -13,7 +13,6 @@ use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal};
 use toolctx_gateway_config::{error_line, refusal_line, Decision, Profile, Stores};
 
 use crate::module::{Level, Module};
-use crate::outcome;
 
 /// Test builds only: the request header that carries `now` (Unix seconds).
 #[cfg(feature = "test-clock")]
@@ -185,7 +184,8 @@ impl Filter {
             // Headers this gateway writes never come from the caller: every
             // copy goes before the core looks (one Envoy call per name
             // present, and the headers read again only then).
-            let present: Vec<&str> = outcome::removed_headers(settings)
+            let present: Vec<&str> = settings
+                .removed_headers()
                 .iter()
                 .filter(|name| find(&first, name).is_some())
                 .map(String::as_str)
@@ -219,7 +219,7 @@ impl Filter {
                 HeadersVerdict::Pass => (Verdict::Pass, None),
                 HeadersVerdict::Reject(r) => {
                     let line = refusal_line(&r, find(&headers, "x-request-id"));
-                    (Verdict::Decided(Ok(Outcome::Refuse(r))), Some(line))
+                    (Verdict::Decided(Ok(Decision::Reject(r))), Some(line))
                 }
             }
         };
@@ -341,15 +341,15 @@ impl Filter {
         &mut self,
         module: &Module,
         s: &mut (impl Stream + ?Sized),
-        decision: Result<Outcome<'_>, String>,
+        decision: Result<Decision, String>,
         line: Option<String>,
     ) -> bool {
         match decision {
-            Ok(Outcome::Pass) => {
+            Ok(Decision::Pass) => {
                 self.pass(module, s);
                 true
             }
-            Ok(Outcome::Forward(set)) => {
+            Ok(Decision::Accept(set)) => {
                 for (name, value) in &set {
                     if !s.add_request_header(name, value) {
                         self.fail(module, s, "cannot set a mapped header");
@@ -360,7 +360,7 @@ impl Filter {
                 s.bump(module.counters.accepted);
                 true
             }
-            Ok(Outcome::Refuse(r)) => {
+            Ok(Decision::Reject(r)) => {
                 let line = line.unwrap_or_else(|| refusal_line(&r, None));
                 self.refuse(module, s, &r, &line);
                 false
@@ -413,31 +413,29 @@ impl Filter {
 }
 
 /// What the headers hook found.
-enum Verdict<'m> {
+enum Verdict {
     Pass,
     Hold(Checked),
-    Decided(Result<Outcome<'m>, String>),
+    Decided(Result<Decision, String>),
 }
-
-pub use crate::outcome::Outcome;
 
 /// The log line of a refusal (it names the request id, which is read
 /// while the headers are borrowed).
-fn line_for(decision: &Result<Outcome<'_>, String>, headers: &[(&[u8], &[u8])]) -> Option<String> {
+fn line_for(decision: &Result<Decision, String>, headers: &[(&[u8], &[u8])]) -> Option<String> {
     match decision {
-        Ok(Outcome::Refuse(r)) => Some(refusal_line(r, find(headers, "x-request-id"))),
+        Ok(Decision::Reject(r)) => Some(refusal_line(r, find(headers, "x-request-id"))),
         _ => None,
     }
 }
 
 /// The checks after the headers' on a complete (or over-limit) body, with
 /// this process's replay table and nonce cache.
-fn decide<'m>(
-    module: &'m Module,
+fn decide(
+    module: &Module,
     checked: Checked,
     headers: &[(&[u8], &[u8])],
     body: &[u8],
-) -> Result<Outcome<'m>, String> {
+) -> Result<Decision, String> {
     let settings = &module.settings;
     let Some(now) = now(headers) else {
         return Err("no clock".into());
@@ -447,6 +445,7 @@ fn decide<'m>(
         #[cfg(feature = "aivax")]
         Profile::Aivax { .. } => false,
     };
+    // The table answers; what its answer means is the core's rule.
     let mut claim = match (guarded, &module.replay) {
         (true, Some(table)) => Some(move |jti: &str, until: u64| table.first_use(jti, until, now)),
         _ => None,
@@ -462,6 +461,5 @@ fn decide<'m>(
         #[cfg(feature = "aivax")]
         nonces: nonces.as_deref_mut(),
     };
-    let decision: Decision<'m> = settings.check_body(checked, headers, body, now, stores)?;
-    Ok(outcome::from_decision(decision))
+    settings.check_body(checked, headers, body, now, stores)
 }

@@ -8,7 +8,6 @@
 mod abi;
 pub mod filter;
 pub mod module;
-mod outcome;
 pub mod replay;
 
 #[cfg(test)]

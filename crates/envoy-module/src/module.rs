@@ -10,7 +10,7 @@ use std::sync::Mutex;
 #[cfg(feature = "aivax")]
 use toolctx_core::aivax::NonceCache;
 use toolctx_core::Reason;
-use toolctx_gateway_config::{counters, load_for, Host, Profile, Settings};
+use toolctx_gateway_config::{counters, load_for, Host, Profile, ReplayGuard, Settings};
 
 use crate::replay::SharedReplay;
 
@@ -112,9 +112,15 @@ impl Module {
         let settings = loaded.settings;
         log(Level::Info, &format!("configured: {}", settings.summary()));
         let replay = match &settings.profile {
-            Profile::AgentArea { replay, .. } => replay.as_ref().map(SharedReplay::new),
-            #[cfg(feature = "aivax")]
-            Profile::Aivax { .. } => None,
+            Profile::AgentArea {
+                replay: Some(guard @ ReplayGuard::Table { .. }),
+                ..
+            } => Some(SharedReplay::new(guard.capacity().unwrap_or(0))),
+            Profile::AgentArea {
+                replay: Some(ReplayGuard::Redis(_)),
+                ..
+            } => return Err("the module keeps its replay guard in the Envoy process".into()),
+            _ => None,
         };
         #[cfg(feature = "aivax")]
         let nonces = match settings.profile {

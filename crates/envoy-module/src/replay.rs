@@ -6,16 +6,17 @@
 //! Sharded to keep workers from queueing on one lock: a token id's shard
 //! comes from a hash keyed at random per process (a caller cannot aim at
 //! one shard). Each shard is the core's [`ReplayCache`] for its share of
-//! `slots x ways` live ids (the filter's setting); the core decides until
-//! when an id is kept (the token's `exp` plus the clock skew), and a shard
-//! full of live ids refuses new tokens (fail closed).
+//! `slots x ways` live ids (the filter's setting). The core decides until
+//! when an id is kept (the token's `exp` plus the clock skew) and what an
+//! answer means: a shard full of live ids answers `Full`
+//! (`replay_guard_full`), one that cannot be used `Failed`
+//! (`internal_error`).
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::sync::Mutex;
 
-use toolctx_core::ReplayCache;
-use toolctx_gateway_config::ReplayGuard;
+use toolctx_core::{ClaimAnswer, ReplayCache};
 
 /// Shards of the table (a power of two above the worker count of a
 /// typical sidecar).
@@ -28,8 +29,8 @@ pub struct SharedReplay {
 }
 
 impl SharedReplay {
-    pub fn new(guard: &ReplayGuard) -> SharedReplay {
-        let live = (guard.slots as usize).saturating_mul(guard.ways as usize);
+    /// A table for `live` token ids in all.
+    pub fn new(live: usize) -> SharedReplay {
         let each = live.div_ceil(SHARDS).max(1);
         SharedReplay {
             hasher: RandomState::new(),
@@ -39,16 +40,14 @@ impl SharedReplay {
         }
     }
 
-    /// Records `jti` as used until `until`; whether it was unused. `Err`
-    /// when its shard cannot be used (a panic while it was held): the call
-    /// is then refused with `internal_error`.
-    pub fn first_use(&self, jti: &str, until: u64, now: u64) -> Result<bool, String> {
+    /// Records `jti` as used until `until`, at Unix second `now`. `Failed`
+    /// when its shard cannot be used (a panic while it was held).
+    pub fn first_use(&self, jti: &str, until: u64, now: u64) -> ClaimAnswer {
         let i = usize::try_from(self.hasher.hash_one(jti) % SHARDS as u64).unwrap_or(0);
-        let shard = self.shards.get(i).ok_or("replay guard: no such shard")?;
-        let mut cache = shard
-            .lock()
-            .map_err(|_| "replay guard: a shard is poisoned".to_string())?;
-        Ok(cache.first_use(jti, until, now))
+        match self.shards.get(i).map(|s| s.lock()) {
+            Some(Ok(mut cache)) => cache.first_use(jti, until, now),
+            _ => ClaimAnswer::Failed,
+        }
     }
 }
 
@@ -57,33 +56,26 @@ impl SharedReplay {
 mod tests {
     use super::*;
 
-    fn guard(slots: u32, ways: u32) -> ReplayGuard {
-        ReplayGuard {
-            slots,
-            ways,
-            prefix: "t/".into(),
-            redis: None,
-        }
-    }
+    const FIRST: ClaimAnswer = ClaimAnswer::FirstUse;
 
     #[test]
     fn once_per_jti_until_it_expires() {
-        let r = SharedReplay::new(&guard(64, 4));
-        assert!(r.first_use("a", 100, 10).unwrap());
-        assert!(!r.first_use("a", 100, 11).unwrap());
-        assert!(r.first_use("b", 100, 11).unwrap());
-        assert!(r.first_use("a", 200, 100).unwrap());
+        let r = SharedReplay::new(256);
+        assert_eq!(r.first_use("a", 100, 10), FIRST);
+        assert_eq!(r.first_use("a", 100, 11), ClaimAnswer::Used);
+        assert_eq!(r.first_use("b", 100, 11), FIRST);
+        assert_eq!(r.first_use("a", 200, 100), FIRST);
     }
 
     #[test]
     fn shared_by_threads() {
-        let r = std::sync::Arc::new(SharedReplay::new(&guard(1024, 4)));
+        let r = std::sync::Arc::new(SharedReplay::new(4096));
         let wins: usize = (0..4)
             .map(|_| {
                 let r = r.clone();
                 std::thread::spawn(move || {
                     (0..200)
-                        .filter(|i| r.first_use(&format!("j{i}"), 100, 0).unwrap())
+                        .filter(|i| r.first_use(&format!("j{i}"), 100, 0) == FIRST)
                         .count()
                 })
             })
@@ -94,14 +86,17 @@ mod tests {
     }
 
     #[test]
-    fn a_full_shard_fails_closed() {
-        // 16 live ids at most, one per shard: the 17th distinct id lands
-        // in a full shard and is refused until the others expire.
-        let r = SharedReplay::new(&guard(1, 1));
-        let firsts = (0..1000)
-            .filter(|i| r.first_use(&format!("k{i}"), 50, 0).unwrap())
-            .count();
-        assert_eq!(firsts, SHARDS);
-        assert!(r.first_use("k0", 100, 60).unwrap());
+    fn a_full_shard_says_so_until_its_ids_expire() {
+        // 16 live ids at most, one per shard: any further id lands in a
+        // full shard, which answers Full until the others expire.
+        let r = SharedReplay::new(1);
+        let answers: Vec<ClaimAnswer> = (0..1000)
+            .map(|i| r.first_use(&format!("k{i}"), 50, 0))
+            .collect();
+        assert_eq!(answers.iter().filter(|a| **a == FIRST).count(), SHARDS);
+        assert!(answers
+            .iter()
+            .all(|a| *a == FIRST || *a == ClaimAnswer::Full));
+        assert_eq!(r.first_use("k0", 100, 60), FIRST);
     }
 }
