@@ -3,6 +3,8 @@
 
     bench/envoy.sh            requests/s, p50/p99 and Envoy CPU per request
     bench/envoy.sh profile    the filter's phase timings and host calls
+    bench/envoy.sh perf       where Envoy's time goes with the dynamic module
+                              (perf record on one worker, accepted calls)
 
 Every scenario sends the same ~1 KB `tools/call` with the same HS256 token
 (or, where named, the same call with a bad signature, or a `tools/list`),
@@ -23,7 +25,9 @@ BENCH_ROUNDS (3) interleaved rounds; ratios are taken within a round, then
 the median over the rounds is reported with every round's figure.
 BENCH_DURATION (5s per scenario and round), BENCH_WARMUP (2s),
 BENCH_CONNECTIONS (16). BENCH_BASELINE_WASM=path adds "envoy + toolctx
-(baseline)": another build of the filter, side by side with this one.
+(baseline)": another build of the filter, side by side with this one;
+BENCH_BASELINE_MODULE=path (lib<name>.so beside the module) adds another
+build of the module to `profile`.
 """
 
 import base64
@@ -37,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -413,7 +418,7 @@ def profile(wasm, work):
     and body (hold), the profile build, the release build, the same two
     floors and the release build of the dynamic module, and jwt_authn."""
     release = os.path.join(os.path.dirname(wasm), "toolctx_envoy.wasm")
-    ports = harness.free_ports(16)
+    ports = harness.free_ports(18)
     up_admin, up_port, admin = ports.pop(), ports.pop(), ports.pop()
     upstream = harness.Envoy(upstream_config(up_admin, up_port)).start(up_admin)
     listeners, runs = [], []
@@ -446,6 +451,10 @@ def profile(wasm, work):
     add("mod-noop", [module_filter(floors, "toolctx-floor-noop")], ["call"])
     add("mod-hold", [module_filter(floors, "toolctx-floor-hold")], ["call"])
     add("module", [module_filter()], ["call", "badsig", "list"])
+    if os.environ.get("BENCH_BASELINE_MODULE"):
+        # Another release build of the module (an earlier commit's), side by
+        # side; it must sit beside the module (one search path).
+        add("mod-base", [module_filter(os.environ["BENCH_BASELINE_MODULE"])], ["call", "badsig"])
     add("jwt_authn", [jwt_filter(False)], ["call"])
     front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env=front_env())
     front.start(admin)
@@ -492,8 +501,49 @@ def profile_counters(front):
     return out
 
 
+def perf_profile(work):
+    """Samples one Envoy worker (`perf record`, software clock) while wrk
+    sends accepted calls through the release module, built with its
+    symbols (cargo's output before stripping), and prints where the time
+    goes: by object (Envoy, the module, libc, the kernel), then by symbol
+    (Envoy's binary is stripped but for its exported ABI callbacks)."""
+    host = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
+    triple = re.search(r"^host: (\S+)", host, re.M).group(1)
+    symbols = os.path.join(harness.ROOT, "target", triple, "release", "libtoolctx_envoy_module.so")
+    kind = os.environ.get("BENCH_PERF_REQUEST", "call")
+    ports = harness.free_ports(4)
+    up_admin, up_port, admin, port = ports
+    upstream = harness.Envoy(upstream_config(up_admin, up_port)).start(up_admin)
+    front = harness.Envoy(harness.bootstrap(admin, [harness.listener("module", port, [module_filter(symbols)])],
+                                            up_port), env=front_env(symbols), concurrency=1)
+    front.start(admin)
+    check_answers([("module", port, "h1", kind)])
+    seconds = int(DURATION.rstrip("s")) * 2
+    result = []
+    load = threading.Thread(target=lambda: result.append(wrk(port, REQS[kind], "%ds" % (seconds + 3), work)))
+    load.start()
+    time.sleep(2)
+    data = os.path.join(work, "perf.data")
+    subprocess.run(["perf", "record", "-q", "-F", "1999", "-g", "-p", str(front.proc.pid), "-o", data, "--",
+                    "sleep", str(seconds)], check=True, capture_output=True)
+    load.join()
+    r = result[0] if result else {}
+    print("load: %s request(s), %.0f req/s, %s non-2xx" % (r.get("total"), r.get("rps", 0), r.get("non2xx")))
+    for sort, n in (("dso", 8), ("dso,sym", 40)):
+        rep = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort, "--stdio", "-q",
+                              "--percent-limit", "0.5"], capture_output=True, text=True).stdout
+        print("\nperf report --sort %s (share of the worker's samples):" % sort)
+        for line in [l for l in rep.splitlines() if l.strip() and not l.lstrip().startswith(("|", "-", "-"))][:n]:
+            print("  " + line.strip())
+    front.stop()
+    upstream.stop()
+
+
 def main():
     work = tempfile.mkdtemp(prefix="toolctx-bench-")
+    if sys.argv[1:] == ["perf"]:
+        REQS.update(requests())
+        return perf_profile(work)
     REQS.update(requests())
     name = "toolctx_envoy_profile.wasm" if sys.argv[1:] == ["profile"] else "toolctx_envoy.wasm"
     wasm = os.environ.get("TOOLCTX_ENVOY_WASM") or os.path.join(harness.ROOT, "target", "envoy", name)

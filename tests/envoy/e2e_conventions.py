@@ -11,7 +11,7 @@ listener per configuration:
   replay   replay_guard over Envoy's shared data (the module: its table
            in the Envoy process)
   tiny     replay_guard with one slot of one way: the documented fail-closed
-           behaviour when the guard is full
+           behaviour when the guard is full (the core's replay_guard_full)
 
 and, in a second Envoy with a single worker, what a bcrypt nonce costs: the
 wall time of one call per cost, and how long a request that needs no
@@ -247,8 +247,9 @@ def test_replay(envoy, ports, upstream):
     a, b = claims(aud=TINY_INSTANCE), claims(aud=TINY_INSTANCE)
     sa, _, _ = send(p, JSON_HEADERS + [("x-agentarea-context", mint(a))], replay_call(a))
     sb, _, rb = send(p, JSON_HEADERS + [("x-agentarea-context", mint(b))], replay_call(b))
-    check("replay: a full guard (slots 1, ways 1) refuses a new token as token_replayed while the first lives",
-          sa == 200 and sb == 401 and rpc_error(rb) == (7, -32001, "token_replayed"), (sa, sb, rb[:200]))
+    check("replay: a full guard (slots 1, ways 1) refuses a new token as replay_guard_full (503) while the "
+          "first lives", sa == 200 and sb == 503 and rpc_error(rb) == (7, -32603, "replay_guard_full"),
+          (sa, sb, rb[:200]))
 
 
 def timed(port, body):

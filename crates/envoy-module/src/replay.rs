@@ -29,13 +29,16 @@ pub struct SharedReplay {
 }
 
 impl SharedReplay {
-    /// A table for `live` token ids in all.
+    /// A table for `live` token ids in all (at least one): the shards'
+    /// capacities add up to exactly `live`, with fewer shards when `live`
+    /// is below [`SHARDS`].
     pub fn new(live: usize) -> SharedReplay {
-        let each = live.div_ceil(SHARDS).max(1);
+        let live = live.max(1);
+        let n = SHARDS.min(live);
         SharedReplay {
             hasher: RandomState::new(),
-            shards: (0..SHARDS)
-                .map(|_| Mutex::new(ReplayCache::new(each)))
+            shards: (0..n)
+                .map(|i| Mutex::new(ReplayCache::new(live / n + usize::from(i < live % n))))
                 .collect(),
         }
     }
@@ -43,7 +46,8 @@ impl SharedReplay {
     /// Records `jti` as used until `until`, at Unix second `now`. `Failed`
     /// when its shard cannot be used (a panic while it was held).
     pub fn first_use(&self, jti: &str, until: u64, now: u64) -> ClaimAnswer {
-        let i = usize::try_from(self.hasher.hash_one(jti) % SHARDS as u64).unwrap_or(0);
+        let n = self.shards.len().max(1) as u64;
+        let i = usize::try_from(self.hasher.hash_one(jti) % n).unwrap_or(0);
         match self.shards.get(i).map(|s| s.lock()) {
             Some(Ok(mut cache)) => cache.first_use(jti, until, now),
             _ => ClaimAnswer::Failed,
@@ -86,17 +90,20 @@ mod tests {
     }
 
     #[test]
-    fn a_full_shard_says_so_until_its_ids_expire() {
-        // 16 live ids at most, one per shard: any further id lands in a
-        // full shard, which answers Full until the others expire.
+    fn holds_exactly_its_capacity_and_says_when_full() {
+        // One live id: one shard of one.
         let r = SharedReplay::new(1);
-        let answers: Vec<ClaimAnswer> = (0..1000)
+        assert_eq!(r.first_use("a", 50, 0), FIRST);
+        assert_eq!(r.first_use("b", 50, 0), ClaimAnswer::Full);
+        assert_eq!(r.first_use("b", 100, 60), FIRST);
+        // 100 live ids over 16 shards: 100 in all, then every shard is full.
+        let r = SharedReplay::new(100);
+        let answers: Vec<ClaimAnswer> = (0..3000)
             .map(|i| r.first_use(&format!("k{i}"), 50, 0))
             .collect();
-        assert_eq!(answers.iter().filter(|a| **a == FIRST).count(), SHARDS);
+        assert_eq!(answers.iter().filter(|a| **a == FIRST).count(), 100);
         assert!(answers
             .iter()
             .all(|a| *a == FIRST || *a == ClaimAnswer::Full));
-        assert_eq!(r.first_use("k0", 100, 60), FIRST);
     }
 }
