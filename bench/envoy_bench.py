@@ -524,17 +524,46 @@ def perf_profile(work):
     load.start()
     time.sleep(2)
     data = os.path.join(work, "perf.data")
-    subprocess.run(["perf", "record", "-q", "-F", "1999", "-g", "-p", str(front.proc.pid), "-o", data, "--",
+    subprocess.run(["perf", "record", "-q", "-F", "1999", "-p", str(front.proc.pid), "-o", data, "--",
                     "sleep", str(seconds)], check=True, capture_output=True)
     load.join()
     r = result[0] if result else {}
     print("load: %s request(s), %.0f req/s, %s non-2xx" % (r.get("total"), r.get("rps", 0), r.get("non2xx")))
-    for sort, n in (("dso", 8), ("dso,sym", 40)):
-        rep = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", sort, "--stdio", "-q",
-                              "--percent-limit", "0.5"], capture_output=True, text=True).stdout
+    # Per request: the worker's samples over the requests answered while
+    # perf ran (wrk's rate times the sampled seconds).
+    raw = subprocess.run(["perf", "report", "-i", data, "--sort", "dso,sym", "--stdio", "-q", "-g", "none",
+                          "-F", "sample,dso,sym"], capture_output=True, text=True).stdout
+    total = module = callbacks = 0
+    for line in raw.splitlines():
+        parts = line.split()
+        if not parts or not parts[0].isdigit():
+            continue
+        n = int(parts[0])
+        total += n
+        module += n if "libtoolctx_envoy_module.so" in line else 0
+        callbacks += n if "envoy_dynamic_module_callback_" in line else 0
+    served = r.get("rps", 0) * seconds
+    if total and served:
+        per = 1e6 / 1999 / served
+        print("worker CPU per request %.1f us: the module's own code (the core included) %.1f us, Envoy's ABI "
+              "callbacks it calls %.1f us, the rest of Envoy, libc and the kernel %.1f us"
+              % (total * per, module * per, callbacks * per, (total - module - callbacks) * per))
+    for sort, n in (("dso", 10), ("dso,sym", 40)):
+        rep = subprocess.run(["perf", "report", "-i", data, "--sort", sort, "--stdio", "-q", "-g", "none",
+                              "--percent-limit", "0.3"], capture_output=True, text=True).stdout
         print("\nperf report --sort %s (share of the worker's samples):" % sort)
-        for line in [l for l in rep.splitlines() if l.strip() and not l.lstrip().startswith(("|", "-", "-"))][:n]:
-            print("  " + line.strip())
+        for line in [l for l in rep.splitlines() if "%" in l][:n]:
+            print("  " + " ".join(line.split()))
+    rep = subprocess.run(["perf", "report", "-i", data, "--dsos", "libtoolctx_envoy_module.so", "--sort", "sym",
+                          "--stdio", "-q", "-g", "none"], capture_output=True, text=True).stdout
+    print("\ninside the module (share of all the worker's samples):")
+    for line in [l for l in rep.splitlines() if "%" in l][:25]:
+        print("  " + " ".join(line.split()))
+    rep = subprocess.run(["perf", "report", "-i", data, "--sort", "sym", "--stdio", "-q", "-g", "none"],
+                         capture_output=True, text=True).stdout
+    print("\nEnvoy's ABI callbacks:")
+    for line in [l for l in rep.splitlines() if "envoy_dynamic_module_callback_" in l][:15]:
+        print("  " + " ".join(line.split()))
     front.stop()
     upstream.stop()
 

@@ -304,6 +304,13 @@ def bootstrap(admin_port, listeners, upstream_port):
             "clusters": [{
                 "name": "upstream", "connect_timeout": "2s", "type": "STATIC",
                 "per_connection_buffer_limit_bytes": 2 * 1024 * 1024,
+                # Idle upstream connections are closed by Envoy before Node's
+                # 5 s keep-alive closes them under a request about to be
+                # sent (after a slow bcrypt call that race answered 503).
+                "typed_extension_protocol_options": {"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                    "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                    "common_http_protocol_options": {"idle_timeout": "3s"},
+                    "explicit_http_config": {"http_protocol_options": {}}}},
                 "load_assignment": {"cluster_name": "upstream", "endpoints": [{"lb_endpoints": [{"endpoint": {
                     "address": {"socket_address": {"address": "127.0.0.1", "port_value": upstream_port}}}}]}]},
             }],
