@@ -3,6 +3,8 @@
 
     bench/envoy.sh            requests/s, p50/p99 and Envoy CPU per request
     bench/envoy.sh profile    the filter's phase timings and host calls
+    bench/envoy.sh perf       where Envoy's time goes with the dynamic module
+                              (perf record on one worker, accepted calls)
 
 Every scenario sends the same ~1 KB `tools/call` with the same HS256 token
 (or, where named, the same call with a bad signature, or a `tools/list`),
@@ -12,17 +14,20 @@ direct_response once it has read the body, so its cost stays small and
 equal for all scenarios and its connections are kept alive.
 
 Sets (BENCH_SETS, comma-separated, default all):
-  h1        upstream direct, envoy plain, toolctx (V8), jwt_authn without and
-            with its cache; refused calls (bad signature) through toolctx
-            and jwt_authn; a pass-through request (tools/list) through toolctx
+  h1        upstream direct, envoy plain, toolctx (V8), the toolctx dynamic
+            module, jwt_authn without and with its cache; refused calls (bad
+            signature) through toolctx, the module and jwt_authn; a
+            pass-through request (tools/list) through toolctx and the module
   runtimes  toolctx on Envoy's wasmtime and WAMR runtimes (V8 is in h1)
-  h2        envoy plain, toolctx and jwt_authn over HTTP/2
+  h2        envoy plain, toolctx, the module and jwt_authn over HTTP/2
 The machine is small and shared: every scenario runs once per round, in
 BENCH_ROUNDS (3) interleaved rounds; ratios are taken within a round, then
 the median over the rounds is reported with every round's figure.
 BENCH_DURATION (5s per scenario and round), BENCH_WARMUP (2s),
 BENCH_CONNECTIONS (16). BENCH_BASELINE_WASM=path adds "envoy + toolctx
-(baseline)": another build of the filter, side by side with this one.
+(baseline)": another build of the filter, side by side with this one;
+BENCH_BASELINE_MODULE=path (lib<name>.so beside the module) adds another
+build of the module to `profile`.
 """
 
 import base64
@@ -36,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -147,6 +153,20 @@ def toolctx_filter(wasm, runtime):
     return f
 
 
+MODULE = os.environ.get("TOOLCTX_ENVOY_MODULE") or os.path.join(harness.ROOT, "target", "envoy",
+                                                                 "libtoolctx_envoy_module.so")
+
+
+def module_filter(path=MODULE, filter_name="toolctx"):
+    return harness.module_filter(path, PLUGIN, filter_name)
+
+
+def front_env(module=MODULE):
+    """The front Envoy's environment: the secret, and where the module is."""
+    return {"TOOLCTX_SECRET": SECRET,
+            "ENVOY_DYNAMIC_MODULES_SEARCH_PATH": os.path.dirname(os.path.abspath(module))}
+
+
 def cpu_seconds(pid):
     """User + system CPU time of a process so far."""
     with open("/proc/%d/stat" % pid) as f:
@@ -235,6 +255,11 @@ def scenarios(ports, wasm):
             [r for r in [("envoy + toolctx", "h1", "call"), ("toolctx refused (bad signature)", "h1", "badsig"),
                          ("toolctx pass-through (tools/list)", "h1", "list"),
                          ("h2 envoy + toolctx", "h2", "call")] if r[1] in SETS])
+        add("module", [module_filter()],
+            [r for r in [("envoy + toolctx module", "h1", "call"),
+                         ("toolctx module refused (bad signature)", "h1", "badsig"),
+                         ("toolctx module pass-through (tools/list)", "h1", "list"),
+                         ("h2 envoy + toolctx module", "h2", "call")] if r[1] in SETS])
         add("jwt", [jwt_filter(False)],
             [r for r in [("envoy + jwt_authn (no cache)", "h1", "call"),
                          ("jwt_authn refused (bad signature)", "h1", "badsig"),
@@ -273,7 +298,7 @@ def median(values):
 
 
 def report(rows, rounds):
-    print("\n%-36s %10s %8s %8s %9s %8s   %s" % ("scenario (median of rounds)", "req/s", "p50 ms", "p99 ms",
+    print("\n%-42s %10s %8s %8s %9s %8s   %s" % ("scenario (median of rounds)", "req/s", "p50 ms", "p99 ms",
                                                "CPU us/rq", "status", "req/s per round"))
     for name in rows:
         rs = rounds[name]
@@ -282,7 +307,7 @@ def report(rows, rounds):
         lat = ("%8.3f %8.3f" % (p50, p99)) if p99 is not None else ("%8s %8s" % ("mean", "%.3f" % median(
             [x["mean"] for x in rs])))
         bad = sum(1 for x in rs if x["wrong"])
-        print("%-36s %10.0f %s %9.1f %8s   %s" % (name, median([x["rps"] for x in rs]), lat,
+        print("%-42s %10.0f %s %9.1f %8s   %s" % (name, median([x["rps"] for x in rs]), lat,
                                                median([x["cpu_us"] for x in rs]),
                                                "ok" if not bad else "%d WRONG" % bad,
                                                " ".join("%.0f" % x["rps"] for x in rs)))
@@ -294,7 +319,7 @@ def report(rows, rounds):
                 values.append(f(lambda n: rounds[n][i]))
             except KeyError:
                 return
-        print("%-58s %s   median %s" % (label, "  ".join(fmt % v for v in values), fmt % median(values)))
+        print("%-66s %s   median %s" % (label, "  ".join(fmt % v for v in values), fmt % median(values)))
 
     print("\nper round (side by side in each round), then the median:")
     T, J, P = "envoy + toolctx", "envoy + jwt_authn (no cache)", "envoy plain"
@@ -306,6 +331,21 @@ def report(rows, rounds):
               lambda r: r(J)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
     per_round("CPU per request over plain, jwt_authn (cache), us",
               lambda r: r("envoy + jwt_authn (cache)")["cpu_us"] - r(P)["cpu_us"], "%+.1f")
+    M, MR, ML = "envoy + toolctx module", "toolctx module refused (bad signature)", \
+        "toolctx module pass-through (tools/list)"
+    JR = "jwt_authn refused (bad signature)"
+    per_round("toolctx module / jwt_authn (no cache) requests/s", lambda r: r(M)["rps"] / r(J)["rps"], "%.2f")
+    per_round("toolctx module / toolctx (wasm) requests/s", lambda r: r(M)["rps"] / r(T)["rps"], "%.2f")
+    per_round("toolctx module p99 over plain Envoy, ms", lambda r: r(M)["p99"] - r(P)["p99"], "%+.2f")
+    per_round("CPU per request over plain, toolctx module, us", lambda r: r(M)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
+    per_round("CPU per request over plain, toolctx module / jwt_authn (no cache)",
+              lambda r: (r(M)["cpu_us"] - r(P)["cpu_us"]) / (r(J)["cpu_us"] - r(P)["cpu_us"]), "%.2f")
+    per_round("toolctx module refused / jwt_authn refused requests/s", lambda r: r(MR)["rps"] / r(JR)["rps"],
+              "%.2f")
+    per_round("CPU per request over plain, toolctx module refused, us",
+              lambda r: r(MR)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
+    per_round("CPU per request over plain, toolctx module pass-through, us",
+              lambda r: r(ML)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
     R, L = "toolctx refused (bad signature)", "toolctx pass-through (tools/list)"
     per_round("toolctx refused / accepted requests/s", lambda r: r(R)["rps"] / r(T)["rps"], "%.2f")
     per_round("CPU per request over plain, toolctx refused, us", lambda r: r(R)["cpu_us"] - r(P)["cpu_us"], "%+.1f")
@@ -325,6 +365,11 @@ def report(rows, rounds):
     HT, HJ, HP = "h2 envoy + toolctx", "h2 envoy + jwt_authn (no cache)", "h2 envoy plain"
     per_round("HTTP/2: toolctx / jwt_authn (no cache) requests/s", lambda r: r(HT)["rps"] / r(HJ)["rps"], "%.2f")
     per_round("HTTP/2: toolctx / plain requests/s", lambda r: r(HT)["rps"] / r(HP)["rps"], "%.2f")
+    HM = "h2 envoy + toolctx module"
+    per_round("HTTP/2: toolctx module / jwt_authn (no cache) requests/s",
+              lambda r: r(HM)["rps"] / r(HJ)["rps"], "%.2f")
+    per_round("HTTP/2: CPU per request over plain, toolctx module, us",
+              lambda r: r(HM)["cpu_us"] - r(HP)["cpu_us"], "%+.1f")
     per_round("HTTP/2: CPU per request over plain, toolctx, us",
               lambda r: r(HT)["cpu_us"] - r(HP)["cpu_us"], "%+.1f")
     per_round("HTTP/2: CPU per request over plain, jwt_authn, us",
@@ -340,13 +385,13 @@ def check_answers(runs):
 
 
 def bench(wasm, work):
-    ports = harness.free_ports(12)
+    ports = harness.free_ports(14)
     up_admin, up_port, admin = ports.pop(), ports.pop(), ports.pop()
     upstream = harness.Envoy(upstream_config(up_admin, up_port)).start(up_admin)
     runs, listeners = scenarios(ports, wasm)
     if "h1" in SETS:
         runs.insert(0, ("upstream direct", up_port, "h1", "call"))
-    front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env={"TOOLCTX_SECRET": SECRET})
+    front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env=front_env())
     front.start(admin)
     check_answers(runs)
     print("body %d bytes, token %d bytes, %d connections (wrk -t1 over HTTP/1.1, h2load -t1 -m1 over h2c), "
@@ -370,9 +415,10 @@ def profile(wasm, work):
     goes and how many host calls it makes; and, side by side, the floors
     under it (Envoy CPU per request over plain Envoy): a wasm filter that
     continues at once (noop), one that holds the request and reads headers
-    and body (hold), the profile build, the release build and jwt_authn."""
+    and body (hold), the profile build, the release build, the same two
+    floors and the release build of the dynamic module, and jwt_authn."""
     release = os.path.join(os.path.dirname(wasm), "toolctx_envoy.wasm")
-    ports = harness.free_ports(12)
+    ports = harness.free_ports(18)
     up_admin, up_port, admin = ports.pop(), ports.pop(), ports.pop()
     upstream = harness.Envoy(upstream_config(up_admin, up_port)).start(up_admin)
     listeners, runs = [], []
@@ -399,8 +445,18 @@ def profile(wasm, work):
         f["typed_config"]["config"]["vm_config"]["vm_id"] = "toolctx-baseline"
         add("baseline", [f], ["call", "badsig", "list"])
     add("release", [toolctx_filter(release, "v8")], ["call"])
+    # The module's floors (bench-profile build, chosen by filter_name) and
+    # the release module.
+    floors = os.path.join(os.path.dirname(MODULE), "libtoolctx_envoy_module_profile.so")
+    add("mod-noop", [module_filter(floors, "toolctx-floor-noop")], ["call"])
+    add("mod-hold", [module_filter(floors, "toolctx-floor-hold")], ["call"])
+    add("module", [module_filter()], ["call", "badsig", "list"])
+    if os.environ.get("BENCH_BASELINE_MODULE"):
+        # Another release build of the module (an earlier commit's), side by
+        # side; it must sit beside the module (one search path).
+        add("mod-base", [module_filter(os.environ["BENCH_BASELINE_MODULE"])], ["call", "badsig"])
     add("jwt_authn", [jwt_filter(False)], ["call"])
-    front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env={"TOOLCTX_SECRET": SECRET})
+    front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env=front_env())
     front.start(admin)
     check_answers(runs)
     for r in runs:
@@ -445,8 +501,78 @@ def profile_counters(front):
     return out
 
 
+def perf_profile(work):
+    """Samples one Envoy worker (`perf record`, software clock) while wrk
+    sends accepted calls through the release module, built with its
+    symbols (cargo's output before stripping), and prints where the time
+    goes: by object (Envoy, the module, libc, the kernel), then by symbol
+    (Envoy's binary is stripped but for its exported ABI callbacks)."""
+    host = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
+    triple = re.search(r"^host: (\S+)", host, re.M).group(1)
+    symbols = os.path.join(harness.ROOT, "target", triple, "release", "libtoolctx_envoy_module.so")
+    kind = os.environ.get("BENCH_PERF_REQUEST", "call")
+    ports = harness.free_ports(4)
+    up_admin, up_port, admin, port = ports
+    upstream = harness.Envoy(upstream_config(up_admin, up_port)).start(up_admin)
+    front = harness.Envoy(harness.bootstrap(admin, [harness.listener("module", port, [module_filter(symbols)])],
+                                            up_port), env=front_env(symbols), concurrency=1)
+    front.start(admin)
+    check_answers([("module", port, "h1", kind)])
+    seconds = int(DURATION.rstrip("s")) * 2
+    result = []
+    load = threading.Thread(target=lambda: result.append(wrk(port, REQS[kind], "%ds" % (seconds + 3), work)))
+    load.start()
+    time.sleep(2)
+    data = os.path.join(work, "perf.data")
+    subprocess.run(["perf", "record", "-q", "-F", "1999", "-p", str(front.proc.pid), "-o", data, "--",
+                    "sleep", str(seconds)], check=True, capture_output=True)
+    load.join()
+    r = result[0] if result else {}
+    print("load: %s request(s), %.0f req/s, %s non-2xx" % (r.get("total"), r.get("rps", 0), r.get("non2xx")))
+    # Per request: the worker's samples over the requests answered while
+    # perf ran (wrk's rate times the sampled seconds).
+    raw = subprocess.run(["perf", "report", "-i", data, "--sort", "dso,sym", "--stdio", "-q", "-g", "none",
+                          "-F", "sample,dso,sym"], capture_output=True, text=True).stdout
+    total = module = callbacks = 0
+    for line in raw.splitlines():
+        parts = line.split()
+        if not parts or not parts[0].isdigit():
+            continue
+        n = int(parts[0])
+        total += n
+        module += n if "libtoolctx_envoy_module.so" in line else 0
+        callbacks += n if "envoy_dynamic_module_callback_" in line else 0
+    served = r.get("rps", 0) * seconds
+    if total and served:
+        per = 1e6 / 1999 / served
+        print("worker CPU per request %.1f us: the module's own code (the core included) %.1f us, Envoy's ABI "
+              "callbacks it calls %.1f us, the rest of Envoy, libc and the kernel %.1f us"
+              % (total * per, module * per, callbacks * per, (total - module - callbacks) * per))
+    for sort, n in (("dso", 10), ("dso,sym", 40)):
+        rep = subprocess.run(["perf", "report", "-i", data, "--sort", sort, "--stdio", "-q", "-g", "none",
+                              "--percent-limit", "0.3"], capture_output=True, text=True).stdout
+        print("\nperf report --sort %s (share of the worker's samples):" % sort)
+        for line in [l for l in rep.splitlines() if "%" in l][:n]:
+            print("  " + " ".join(line.split()))
+    rep = subprocess.run(["perf", "report", "-i", data, "--dsos", "libtoolctx_envoy_module.so", "--sort", "sym",
+                          "--stdio", "-q", "-g", "none"], capture_output=True, text=True).stdout
+    print("\ninside the module (share of all the worker's samples):")
+    for line in [l for l in rep.splitlines() if "%" in l][:25]:
+        print("  " + " ".join(line.split()))
+    rep = subprocess.run(["perf", "report", "-i", data, "--sort", "sym", "--stdio", "-q", "-g", "none"],
+                         capture_output=True, text=True).stdout
+    print("\nEnvoy's ABI callbacks:")
+    for line in [l for l in rep.splitlines() if "envoy_dynamic_module_callback_" in l][:15]:
+        print("  " + " ".join(line.split()))
+    front.stop()
+    upstream.stop()
+
+
 def main():
     work = tempfile.mkdtemp(prefix="toolctx-bench-")
+    if sys.argv[1:] == ["perf"]:
+        REQS.update(requests())
+        return perf_profile(work)
     REQS.update(requests())
     name = "toolctx_envoy_profile.wasm" if sys.argv[1:] == ["profile"] else "toolctx_envoy.wasm"
     wasm = os.environ.get("TOOLCTX_ENVOY_WASM") or os.path.join(harness.ROOT, "target", "envoy", name)

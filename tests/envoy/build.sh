@@ -69,3 +69,43 @@ build_envoy_filter() { # build_envoy_filter [profile|release]
   finish_envoy_filter "$out/toolctx_envoy.wasm"
   unset CARGO_PROFILE_WASM_OPT_LEVEL CARGO_PROFILE_WASM_STRIP CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS
 }
+
+# The native dynamic module (crates/envoy-module) into target/envoy/, beside
+# the filter; Envoy finds lib<name>.so in ENVOY_DYNAMIC_MODULES_SEARCH_PATH:
+#   libtoolctx_envoy_module.so             release (what ships)
+#   libtoolctx_envoy_module_test_clock.so  test-only: `now` from a request header
+#   libtoolctx_envoy_module_test_crash.so  test-only: panics on request
+#   libtoolctx_envoy_module_profile.so     bench-only, with `build_envoy_module
+#                                          profile`: the floors (feature bench-profile)
+# Built for the host triple named explicitly, so its flags (source paths
+# remapped, as for the filter) never touch the workspace's host builds; the
+# release profile (LTO, unwinding panics: a hook's panic must be caught).
+# Symbols the module does not export are stripped.
+build_envoy_module() { # build_envoy_module [profile]
+  local out="$ROOT/target/envoy" host built
+  host="$(rustc -vV | sed -n 's/^host: //p')"
+  built="$ROOT/target/$host/release/libtoolctx_envoy_module.so"
+  mkdir -p "$out"
+  local remap=("--remap-path-prefix=$ROOT/=") dir
+  for dir in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+    remap+=("--remap-path-prefix=$dir=")
+  done
+  local flags_var="CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$host")_RUSTFLAGS"
+  export "$flags_var=${remap[*]}"
+  local variant features
+  local variants=(test_clock test_crash release)
+  [ "${1:-}" = profile ] && variants=(profile "${variants[@]}")
+  for variant in "${variants[@]}"; do
+    features=()
+    case "$variant" in
+      release) ;;
+      profile) features=(--features bench-profile) ;;
+      *) features=(--features "${variant//_/-}") ;;
+    esac
+    (cd "$ROOT" && cargo build -q -p toolctx-envoy-module --release --target "$host" "${features[@]}")
+    local name="libtoolctx_envoy_module.so"
+    [ "$variant" = release ] || name="libtoolctx_envoy_module_$variant.so"
+    strip --strip-unneeded -o "$out/$name" "$built"
+  done
+  unset "$flags_var"
+}

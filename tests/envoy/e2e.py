@@ -2,8 +2,11 @@
 """End to end: the release filter in Envoy (examples/envoy/envoy.yaml) in
 front of a real MCP server (tests/envoy/upstream, @modelcontextprotocol/sdk),
 with tokens minted here with hmac, independently of toolctx's own code.
+With --module, the same through the dynamic module
+(examples/envoy-module/envoy.yaml).
 
     ENVOY=... TOOLCTX_ENVOY_WASM=target/envoy/toolctx_envoy.wasm tests/envoy/e2e.py
+    ENVOY=... tests/envoy/e2e.py --module
 
 Prints `ok - ...` or `FAIL - ...` per check and closes with `N passed, N failed`.
 """
@@ -102,15 +105,29 @@ class Upstream:
         return self.stats()["requests"]
 
 
-def envoy_config(admin, listen, upstream, wasm):
-    with open(os.path.join(harness.ROOT, "examples", "envoy", "envoy.yaml")) as f:
+EXAMPLES = {"filter": os.path.join(harness.ROOT, "examples", "envoy", "envoy.yaml"),
+            "module": os.path.join(harness.ROOT, "examples", "envoy-module", "envoy.yaml")}
+
+
+def example_json(path):
+    """The toolctx configuration JSON written in an example, unindented."""
+    with open(path) as f:
         text = f.read()
-    for old, new in (("port_value: 9901", "port_value: %d" % admin),
-                     ("port_value: 10000", "port_value: %d" % listen),
-                     ("port_value: 8080", "port_value: %d" % upstream),
-                     ("/etc/envoy/toolctx_envoy.wasm", wasm)):
+    block = text.split("value: |\n", 1)[1].split("\n          - name: envoy.filters.http.router", 1)[0]
+    return "\n".join(line.strip() for line in block.splitlines())
+
+
+def envoy_config(admin, listen, upstream, wasm):
+    with open(EXAMPLES[harness.FRONT]) as f:
+        text = f.read()
+    swaps = [("port_value: 9901", "port_value: %d" % admin),
+             ("port_value: 10000", "port_value: %d" % listen),
+             ("port_value: 8080", "port_value: %d" % upstream)]
+    if harness.FRONT == "filter":
+        swaps.append(("/etc/envoy/toolctx_envoy.wasm", wasm))
+    for old, new in swaps:
         if old not in text:
-            raise RuntimeError("examples/envoy/envoy.yaml lost %r" % old)
+            raise RuntimeError("%s lost %r" % (EXAMPLES[harness.FRONT], old))
         text = text.replace(old, new)
     return text
 
@@ -265,7 +282,11 @@ def forwarding_checks(port, upstream, tokens):
 
 
 def main():
-    wasm = os.environ.get("TOOLCTX_ENVOY_WASM") or os.path.join(harness.ROOT, "target", "envoy", "toolctx_envoy.wasm")
+    wasm = harness.artifact()
+    # Switching from the filter to the module changes one stanza: the
+    # configuration JSON of the two examples is the same text.
+    check("examples/envoy and examples/envoy-module hold the same toolctx configuration",
+          example_json(EXAMPLES["filter"]) == example_json(EXAMPLES["module"]))
     admin, listen, up_port, bad_admin, bad_listen = harness.free_ports(5)
     upstream = Upstream(up_port)
     env = {"TOOLCTX_SECRET": SECRET, "TOOLCTX_SECRET_PREVIOUS": PREVIOUS, "TOOLCTX_CREDENTIAL": CREDENTIAL}
@@ -320,15 +341,17 @@ def main():
         # Counters: Envoy's /stats and /stats/prometheus.
         counters = envoy.counters()
         check("counter toolctx.accepted counts the accepted calls",
-              counters.get("wasmcustom.toolctx.accepted") == accepted, (accepted, counters))
-        wrong = {r: (n, counters.get("wasmcustom.toolctx.refused." + r)) for r, n in refused.items()
-                 if counters.get("wasmcustom.toolctx.refused." + r) != n}
+              counters.get("toolctx.accepted") == accepted, (accepted, counters))
+        wrong = {r: (n, counters.get("toolctx.refused." + r)) for r, n in refused.items()
+                 if counters.get("toolctx.refused." + r) != n}
         check("counters toolctx.refused.<reason> count each refusal", not wrong, wrong)
-        check("counter toolctx.passed counts passing requests", counters.get("wasmcustom.toolctx.passed", 0) >= 3,
-              counters.get("wasmcustom.toolctx.passed"))
+        check("counter toolctx.passed counts passing requests", counters.get("toolctx.passed", 0) >= 3,
+              counters.get("toolctx.passed"))
         prom = envoy.get("/stats/prometheus")
-        check("counters in /stats/prometheus", re.search(r"^toolctx_accepted\{?.*\}? %d$" % accepted, prom, re.M)
-              and "toolctx_refused_signature_invalid" in prom, [l for l in prom.splitlines() if "toolctx" in l][:5])
+        pp = harness.PROMETHEUS_PREFIX[harness.FRONT]
+        check("counters in /stats/prometheus (%stoolctx_*)" % pp,
+              re.search(r"^%stoolctx_accepted\{?.*\}? %d$" % (pp, accepted), prom, re.M)
+              and pp + "toolctx_refused_signature_invalid" in prom, [l for l in prom.splitlines() if "toolctx" in l][:5])
 
         # Nothing secret in the admin config dump, nor in the log.
         dump = envoy.get("/config_dump")
@@ -363,6 +386,57 @@ def main():
     # Without allow_on_headers_stop_iteration Envoy never delivers the body to
     # a filter that holds the headers: the filter notices and answers 500
     # instead of letting the request hang, and the upstream sees nothing.
+    # (The module has no such setting: Envoy hands it the body anyway.)
+    if harness.FRONT == "filter":
+        flagless_check(bad_admin, bad_listen, up_port, wasm, env, upstream)
+    # include_reason false: the same status, code and message, no error.data.
+    text = envoy_config(bad_admin, bad_listen, up_port, wasm).replace(
+        '"include_reason": true', '"include_reason": false')
+    quiet = harness.Envoy(text, env=env)
+    try:
+        quiet.start(bad_admin)
+        c = claims()
+        status, _, reply = send(bad_listen, mcp_headers(mint(c, UNKNOWN)), call_body(c))
+        doc = json.loads(reply)
+        check("include_reason false leaves error.data out",
+              status == 401 and doc["error"]["code"] == -32001 and doc["id"] == 7 and "data" not in doc["error"]
+              and doc["error"]["message"] == MESSAGES.get("signature_invalid"), reply[:200])
+    finally:
+        quiet.stop()
+    if harness.FRONT == "module":
+        struct_config_check(bad_admin, bad_listen, up_port, env, upstream)
+    upstream_proc = upstream.proc
+    harness.stop(upstream_proc)
+    print("%d passed, %d failed" % (results.count(True), results.count(False)))
+    return 0 if all(results) else 1
+
+
+def struct_config_check(admin, listen, up_port, env, upstream):
+    """The module's configuration as a google.protobuf.Struct (what Envoy
+    Gateway's EnvoyExtensionPolicy writes) instead of a StringValue: Envoy
+    hands it over as JSON, numbers included, and the module reads it."""
+    text = envoy_config(admin, listen, up_port, None)
+    block = text.split("value: |\n", 1)[1].split("\n          - name: envoy.filters.http.router", 1)[0]
+    doc = json.loads(block)
+    stanza = harness.module_filter(harness.artifact(), doc)
+    stanza["typed_config"]["filter_config"] = {"@type": "type.googleapis.com/google.protobuf.Struct",
+                                               "value": doc}
+    boot = harness.bootstrap(admin, [harness.listener("struct", listen, [stanza])], up_port)
+    envoy = harness.Envoy(boot, env=env)
+    try:
+        envoy.start(admin)
+        c = claims()
+        status, _, body = send(listen, mcp_headers(mint(c)), call_body(c))
+        got = tool_result(body)["headers"] if status == 200 else {}
+        c2 = claims()
+        bad, _, _ = send(listen, mcp_headers(mint(c2, UNKNOWN)), call_body(c2))
+        check("module: the configuration as a google.protobuf.Struct verifies and forwards the same",
+              status == 200 and got.get("x-toolctx-task-id") == c["task_id"] and bad == 401, (status, bad, got))
+    finally:
+        envoy.stop()
+
+
+def flagless_check(bad_admin, bad_listen, up_port, wasm, env, upstream):
     text = envoy_config(bad_admin, bad_listen, up_port, wasm).replace(
         "allow_on_headers_stop_iteration: true", "allow_on_headers_stop_iteration: false")
     flagless = harness.Envoy(text, env=env)
@@ -379,24 +453,6 @@ def main():
               and "allow_on_headers_stop_iteration: true" in flagless.tail(), (status, reply[:200]))
     finally:
         flagless.stop()
-    # include_reason false: the same status, code and message, no error.data.
-    text = envoy_config(bad_admin, bad_listen, up_port, wasm).replace(
-        '"include_reason": true', '"include_reason": false')
-    quiet = harness.Envoy(text, env=env)
-    try:
-        quiet.start(bad_admin)
-        c = claims()
-        status, _, reply = send(bad_listen, mcp_headers(mint(c, UNKNOWN)), call_body(c))
-        doc = json.loads(reply)
-        check("include_reason false leaves error.data out",
-              status == 401 and doc["error"]["code"] == -32001 and doc["id"] == 7 and "data" not in doc["error"]
-              and doc["error"]["message"] == MESSAGES.get("signature_invalid"), reply[:200])
-    finally:
-        quiet.stop()
-    upstream_proc = upstream.proc
-    harness.stop(upstream_proc)
-    print("%d passed, %d failed" % (results.count(True), results.count(False)))
-    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":

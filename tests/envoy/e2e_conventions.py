@@ -8,9 +8,10 @@ listener per configuration:
   bearer   static `Authorization: Bearer` credential, several accepted
            values, no context token (Agenta style)
   apikey   the same with an `X-API-Key` header
-  replay   replay_guard over Envoy's shared data
+  replay   replay_guard over Envoy's shared data (the module: its table
+           in the Envoy process)
   tiny     replay_guard with one slot of one way: the documented fail-closed
-           behaviour when the guard is full
+           behaviour when the guard is full (the core's replay_guard_full)
 
 and, in a second Envoy with a single worker, what a bcrypt nonce costs: the
 wall time of one call per cost, and how long a request that needs no
@@ -18,6 +19,7 @@ bcrypt waits behind one on the same worker. Timings are printed, never
 asserted.
 
     ENVOY=... TOOLCTX_ENVOY_WASM=target/envoy/toolctx_envoy.wasm tests/envoy/e2e_conventions.py
+    ENVOY=... tests/envoy/e2e_conventions.py --module
 
 Needs Python's `bcrypt` (scripts/test-envoy installs it into .tools/venv
 and runs this file with that interpreter). Prints `ok - ...`, `FAIL - ...`
@@ -89,7 +91,7 @@ def aivax_meta(**over):
 
 
 def build_envoy(wasm, admin, ports, upstream_port, names, concurrency):
-    listeners = [harness.listener(n, ports[n], [harness.wasm_filter(wasm, PLUGINS[n], ENV)]) for n in names]
+    listeners = [harness.listener(n, ports[n], [harness.toolctx_filter(wasm, PLUGINS[n], ENV)]) for n in names]
     return harness.Envoy(harness.bootstrap(admin, listeners, upstream_port), env=ENV, concurrency=concurrency)
 
 
@@ -245,8 +247,9 @@ def test_replay(envoy, ports, upstream):
     a, b = claims(aud=TINY_INSTANCE), claims(aud=TINY_INSTANCE)
     sa, _, _ = send(p, JSON_HEADERS + [("x-agentarea-context", mint(a))], replay_call(a))
     sb, _, rb = send(p, JSON_HEADERS + [("x-agentarea-context", mint(b))], replay_call(b))
-    check("replay: a full guard (slots 1, ways 1) refuses a new token as token_replayed while the first lives",
-          sa == 200 and sb == 401 and rpc_error(rb) == (7, -32001, "token_replayed"), (sa, sb, rb[:200]))
+    check("replay: a full guard (slots 1, ways 1) refuses a new token as replay_guard_full (503) while the "
+          "first lives", sa == 200 and sb == 503 and rpc_error(rb) == (7, -32603, "replay_guard_full"),
+          (sa, sb, rb[:200]))
 
 
 def timed(port, body):
@@ -294,7 +297,8 @@ def bcrypt_timings(wasm, upstream):
     finally:
         envoy.stop()
     for line in lines:
-        print("info - bcrypt in Envoy (V8, one worker): " + line, flush=True)
+        runtime = "V8" if harness.FRONT == "filter" else "native module"
+        print("info - bcrypt in Envoy (%s, one worker): %s" % (runtime, line), flush=True)
 
 
 def nonce_cache(port, upstream, lines):
@@ -331,7 +335,7 @@ def timed_get(port):
 
 
 def main():
-    wasm = os.environ.get("TOOLCTX_ENVOY_WASM") or os.path.join(harness.ROOT, "target", "envoy", "toolctx_envoy.wasm")
+    wasm = harness.artifact()
     names = [n for n in PLUGINS if n != "aivax_cached"]
     ports = dict(zip(["admin", "upstream"] + names, harness.free_ports(2 + len(names))))
     upstream = Upstream(ports["upstream"])
@@ -343,8 +347,8 @@ def main():
         test_replay(envoy, ports, upstream)
         counters = envoy.counters()
         check("counters: toolctx.refused.token_replayed and nonce_invalid count",
-              counters.get("wasmcustom.toolctx.refused.token_replayed", 0) >= 7
-              and counters.get("wasmcustom.toolctx.refused.nonce_invalid", 0) == 3, counters)
+              counters.get("toolctx.refused.token_replayed", 0) >= 7
+              and counters.get("toolctx.refused.nonce_invalid", 0) == 3, counters)
         dump = envoy.get("/config_dump")
         check("/config_dump holds no hook key, bearer or API key",
               all(s not in dump for s in (HOOK_KEY, BEARER_A, BEARER_B, API_KEY, SECRET))
@@ -360,7 +364,7 @@ def main():
     inline = dict(PLUGINS["aivax"], hook_key=HOOK_KEY)
     inline.pop("hook_key_env")
     bad = harness.Envoy(harness.bootstrap(bad_admin, [harness.listener(
-        "bad", bad_port, [harness.wasm_filter(wasm, inline, ENV)])], upstream.port), env=ENV)
+        "bad", bad_port, [harness.toolctx_filter(wasm, inline, ENV)])], upstream.port), env=ENV)
     started = harness.starts(bad, bad_admin)
     log = bad.tail(200)
     check("an inline hook_key stops Envoy with a clear log line",

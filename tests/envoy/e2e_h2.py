@@ -4,7 +4,7 @@ recording upstream, driven by tests/envoy/h2client.py (Python's h2), as MCP
 clients and meshes (Istio's sidecars) speak to Envoy. Tokens are minted here
 with hmac.
 
-    ENVOY=... .tools/venv/bin/python tests/envoy/e2e_h2.py
+    ENVOY=... .tools/venv/bin/python tests/envoy/e2e_h2.py [--module]
 
 Checks an accepted and a refused call, a body in many DATA frames, a body
 that ends with trailers, a stream reset in the middle of a held request
@@ -82,13 +82,13 @@ def refused(name, up, path, r, want_reason="signature_invalid", status=401):
 
 
 def main():
-    wasm = os.environ.get("TOOLCTX_ENVOY_WASM") or os.path.join(harness.ROOT, "target", "envoy", "toolctx_envoy.wasm")
+    wasm = harness.artifact()
     admin, listen = harness.free_ports(2)
     up = harness.Recorder()
     plugin = {"instance_id": INSTANCE, "secret_env": ["TOOLCTX_SECRET"], "max_body_bytes": MAX_BODY,
               "headers": {"task_id": TASK_HEADER}, "meta_headers": {"sessionId": SESSION_HEADER}}
     envoy = harness.Envoy(harness.bootstrap(admin, [harness.listener("h2", listen, [
-        harness.wasm_filter(wasm, plugin, ["TOOLCTX_SECRET"])])], up.port), env={"TOOLCTX_SECRET": SECRET})
+        harness.toolctx_filter(wasm, plugin, ["TOOLCTX_SECRET"])])], up.port), env={"TOOLCTX_SECRET": SECRET})
     envoy.start(admin)
     try:
         run(listen, up, envoy)
@@ -198,13 +198,13 @@ def run(port, up, envoy):
 
     counters = envoy.counters()
     want = {"accepted": 15, "signature_invalid": 13, "body_too_large": 1, "passed": 1}
-    got = {"accepted": counters.get("wasmcustom.toolctx.accepted"),
-           "signature_invalid": counters.get("wasmcustom.toolctx.refused.signature_invalid"),
-           "body_too_large": counters.get("wasmcustom.toolctx.refused.body_too_large"),
-           "passed": counters.get("wasmcustom.toolctx.passed")}
+    got = {"accepted": counters.get("toolctx.accepted"),
+           "signature_invalid": counters.get("toolctx.refused.signature_invalid"),
+           "body_too_large": counters.get("toolctx.refused.body_too_large"),
+           "passed": counters.get("toolctx.passed")}
     check("counters: %s" % want, got == want, got)
     check("no errors counted (the resets are not the filter's failures)",
-          counters.get("wasmcustom.toolctx.errors", 0) == 0, counters.get("wasmcustom.toolctx.errors"))
+          counters.get("toolctx.errors", 0) == 0, counters.get("toolctx.errors"))
     log = open(envoy.log_path).read()
     check("no panic in the log", "panic" not in log, log[-400:])
 

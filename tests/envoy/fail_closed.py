@@ -17,13 +17,18 @@ requests are refused and never reach the upstream unverified.
      verifying; with `failure_policy` unset Envoy 1.40 does the same); with
      `FAIL_RELOAD` the crashing request gets the 503 and the next ones are
      judged by a fresh VM; `FAIL_OPEN`, run as a control, lets requests
-     through unverified (what the checks above would catch).
+     through unverified (what the checks above would catch). With
+     --module, the dynamic module's test-crash build: the panic is caught
+     in the hook, the crashing request is answered 500 `internal_error`
+     by the module and reaches nothing, and Envoy (the same process) goes
+     on judging every later request, on one worker or two.
 
 The upstream is a recorder (tests/envoy/harness.py) counting every request
 that reaches it. One Envoy per case (one worker, except where two are
 said), all on 127.0.0.1.
 
     ENVOY=... tests/envoy/fail_closed.py [release.wasm [test-crash.wasm]]
+    ENVOY=... tests/envoy/fail_closed.py --module [release.so [test-crash.so]]
 
 Prints `ok - ...` or `FAIL - ...` per check, then `N passed, N failed`.
 """
@@ -37,8 +42,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from e2e import INSTANCE, PREVIOUS, SECRET, call_body, check, claims, mint, results  # noqa: E402
 
-WASM = os.path.join(harness.ROOT, "target", "envoy", "toolctx_envoy.wasm")
-CRASH_WASM = os.path.join(harness.ROOT, "target", "envoy", "toolctx_envoy_test_crash.wasm")
+WASM = harness.artifact()
+CRASH_WASM = harness.artifact("test_crash")
 CRASH_HEADER = "x-toolctx-test-crash"
 HOOK_KEY = "fail-closed-hook-key"
 CREDENTIAL = "Bearer fail-closed-credential"
@@ -64,19 +69,23 @@ def good(**over):
     return {k: v for k, v in c.items() if v is not None}
 
 
-def envoy_for(plugin, env, wasm=WASM, policy="FAIL_CLOSED", concurrency=1):
-    """One Envoy, one worker, one listener with the filter; `plugin` is a
-    dict (written as JSON) or the configuration's exact text."""
+def envoy_for(plugin, env, wasm=None, policy="FAIL_CLOSED", concurrency=1):
+    """One Envoy, one worker, one listener with the filter (or the module);
+    `plugin` is a dict (written as JSON) or the configuration's exact text.
+    `policy` is the wasm filter's failure_policy (the module has none)."""
+    wasm = wasm or WASM
     admin, listen = harness.free_ports(2)
     rec = harness.Recorder()
-    wf = harness.wasm_filter(wasm, {}, ENV_KEYS)
-    cfg = wf["typed_config"]["config"]
-    if policy is None:
-        del cfg["failure_policy"]
-    else:
-        cfg["failure_policy"] = policy
-    cfg["configuration"]["value"] = plugin if isinstance(plugin, str) else json.dumps(plugin)
+    wf = harness.toolctx_filter(wasm, plugin, ENV_KEYS)
+    if harness.FRONT == "filter":
+        cfg = wf["typed_config"]["config"]
+        if policy is None:
+            del cfg["failure_policy"]
+        else:
+            cfg["failure_policy"] = policy
+        cfg["configuration"]["value"] = plugin if isinstance(plugin, str) else json.dumps(plugin)
     boot = harness.bootstrap(admin, [harness.listener("mcp", listen, [wf])], rec.port)
+    env = dict(env, **harness.module_env(wasm))
     return harness.Envoy(boot, env=env, concurrency=concurrency), admin, listen, rec
 
 
@@ -220,6 +229,8 @@ def crash_case(where, policy, concurrency=1):
     envoy, admin, listen, rec = envoy_for(GOOD, FULL_ENV, wasm=CRASH_WASM, policy=policy, concurrency=concurrency)
     envoy.start(admin)
     tag = "%s, crash in on_http_request_%s" % (policy or "failure_policy unset", where)
+    if harness.FRONT == "module":
+        tag = "module, crash in the request %s hook" % where
     if concurrency > 1:
         tag += ", %d workers" % concurrency
     h, b, _ = valid_call()
@@ -231,9 +242,10 @@ def crash_case(where, policy, concurrency=1):
     h, b, _ = valid_call([(CRASH_HEADER, where)])
     crash = request(listen, h, b)
     log = envoy.tail(400)
-    check("%s: the panic hook logged the panic" % tag,
-          "panic, the VM stops and requests fail closed" in log and "test crash in on_http_request_%s" % where in log,
-          log[-1500:])
+    said = ("panic, the VM stops and requests fail closed", "test crash in on_http_request_%s" % where)
+    if harness.FRONT == "module":
+        said = ("panic, the request is refused with 500 and Envoy goes on", "test crash in the request %s hook" % where)
+    check("%s: the panic hook logged the panic" % tag, all(x in log for x in said), log[-1500:])
     return envoy, admin, listen, rec, crash, tag
 
 
@@ -370,6 +382,45 @@ def fail_open_control():
         rec.close()
 
 
+def module_crash(where, concurrency=1, crashes=5):
+    """The module: each crash refuses its own request (500 internal_error,
+    nothing upstream); Envoy, the same process, judges every other request
+    as before, between and after the crashes."""
+    envoy, admin, listen, rec, crash, tag = crash_case(where, None, concurrency=concurrency)
+    pid = envoy.proc.pid
+    try:
+        answers = [crash]
+        for _ in range(crashes - 1):
+            h, b, _ = valid_call([(CRASH_HEADER, where)])
+            answers.append(request(listen, h, b))
+        shapes = [(a[0], rpc_reason(a[1])) for a in answers]
+        check("%s: each of %d crashing requests is answered 500 internal_error by the module, not forwarded"
+              % (tag, crashes), all(x == (500, "internal_error") for x in shapes) and len(rec.requests) == 1,
+              "answers %s, upstream saw %d" % (shapes, len(rec.requests)))
+        after = following(listen)
+        summary = ", ".join("%s %s" % (n, o[0]) for n, o in after)
+        want = {"valid call": 200, "bad token": 401, "tools/list": 200, "GET": 200, "valid call again": 200}
+        check("%s: every later request is judged as before (%s)" % (tag, summary),
+              all(o[0] == want[n] for n, o in after), repr(after))
+        check("%s: the upstream saw the valid calls and the passing requests only" % tag,
+              len(rec.requests) == 1 + 4, "upstream saw %d" % len(rec.requests))
+        counters = envoy.counters()
+        check("%s: toolctx.errors counts the crashes (%s)" % (tag, counters.get("toolctx.errors")),
+              counters.get("toolctx.errors") == crashes, counters)
+        check("%s: Envoy is the same process and ready" % tag,
+              envoy.proc.poll() is None and envoy.proc.pid == pid and envoy.get("/ready").strip() == "LIVE")
+    finally:
+        envoy.stop()
+        rec.close()
+
+
+def rpc_reason(body):
+    try:
+        return json.loads(body)["error"]["data"]["reason"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
 def main():
     global WASM, CRASH_WASM
     if len(sys.argv) > 1:
@@ -381,6 +432,13 @@ def main():
             sys.exit("%s is missing (tests/envoy/build.sh builds it)" % path)
     configuration_cases()
     missing_env_cases()
+    if harness.FRONT == "module":
+        module_crash("headers")
+        module_crash("body")
+        module_crash("headers", concurrency=2, crashes=8)
+        failed = results.count(False)
+        print("%d passed, %d failed" % (results.count(True), failed))
+        sys.exit(1 if failed else 0)
     fail_closed_crash("headers")
     fail_closed_crash("body")
     fail_closed_two_workers()

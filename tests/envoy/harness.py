@@ -76,6 +76,86 @@ def free_ports(n):
     return ports
 
 
+# Which toolctx front end the tests drive: the proxy-wasm filter, or with
+# `--module` on any test's command line the native dynamic module
+# (crates/envoy-module). The option is taken out of sys.argv here, so each
+# test reads its own arguments as before.
+FRONT = "filter"
+if "--module" in sys.argv[1:]:
+    sys.argv.remove("--module")
+    FRONT = "module"
+
+# The builds (tests/envoy/build.sh), by variant: what ships, `now` from a
+# request header, a panic on request.
+ARTIFACTS = {
+    "filter": {"release": "toolctx_envoy.wasm", "test_clock": "toolctx_envoy_test_clock.wasm",
+               "test_crash": "toolctx_envoy_test_crash.wasm"},
+    "module": {"release": "libtoolctx_envoy_module.so", "test_clock": "libtoolctx_envoy_module_test_clock.so",
+               "test_crash": "libtoolctx_envoy_module_test_crash.so"},
+}
+# Where Envoy puts each front end's custom counters in /stats.
+COUNTER_NAMESPACE = {"filter": "wasmcustom.", "module": "dynamicmodulescustom."}
+# ... and in /stats/prometheus (Envoy strips its wasm namespace there, not
+# the dynamic modules' one).
+PROMETHEUS_PREFIX = {"filter": "", "module": "envoy_dynamicmodulescustom_"}
+
+
+def artifact(variant="release"):
+    """The built filter or module of `variant`; TOOLCTX_ENVOY_WASM (or
+    TOOLCTX_ENVOY_MODULE) names another release build."""
+    override = os.environ.get("TOOLCTX_ENVOY_MODULE" if FRONT == "module" else "TOOLCTX_ENVOY_WASM")
+    if override and variant == "release":
+        return os.path.abspath(override)
+    return os.path.join(ROOT, "target", "envoy", ARTIFACTS[FRONT][variant])
+
+
+def private_copy(path, workdir):
+    """A copy of the filter or module in `workdir` (same file name): a
+    rebuild during a long run must not change what Envoy loads."""
+    out = os.path.join(workdir, os.path.basename(path))
+    shutil.copy(path, out)
+    return out
+
+
+def toolctx_filter(path, plugin_config, env_keys):
+    """The toolctx HTTP filter stanza for the front end under test: the
+    wasm filter at `path`, or the dynamic module at `path`."""
+    if FRONT == "module":
+        return module_filter(path, plugin_config)
+    return wasm_filter(path, plugin_config, env_keys)
+
+
+def module_filter(so_path, plugin_config, filter_name="toolctx"):
+    """The toolctx dynamic module as Envoy configuration
+    (examples/envoy-module/envoy.yaml is the same thing written by hand):
+    Envoy loads lib<name>.so from ENVOY_DYNAMIC_MODULES_SEARCH_PATH, which
+    Envoy.start sets to the module's folder. `plugin_config` is a dict
+    (written as JSON) or the configuration's exact text."""
+    name = os.path.basename(so_path)
+    if not (name.startswith("lib") and name.endswith(".so")):
+        raise ValueError("a dynamic module is lib<name>.so, not %s" % name)
+    return {
+        "name": "envoy.filters.http.dynamic_modules",
+        "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter",
+            "dynamic_module_config": {"name": name[3:-3]},
+            "filter_name": filter_name,
+            "filter_config": {
+                "@type": "type.googleapis.com/google.protobuf.StringValue",
+                "value": plugin_config if isinstance(plugin_config, str) else json.dumps(plugin_config),
+            },
+        },
+    }
+
+
+def module_env(path):
+    """The environment Envoy needs to find the module at `path` (nothing
+    for the wasm filter, whose path is in the configuration)."""
+    if FRONT != "module":
+        return {}
+    return {"ENVOY_DYNAMIC_MODULES_SEARCH_PATH": os.path.dirname(os.path.abspath(path))}
+
+
 def envoy_binary():
     env = os.environ.get("ENVOY")
     if not env:
@@ -95,7 +175,9 @@ class Envoy:
         with open(self.config_path, "w") as f:
             json.dump(config, f, indent=1) if isinstance(config, dict) else f.write(config)
         self.admin = None
-        self.env = env or {}
+        self.env = dict(env or {})
+        if FRONT == "module" and "ENVOY_DYNAMIC_MODULES_SEARCH_PATH" not in self.env:
+            self.env.update(module_env(artifact()))
         self.concurrency = concurrency
         self.proc = None
 
@@ -106,7 +188,7 @@ class Envoy:
         self.log = open(self.log_path, "w")
         self.proc = start(
             [envoy_binary(), "-c", self.config_path, "--disable-hot-restart", "-l", "warning",
-             "--component-log-level", "wasm:info", "--concurrency", str(self.concurrency)],
+             "--component-log-level", "wasm:info,dynamic_modules:info", "--concurrency", str(self.concurrency)],
             env=env, stdout=self.log, stderr=subprocess.STDOUT,
         )
         deadline = time.time() + timeout
@@ -126,11 +208,14 @@ class Envoy:
             return r.read().decode("utf-8", "replace")
 
     def counters(self):
+        """The toolctx counters, by name (`toolctx.accepted`, ...), without
+        the namespace Envoy puts them in for the front end under test."""
+        space = COUNTER_NAMESPACE[FRONT]
         out = {}
-        for line in self.get("/stats?filter=%5Ewasmcustom%5C.toolctx%5C.").splitlines():
+        for line in self.get("/stats?filter=%5E" + space.replace(".", "%5C.") + "toolctx%5C.").splitlines():
             name, _, value = line.partition(": ")
             if value.strip().isdigit():
-                out[name.strip()] = int(value)
+                out[name.strip()[len(space):]] = int(value)
         return out
 
     def tail(self, n=40):
@@ -219,6 +304,13 @@ def bootstrap(admin_port, listeners, upstream_port):
             "clusters": [{
                 "name": "upstream", "connect_timeout": "2s", "type": "STATIC",
                 "per_connection_buffer_limit_bytes": 2 * 1024 * 1024,
+                # Idle upstream connections are closed by Envoy before Node's
+                # 5 s keep-alive closes them under a request about to be
+                # sent (after a slow bcrypt call that race answered 503).
+                "typed_extension_protocol_options": {"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                    "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                    "common_http_protocol_options": {"idle_timeout": "3s"},
+                    "explicit_http_config": {"http_protocol_options": {}}}},
                 "load_assignment": {"cluster_name": "upstream", "endpoints": [{"lb_endpoints": [{"endpoint": {
                     "address": {"socket_address": {"address": "127.0.0.1", "port_value": upstream_port}}}}]}]},
             }],

@@ -11,8 +11,8 @@ use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Refusal};
 
 use crate::metrics::Metrics;
 use crate::profile::{self, Phase};
-use crate::reply::{internal_error, printable, send_refusal};
-use crate::settings::{Decision, Profile, Settings, Stores};
+use crate::reply::{internal_error, send_refusal};
+use crate::settings::{error_line, refusal_line, Decision, Profile, Settings, Stores};
 use crate::watch::SharedWatch;
 use crate::{host, log, replay};
 
@@ -25,9 +25,6 @@ const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
 /// `on_http_request_body` (value `body`).
 #[cfg(feature = "test-crash")]
 const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
-
-/// Longest JSON-RPC id written to a log line.
-const MAX_LOGGED_ID: usize = 64;
 
 enum State {
     /// Waiting for the request headers.
@@ -159,7 +156,7 @@ impl Filter {
     fn fail(&mut self, why: &str) -> Action {
         self.state = State::Done;
         Metrics::bump(self.metrics.errors);
-        log(LogLevel::Error, &format!("request refused with 500: {why}"));
+        log(LogLevel::Error, &error_line(why));
         let include_reason = self.settings.as_ref().is_none_or(|s| s.include_reason);
         send_refusal(&internal_error(), include_reason);
         Action::Pause
@@ -183,17 +180,9 @@ impl Filter {
 
     /// The refusal's log line: reason, status, request and JSON-RPC ids.
     fn log_refusal(refusal: &Refusal, headers: &[(&[u8], &[u8])]) {
-        let request_id =
-            find(headers, "x-request-id").map_or_else(|| "-".into(), |v| printable(v, 64));
         log(
             LogLevel::Info,
-            &format!(
-                "refused {} status={} request_id={} rpc_id={}",
-                refusal.reason().as_str(),
-                refusal.status(),
-                request_id,
-                printable(refusal.id_json().as_bytes(), MAX_LOGGED_ID)
-            ),
+            &refusal_line(refusal, find(headers, "x-request-id")),
         );
     }
 

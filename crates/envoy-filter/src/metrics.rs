@@ -5,6 +5,8 @@ use proxy_wasm::hostcalls;
 use proxy_wasm::types::MetricType;
 use toolctx_core::Reason;
 
+use crate::settings::counters;
+
 /// Counter ids, defined once per VM in `on_configure`.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -22,12 +24,12 @@ impl Metrics {
                 .map_err(|s| format!("define_metric {name}: {s:?}"))
         };
         Ok(Metrics {
-            passed: counter("toolctx.passed")?,
-            accepted: counter("toolctx.accepted")?,
-            errors: counter("toolctx.errors")?,
+            passed: counter(counters::PASSED)?,
+            accepted: counter(counters::ACCEPTED)?,
+            errors: counter(counters::ERRORS)?,
             refused: Reason::ALL
                 .iter()
-                .map(|r| counter(&format!("toolctx.refused.{}", r.as_str())))
+                .map(|r| counter(&counters::refused(*r)))
                 .collect::<Result<_, _>>()?,
         })
     }

@@ -18,6 +18,3 @@ pub fn send_refusal(refusal: &Refusal, include_reason: bool) {
         let _ = hostcalls::reset_http_request();
     }
 }
-
-/// Printable, bounded text for a log line (never a token or a secret).
-pub use crate::settings::printable;

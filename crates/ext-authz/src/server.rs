@@ -12,16 +12,15 @@ use envoy_types::ext_authz::v3::pb::{
 use tokio::sync::{Notify, Semaphore};
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
-use toolctx_gateway_config::{load_for, printable, Host, Settings};
+use toolctx_gateway_config::{
+    error_line, load_for, printable, refusal_line, Host, Settings, MAX_LOGGED_ID,
+};
 
 use crate::decide::{decide, Outcome};
 use crate::metrics::{self, Counted, Metrics};
 use crate::replay::Store;
 use crate::request::{self, Request};
 use crate::response;
-
-/// Longest JSON-RPC id written to a log line.
-const MAX_LOGGED_ID: usize = 64;
 
 /// How the service runs (the settings themselves are the filter's JSON).
 #[derive(Debug, Clone)]
@@ -97,27 +96,19 @@ impl Inner {
     /// Counters and the log line: the reason, status, Envoy's request id
     /// and the JSON-RPC id; never a token, credential or secret.
     fn record(&self, outcome: &Outcome, req: &Request, took: Duration) {
-        let request_id = if req.id.is_empty() {
-            "-".to_string()
-        } else {
-            printable(req.id.as_bytes(), 64)
-        };
+        let request_id = (!req.id.is_empty()).then_some(req.id.as_bytes());
         match outcome {
             Outcome::Pass => self.metrics.record(Counted::Pass, took),
             Outcome::Accept(_) => self.metrics.record(Counted::Accept, took),
             Outcome::Refuse(r) => {
                 self.metrics.record(Counted::Refuse(r.reason()), took);
-                eprintln!(
-                    "toolctx: refused {} status={} request_id={} rpc_id={}",
-                    r.reason().as_str(),
-                    r.status(),
-                    request_id,
-                    printable(r.id_json().as_bytes(), MAX_LOGGED_ID)
-                );
+                eprintln!("toolctx: {}", refusal_line(r, request_id));
             }
             Outcome::Error(why) => {
                 self.metrics.record(Counted::Error, took);
-                eprintln!("toolctx: request refused with 500: {why} request_id={request_id}");
+                let request_id =
+                    request_id.map_or_else(|| "-".into(), |v| printable(v, MAX_LOGGED_ID));
+                eprintln!("toolctx: {} request_id={request_id}", error_line(why));
             }
         }
     }

@@ -7,6 +7,10 @@ pub enum Host {
     /// `vm_config.environment_variables.host_env_keys`; its replay guard
     /// lives in Envoy's shared data.
     EnvoyFilter,
+    /// The native Envoy module (`crates/envoy-module`): a library inside
+    /// the Envoy process, reading Envoy's own environment; its replay guard
+    /// is a table in the process, shared by every worker thread.
+    EnvoyModule,
     /// The ext_authz service: a process of its own, reading its own
     /// environment; its replay guard is in process or in Redis. Only with
     /// the `service` feature, which keeps its code out of the filter's wasm.
@@ -21,6 +25,7 @@ impl Host {
             Host::EnvoyFilter => {
                 "is set in the VM: list them in vm_config.environment_variables.host_env_keys"
             }
+            Host::EnvoyModule => "is set in the environment of the Envoy process",
             #[cfg(feature = "service")]
             Host::Service => "is set in the service's environment",
         }
@@ -29,7 +34,7 @@ impl Host {
     /// Why a secret may not be written inline.
     pub(crate) fn inline_hint(self) -> &'static str {
         match self {
-            Host::EnvoyFilter => "Envoy's /config_dump would show them",
+            Host::EnvoyFilter | Host::EnvoyModule => "Envoy's /config_dump would show them",
             #[cfg(feature = "service")]
             Host::Service => "configuration files are read by more people than secrets should be",
         }

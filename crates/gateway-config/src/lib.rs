@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+pub mod counters;
 mod headers;
 mod host;
 mod load;
@@ -29,6 +30,27 @@ pub fn printable(bytes: &[u8], max: usize) -> String {
             }
         })
         .collect()
+}
+
+/// Longest JSON-RPC id or request id written to a log line.
+pub const MAX_LOGGED_ID: usize = 64;
+
+/// The log line of a refusal: reason, status, the request id (Envoy's
+/// `x-request-id`, `-` when there is none) and the JSON-RPC id; never a
+/// token, credential or secret.
+pub fn refusal_line(refusal: &toolctx_core::Refusal, request_id: Option<&[u8]>) -> String {
+    format!(
+        "refused {} status={} request_id={} rpc_id={}",
+        refusal.reason().as_str(),
+        refusal.status(),
+        request_id.map_or_else(|| "-".into(), |v| printable(v, MAX_LOGGED_ID)),
+        printable(refusal.id_json().as_bytes(), MAX_LOGGED_ID)
+    )
+}
+
+/// The log line of a call the gateway could not decide (answered 500).
+pub fn error_line(why: &str) -> String {
+    format!("request refused with 500: {why}")
 }
 
 #[cfg(test)]

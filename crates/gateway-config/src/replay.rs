@@ -16,8 +16,8 @@ pub enum ReplayGuard {
     /// A bounded table: in the filter, `slots` buckets of Envoy's shared
     /// data (every worker of the VM sees them), chosen by a hash of the
     /// jti, each holding at most `ways` token ids under `prefix` (one space
-    /// per instance id); in the service, one in-process table of
-    /// `slots x ways` ids.
+    /// per instance id); in the module and the service, one in-process
+    /// table of `slots x ways` ids.
     Table {
         slots: u32,
         ways: u32,
@@ -91,6 +91,12 @@ pub(crate) fn replay_guard(
             return Err(format!(
                 "`replay_guard.{k}`: Redis is for the ext_authz service; the filter keeps its \
                  records in Envoy's shared data (`slots`, `ways`)"
+            ));
+        }
+        if cx.host == Host::EnvoyModule && k.starts_with("redis") {
+            return Err(format!(
+                "`replay_guard.{k}`: Redis is for the ext_authz service; the module keeps its \
+                 records in the Envoy process (`slots`, `ways`)"
             ));
         }
         return Err(format!("unknown setting `replay_guard.{k}`"));

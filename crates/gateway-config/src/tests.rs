@@ -381,3 +381,47 @@ fn check_body_maps_accepted_calls_and_needs_a_store_for_the_guard() {
         "reject replay_guard_full"
     );
 }
+
+#[test]
+fn log_lines_and_counter_names() {
+    let r = toolctx_core::Refusal::new(toolctx_core::Reason::TokenExpired, Some("\"a\nb\"".into()));
+    assert_eq!(
+        refusal_line(&r, Some(b"req-1\x00")),
+        r#"refused token_expired status=401 request_id=req-1? rpc_id="a?b""#
+    );
+    let long = "x".repeat(100);
+    let line = refusal_line(&r, Some(long.as_bytes()));
+    assert!(line.contains(&format!("request_id={} ", "x".repeat(MAX_LOGGED_ID))));
+    assert!(refusal_line(&r, None).contains("request_id=- "));
+    assert_eq!(error_line("no clock"), "request refused with 500: no clock");
+    assert_eq!(
+        counters::refused(toolctx_core::Reason::TokenReplayed),
+        "toolctx.refused.token_replayed"
+    );
+    assert_eq!(
+        [counters::PASSED, counters::ACCEPTED, counters::ERRORS],
+        ["toolctx.passed", "toolctx.accepted", "toolctx.errors"]
+    );
+}
+
+#[test]
+fn the_module_reads_envoys_environment_and_keeps_its_guard_in_process() {
+    let e = load_for(
+        Host::EnvoyModule,
+        br#"{"instance_id":"i","secret_env":["UNSET"]}"#,
+        &env,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("environment of the Envoy process") && !e.contains("host_env_keys"),
+        "{e}"
+    );
+    let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"redis_url_env":"R"}}"#;
+    let e = load_for(Host::EnvoyModule, text, &env).unwrap_err();
+    assert!(
+        e.contains("the module keeps its records in the Envoy process"),
+        "{e}"
+    );
+    let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":8}}"#;
+    assert!(load_for(Host::EnvoyModule, text, &env).is_ok());
+}

@@ -1,0 +1,465 @@
+#![forbid(unsafe_code)]
+//! One HTTP stream: reads the request headers, holds a `POST` while its
+//! body is buffered, hands both to the shared decision
+//! (`Settings::check_headers`, `Settings::check_body`) and applies its
+//! outcome: forward, forward with the verified headers, or answer with the
+//! core's refusal. Written against [`Stream`], so the tests drive it
+//! without Envoy.
+
+use std::borrow::Cow;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal};
+use toolctx_gateway_config::{error_line, refusal_line, Decision, Profile, Stores};
+
+use crate::module::{Level, Module};
+
+/// Test builds only: the request header that carries `now` (Unix seconds).
+#[cfg(feature = "test-clock")]
+pub const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
+
+/// Test builds only: a request carrying this header makes the module
+/// panic in the request-headers hook (value `headers`) or the request-body
+/// hook (value `body`).
+#[cfg(feature = "test-crash")]
+pub const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
+
+/// Request headers borrowed from Envoy: `(name, value)`.
+pub type Headers<'s> = Vec<(&'s [u8], &'s [u8])>;
+
+/// What a hook can ask of Envoy for the current stream. Reads borrow the
+/// stream, writes take it mutably: Envoy's header and body memory is only
+/// valid until the hook returns or the headers are changed, and the borrow
+/// checker keeps every borrowed slice inside that window.
+pub trait Stream {
+    /// Every request header, in order, duplicates kept; `None` when Envoy
+    /// cannot give them.
+    fn request_headers(&self) -> Option<Headers<'_>>;
+    /// Removes every copy of the header `name` (lower case).
+    fn remove_request_header(&mut self, name: &str) -> bool;
+    /// Adds the header `name: value`.
+    fn add_request_header(&mut self, name: &str, value: &str) -> bool;
+    /// The request body received so far (buffered and just received).
+    fn body_size(&self) -> usize;
+    /// Its first `max` bytes: borrowed when Envoy holds them in one
+    /// chunk, copied together otherwise. `None` when Envoy cannot give them.
+    fn request_body(&self, max: usize) -> Option<Cow<'_, [u8]>>;
+    /// Answers the request locally (`application/json`).
+    fn send_response(&mut self, status: u16, body: &[u8]);
+    /// Adds one to a counter defined for this configuration.
+    fn bump(&mut self, counter: usize);
+    fn log(&self, level: Level, message: &str);
+}
+
+/// What the request-headers hook tells Envoy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadersStatus {
+    Continue,
+    /// Hold the headers (the body is awaited, or a local reply was sent).
+    Stop,
+}
+
+/// What the request-body hook tells Envoy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyStatus {
+    Continue,
+    /// Buffer the body and call again with more.
+    Buffer,
+    /// A local reply was sent: go no further.
+    Stop,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Waiting for the request headers.
+    Headers,
+    /// A call held at its headers while its body is buffered, with the
+    /// core's proof that its steps 0 and 1 passed.
+    Body(Checked),
+    /// Decided: forwarded or answered.
+    Done,
+    /// Bench-profile builds only (`Floor::Hold`): held without a check.
+    #[cfg(feature = "bench-profile")]
+    Held,
+}
+
+#[derive(Debug)]
+pub struct Filter {
+    state: State,
+}
+
+impl Default for Filter {
+    fn default() -> Filter {
+        Filter {
+            state: State::Headers,
+        }
+    }
+}
+
+fn find<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u8]> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
+        .map(|(_, v)| *v)
+}
+
+/// Test builds only: panics when the request asks for it in `hook`.
+#[cfg(feature = "test-crash")]
+// The one deliberate panic of the crate, only in the test-crash build.
+#[allow(clippy::panic)]
+fn crash_if_asked(headers: &[(&[u8], &[u8])], hook: &str) {
+    if find(headers, TEST_CRASH_HEADER) == Some(hook.as_bytes()) {
+        panic!("test crash in the request {hook} hook ({TEST_CRASH_HEADER})");
+    }
+}
+
+/// The request time: the system clock, or in test builds the test header.
+fn now(headers: &[(&[u8], &[u8])]) -> Option<u64> {
+    #[cfg(feature = "test-clock")]
+    if let Some(v) = find(headers, TEST_NOW_HEADER) {
+        return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+    }
+    let _ = headers;
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs())
+}
+
+impl Filter {
+    /// Answers with the core's `internal_error` (500) and counts an error:
+    /// fail closed. Also what a hook that panicked does.
+    pub fn fail(&mut self, module: &Module, s: &mut (impl Stream + ?Sized), why: &str) {
+        self.state = State::Done;
+        s.bump(module.counters.errors);
+        s.log(Level::Error, &error_line(why));
+        let refusal = Refusal::new(Reason::InternalError, None);
+        s.send_response(
+            refusal.status(),
+            refusal.body(module.settings.include_reason).as_bytes(),
+        );
+    }
+
+    fn refuse(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        refusal: &Refusal,
+        line: &str,
+    ) {
+        self.state = State::Done;
+        if let Some(id) = module.counters.refused(refusal.reason()) {
+            s.bump(id);
+        }
+        s.log(Level::Info, line);
+        s.send_response(
+            refusal.status(),
+            refusal.body(module.settings.include_reason).as_bytes(),
+        );
+    }
+
+    fn pass(&mut self, module: &Module, s: &mut (impl Stream + ?Sized)) {
+        self.state = State::Done;
+        s.bump(module.counters.passed);
+    }
+
+    pub fn on_request_headers(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        end_of_stream: bool,
+    ) -> HeadersStatus {
+        if !matches!(self.state, State::Headers) {
+            return HeadersStatus::Continue;
+        }
+        #[cfg(feature = "bench-profile")]
+        if let Some(status) = self.floor_headers(module, s, end_of_stream) {
+            return status;
+        }
+        let settings = &module.settings;
+        let (verdict, line) = {
+            let Some(first) = s.request_headers() else {
+                return self.failed(module, s, "cannot read the request headers");
+            };
+            // Headers this gateway writes never come from the caller: every
+            // copy goes before the core looks (one Envoy call per name
+            // present, and the headers read again only then).
+            let present: Vec<&str> = settings
+                .removed_headers()
+                .iter()
+                .filter(|name| find(&first, name).is_some())
+                .map(String::as_str)
+                .collect();
+            let headers = if present.is_empty() {
+                first
+            } else {
+                drop(first);
+                for name in present {
+                    if !s.remove_request_header(name) {
+                        return self.failed(module, s, "cannot remove a mapped header");
+                    }
+                }
+                let Some(again) = s.request_headers() else {
+                    return self.failed(module, s, "cannot read the request headers");
+                };
+                again
+            };
+            #[cfg(feature = "test-crash")]
+            crash_if_asked(&headers, "headers");
+            let method = find(&headers, ":method")
+                .and_then(|m| std::str::from_utf8(m).ok())
+                .unwrap_or_default();
+            match settings.check_headers(method, &headers) {
+                HeadersVerdict::ReadBody(checked) if end_of_stream => {
+                    let decision = decide(module, checked, &headers, &[]);
+                    let line = line_for(&decision, &headers);
+                    (Verdict::Decided(decision), line)
+                }
+                HeadersVerdict::ReadBody(checked) => (Verdict::Hold(checked), None),
+                HeadersVerdict::Pass => (Verdict::Pass, None),
+                HeadersVerdict::Reject(r) => {
+                    let line = refusal_line(&r, find(&headers, "x-request-id"));
+                    (Verdict::Decided(Ok(Decision::Reject(r))), Some(line))
+                }
+            }
+        };
+        match verdict {
+            Verdict::Pass => {
+                self.pass(module, s);
+                HeadersStatus::Continue
+            }
+            Verdict::Hold(checked) => {
+                self.state = State::Body(checked);
+                HeadersStatus::Stop
+            }
+            Verdict::Decided(d) => match self.apply(module, s, d, line) {
+                true => HeadersStatus::Continue,
+                false => HeadersStatus::Stop,
+            },
+        }
+    }
+
+    fn failed(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        why: &str,
+    ) -> HeadersStatus {
+        self.fail(module, s, why);
+        HeadersStatus::Stop
+    }
+
+    pub fn on_request_body(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        end_of_stream: bool,
+    ) -> BodyStatus {
+        match self.state {
+            State::Body(_) => {}
+            State::Headers => {
+                self.fail(module, s, "body before headers");
+                return BodyStatus::Stop;
+            }
+            State::Done => return BodyStatus::Continue,
+            #[cfg(feature = "bench-profile")]
+            State::Held if end_of_stream => {
+                self.state = State::Done;
+                let read = s.request_body(usize::MAX).is_some();
+                return if read {
+                    BodyStatus::Continue
+                } else {
+                    BodyStatus::Stop
+                };
+            }
+            #[cfg(feature = "bench-profile")]
+            State::Held => return BodyStatus::Buffer,
+        }
+        #[cfg(feature = "test-crash")]
+        crash_if_asked(&s.request_headers().unwrap_or_default(), "body");
+        let limit = module.settings.max_body_bytes();
+        if !end_of_stream && s.body_size() <= limit {
+            return BodyStatus::Buffer;
+        }
+        match self.decide_on_body(module, s) {
+            true => BodyStatus::Continue,
+            false => BodyStatus::Stop,
+        }
+    }
+
+    /// The request ended with trailers: the whole body is buffered.
+    pub fn on_request_trailers(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+    ) -> HeadersStatus {
+        if !matches!(self.state, State::Body(_)) {
+            return HeadersStatus::Continue;
+        }
+        match self.decide_on_body(module, s) {
+            true => HeadersStatus::Continue,
+            false => HeadersStatus::Stop,
+        }
+    }
+
+    /// The body is complete or over the limit: decide; whether the request
+    /// goes on.
+    fn decide_on_body(&mut self, module: &Module, s: &mut (impl Stream + ?Sized)) -> bool {
+        let State::Body(checked) = std::mem::replace(&mut self.state, State::Done) else {
+            return true;
+        };
+        // One byte past the limit is enough for the core to refuse it.
+        let take = s
+            .body_size()
+            .min(module.settings.max_body_bytes().saturating_add(1));
+        let (decision, line) = {
+            let Some(body) = s.request_body(take) else {
+                self.fail(module, s, "cannot read the request body");
+                return false;
+            };
+            if body.len() != take {
+                drop(body);
+                self.fail(module, s, "request body shorter than announced");
+                return false;
+            }
+            // The caller's copies of the headers this gateway writes were
+            // removed at the headers.
+            let Some(headers) = s.request_headers() else {
+                drop(body);
+                self.fail(module, s, "cannot read the request headers");
+                return false;
+            };
+            let decision = decide(module, checked, &headers, &body);
+            let line = line_for(&decision, &headers);
+            (decision, line)
+        };
+        self.apply(module, s, decision, line)
+    }
+
+    /// Applies the outcome; whether the request goes on.
+    fn apply(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        decision: Result<Decision, String>,
+        line: Option<String>,
+    ) -> bool {
+        match decision {
+            Ok(Decision::Pass) => {
+                self.pass(module, s);
+                true
+            }
+            Ok(Decision::Accept(set)) => {
+                for (name, value) in &set {
+                    if !s.add_request_header(name, value) {
+                        self.fail(module, s, "cannot set a mapped header");
+                        return false;
+                    }
+                }
+                self.state = State::Done;
+                s.bump(module.counters.accepted);
+                true
+            }
+            Ok(Decision::Reject(r)) => {
+                let line = line.unwrap_or_else(|| refusal_line(&r, None));
+                self.refuse(module, s, &r, &line);
+                false
+            }
+            Err(why) => {
+                self.fail(module, s, &why);
+                false
+            }
+        }
+    }
+}
+
+/// Bench-profile builds only: the floors under the module's cost.
+#[cfg(feature = "bench-profile")]
+impl Filter {
+    fn floor_headers(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        end_of_stream: bool,
+    ) -> Option<HeadersStatus> {
+        use crate::module::Floor;
+        match module.floor {
+            Floor::Full => None,
+            Floor::Noop => {
+                self.state = State::Done;
+                Some(HeadersStatus::Continue)
+            }
+            Floor::Hold => {
+                let _ = s.request_headers().map(|h| h.len());
+                // Whether Envoy ever hands the body in with the headers
+                // (then the decision could be made here): said once.
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    let line = format!(
+                        "bench floor: {} body bytes at the request headers hook (end_of_stream {end_of_stream})",
+                        s.body_size()
+                    );
+                    s.log(Level::Info, &line);
+                });
+                if end_of_stream {
+                    self.state = State::Done;
+                    return Some(HeadersStatus::Continue);
+                }
+                self.state = State::Held;
+                Some(HeadersStatus::Stop)
+            }
+        }
+    }
+}
+
+/// What the headers hook found.
+enum Verdict {
+    Pass,
+    Hold(Checked),
+    Decided(Result<Decision, String>),
+}
+
+/// The log line of a refusal (it names the request id, which is read
+/// while the headers are borrowed).
+fn line_for(decision: &Result<Decision, String>, headers: &[(&[u8], &[u8])]) -> Option<String> {
+    match decision {
+        Ok(Decision::Reject(r)) => Some(refusal_line(r, find(headers, "x-request-id"))),
+        _ => None,
+    }
+}
+
+/// The checks after the headers' on a complete (or over-limit) body, with
+/// this process's replay table and nonce cache.
+fn decide(
+    module: &Module,
+    checked: Checked,
+    headers: &[(&[u8], &[u8])],
+    body: &[u8],
+) -> Result<Decision, String> {
+    let settings = &module.settings;
+    let Some(now) = now(headers) else {
+        return Err("no clock".into());
+    };
+    let guarded = match &settings.profile {
+        Profile::AgentArea { replay, .. } => replay.is_some(),
+        #[cfg(feature = "aivax")]
+        Profile::Aivax { .. } => false,
+    };
+    // The table answers; what its answer means is the core's rule.
+    let mut claim = match (guarded, &module.replay) {
+        (true, Some(table)) => Some(move |jti: &str, until: u64| table.first_use(jti, until, now)),
+        _ => None,
+    };
+    #[cfg(feature = "aivax")]
+    let mut nonces = match module.nonces.as_ref().map(|n| n.lock()) {
+        None => None,
+        Some(Ok(guard)) => Some(guard),
+        Some(Err(_)) => return Err("the nonce cache is poisoned".into()),
+    };
+    let stores = Stores {
+        first_use: claim.as_mut().map(|c| c as _),
+        #[cfg(feature = "aivax")]
+        nonces: nonces.as_deref_mut(),
+    };
+    settings.check_body(checked, headers, body, now, stores)
+}

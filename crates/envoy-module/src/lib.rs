@@ -1,0 +1,14 @@
+#![doc = include_str!("../README.md")]
+// Only the host-ABI module holds `unsafe` (allowed there, with a SAFETY
+// comment on each block); every other module says `forbid`.
+#![deny(unsafe_code)]
+
+#[cfg(not(test))]
+#[allow(unsafe_code)]
+mod abi;
+pub mod filter;
+pub mod module;
+pub mod replay;
+
+#[cfg(test)]
+mod tests;
