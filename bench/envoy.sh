@@ -6,6 +6,7 @@
 #   bench/envoy.sh            the comparison
 #   bench/envoy.sh profile    the bench-profile build: phase timings and
 #                             host calls per request
+# TOOLCTX_ENVOY_WASM: a filter build to take instead of building one.
 . "$(dirname "$0")/../scripts/lib.sh"
 . "$ROOT/tests/envoy/build.sh"
 
@@ -14,6 +15,6 @@ ensure_envoy
 ensure_apt wrk wrk
 ensure_apt h2load nghttp2-client
 step "building the filter"
-build_envoy_filter "${1:-}"
+[ -n "${TOOLCTX_ENVOY_WASM:-}" ] || build_envoy_filter "${1:-}"
 step "benchmark"
 python3 "$ROOT/bench/envoy_bench.py" "$@"
