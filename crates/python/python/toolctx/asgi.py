@@ -96,7 +96,7 @@ class ToolctxMiddleware:
             await _answer(send, self._internal_error())
             return
         if first is not None and first.outcome == "pass":
-            await self.app(scope, receive, send)
+            await _without_context(self.app, scope, receive, send)
             return
         if first is not None and first.outcome == "reject":
             await _answer(send, first)
@@ -113,7 +113,7 @@ class ToolctxMiddleware:
             return
         replay = _replaying(body, receive)
         if verdict.outcome == "pass":
-            await self.app(scope, replay, send)
+            await _without_context(self.app, scope, replay, send)
             return
         context = verdict.context
         scope = dict(scope)
@@ -157,6 +157,20 @@ class ToolctxMiddleware:
             # The shared store is a network call: never on the event loop.
             return await _in_thread(self.verifier.verify_body, first, body, now)
         return self.verifier.verify_body(first, body, now)
+
+
+async def _without_context(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Runs ``app`` for a request that passed: no verified context, whatever
+    the context variables held. A server may start the next request of a
+    kept-alive connection inside the task of the one before (uvicorn does,
+    when its response ends), and that task's variables are copied into it:
+    a call passed without context must not read the previous call's."""
+    token, aivax_token = _current.set(None), _current_aivax.set(None)
+    try:
+        await app(scope, receive, send)
+    finally:
+        _current_aivax.reset(aivax_token)
+        _current.reset(token)
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
