@@ -6,9 +6,12 @@ HTTP behind ``toolctx.asgi.ToolctxMiddleware``, served by uvicorn on
 from __future__ import annotations
 
 import argparse
+import contextvars
+import json
 import os
 import socket
 import sys
+import threading
 
 import anyio
 import uvicorn
@@ -17,6 +20,46 @@ import toolctx
 from toolctx.helpers import idempotent, progress
 
 RUNS = {"probe": 0}
+# The headers of the request being served, for --record's tool-run lines.
+_HEADERS: contextvars.ContextVar[list[list[str]]] = contextvars.ContextVar("headers", default=[])
+
+
+class Record:
+    """``--record FILE`` (for test drivers, as examples/node-server's): one
+    JSON line for every request the middleware hands on to the MCP app,
+    ``{"handed_on": method, "headers": [[name, value], ...], "context":
+    verified context or null}``, and one for every tool run, ``{"run": tool,
+    "headers": [...]}``, each written before the request goes on or the tool
+    runs. Header bytes are read as Latin-1, as Node shows them."""
+
+    def __init__(self, path: str | None) -> None:
+        self.file = open(path, "a", buffering=1, encoding="utf-8") if path else None
+
+    def write(self, entry: dict) -> None:
+        if self.file is not None:
+            self.file.write(json.dumps(entry) + "\n")
+
+    def run(self, tool: str) -> None:
+        self.write({"run": tool, "headers": _HEADERS.get()})
+
+    def wrap(self, app):
+        """``app`` with a line per request handed on (inside the middleware)."""
+        if self.file is None:
+            return app
+
+        async def recording(scope, receive, send):
+            if scope["type"] == "http":
+                headers = [[n.decode("latin-1"), v.decode("latin-1")] for n, v in scope["headers"]]
+                context = toolctx.current_context()
+                self.write({"handed_on": scope["method"], "headers": headers,
+                            "context": json.loads(context.to_json()) if context else None})
+                _HEADERS.set(headers)
+            await app(scope, receive, send)
+
+        return recording
+
+
+RECORD = Record(None)
 
 
 def verifier(context_optional: bool) -> toolctx.Verifier:
@@ -67,11 +110,12 @@ async def whoami(ctx) -> dict:
 
 async def toolctx_probe() -> dict:
     """How many times this tool ran in this process (for `toolctx conformance`)."""
+    RECORD.run("toolctx_probe")
     RUNS["probe"] += 1
     return {"runs": RUNS["probe"]}
 
 
-def sdk_app(v: toolctx.Verifier | None):
+def sdk_app(v: toolctx.Verifier | None, tuix: bool = False):
     from mcp.server.mcpserver import Context, MCPServer
 
     server = MCPServer("toolctx-python-example")
@@ -79,11 +123,11 @@ def sdk_app(v: toolctx.Verifier | None):
         fn.__annotations__["ctx"] = Context
         server.add_tool(fn)
     server.add_tool(toolctx_probe)
-    app = server.streamable_http_app(stateless_http=True)
-    return toolctx.mcp.protect(app, v) if v is not None else app
+    app = RECORD.wrap(server.streamable_http_app(stateless_http=True))
+    return toolctx.mcp.protect(app, v, tuix_headers=tuix) if v is not None else app
 
 
-def fastmcp_app(v: toolctx.Verifier | None):
+def fastmcp_app(v: toolctx.Verifier | None, tuix: bool = False):
     from fastmcp import Context, FastMCP
 
     import toolctx.fastmcp
@@ -93,7 +137,7 @@ def fastmcp_app(v: toolctx.Verifier | None):
         fn.__annotations__["ctx"] = Context
         server.tool(fn)
     server.tool(toolctx_probe)
-    middleware = [toolctx.fastmcp.middleware(v)] if v is not None else []
+    middleware = [toolctx.fastmcp.middleware(v, tuix_headers=tuix)] if v is not None else []
     return server.http_app(path="/mcp", stateless_http=True, middleware=middleware)
 
 
@@ -105,15 +149,28 @@ def main() -> None:
     parser.add_argument("--fastmcp", action="store_true", help="FastMCP instead of the official SDK's MCPServer")
     parser.add_argument("--context-optional", action="store_true", help="require_context=False")
     parser.add_argument("--no-verify", action="store_true", help="no toolctx at all (to compare)")
+    parser.add_argument("--tuix", action="store_true", help="tuix_headers=True (X-Session-Id, X-Idempotency-Key)")
+    parser.add_argument("--record", metavar="FILE", help="one JSON line per request handed on and per tool run")
+    parser.add_argument("--exit-with-stdin", action="store_true", help="exit when standard input closes")
     args = parser.parse_args()
+    global RECORD
+    RECORD = Record(args.record)
     v = None if args.no_verify else verifier(args.context_optional)
-    app = fastmcp_app(v) if args.fastmcp else sdk_app(v)
+    app = fastmcp_app(v, args.tuix) if args.fastmcp else sdk_app(v, args.tuix)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
+    # Listening before the line is printed: a client may connect at once.
+    sock.listen(2048)
     print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
-    config = uvicorn.Config(app, log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    if args.exit_with_stdin:
+        def watch() -> None:
+            sys.stdin.read()
+            server.should_exit = True
+
+        threading.Thread(target=watch, daemon=True).start()
+    server.run(sockets=[sock])
 
 
 if __name__ == "__main__":
