@@ -23,7 +23,9 @@
 use base64::Engine as _;
 use serde_json::{Map, Value as J};
 use toolctx_core::aivax::AivaxVerifier;
-use toolctx_core::{jcs, json, names, Accepted, Config, UnknownSettings, Verdict, Verifier};
+use toolctx_core::{
+    jcs, json, names, Accepted, Config, UnknownSettings, Upstream, Verdict, Verifier,
+};
 
 /// The outcome of a set of vector files.
 #[derive(Default)]
@@ -158,6 +160,48 @@ pub fn judge<C: Accepted>(expect: &J, verdict: &Verdict<C>) -> Result<(), String
     }
 }
 
+/// Checks `expect.forward` (header name -> the value the upstream must
+/// receive, or `null`: none) against what the core forwards: its `set`
+/// value, nothing for a name it removes, else the request's own copy,
+/// which passes untouched. No `expect.forward`: nothing to check.
+pub fn judge_forward(
+    expect: &J,
+    upstream: Option<Upstream<'_>>,
+    headers: &[(String, String)],
+) -> Result<(), String> {
+    let Some(want) = expect.get("forward").and_then(J::as_object) else {
+        return Ok(());
+    };
+    let Some(up) = upstream else {
+        return Err("expected forwarded headers, got a refusal".into());
+    };
+    for (name, value) in want {
+        let name = name.to_ascii_lowercase();
+        let mut got: Vec<&str> = up
+            .set
+            .iter()
+            .filter(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if got.is_empty() && !up.remove.contains(&name) {
+            got = headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(&name))
+                .map(|(_, v)| v.as_str())
+                .collect();
+        }
+        let ok = match (value, got.as_slice()) {
+            (J::Null, []) => true,
+            (J::String(w), [g]) => w == g,
+            _ => false,
+        };
+        if !ok {
+            return Err(format!("expected forward {name}: {value}, got {got:?}"));
+        }
+    }
+    Ok(())
+}
+
 /// A case's request as a front end receives it.
 pub struct Request {
     pub method: String,
@@ -259,10 +303,10 @@ pub fn run_file(path: &str, tally: &mut Tally) {
                 )
                 .map_err(|e| format!("config: {e}"))?;
                 let r = request(case)?;
-                return judge(
-                    case.get("expect").unwrap_or(&J::Null),
-                    &verifier.check(&r.method, &r.headers, &r.body),
-                );
+                let expect = case.get("expect").unwrap_or(&J::Null);
+                let verdict = verifier.check(&r.method, &r.headers, &r.body);
+                judge(expect, &verdict)?;
+                return judge_forward(expect, verifier.upstream(&verdict), &r.headers);
             }
             let config = Config::from_json(
                 merged(&file, case).to_string().as_bytes(),
@@ -276,7 +320,9 @@ pub fn run_file(path: &str, tally: &mut Tally) {
             };
             let r = request(case)?;
             let verdict = verifier.check(&r.method, &r.headers, &r.body, now);
-            judge(case.get("expect").unwrap_or(&J::Null), &verdict)
+            let expect = case.get("expect").unwrap_or(&J::Null);
+            judge(expect, &verdict)?;
+            judge_forward(expect, verifier.upstream(&verdict), &r.headers)
         })();
         match result {
             Ok(()) => tally.passed += 1,
