@@ -184,10 +184,11 @@ class WorkerdTarget(traffic.Target):
 
     name = "workerd"
     own = frozenset(OWN["workerd"])
+    forward = {"tuix": True}
 
     def __init__(self, keys, work):
         self.origin = harness.Recorder()
-        env = dict(os.environ, TOOLCTX_INSTANCE_ID=INSTANCE, TOOLCTX_SECRET=keys.secret)
+        env = dict(os.environ, TOOLCTX_INSTANCE_ID=INSTANCE, TOOLCTX_SECRET=keys.secret, TOOLCTX_TUIX="1")
         self.log = open(os.path.join(work, "stderr-workerd.log"), "w+")
         self.proc = subprocess.Popen(["node", os.path.join(HERE, "workerd-example.mjs"),
                                       "http://127.0.0.1:%d" % self.origin.port],

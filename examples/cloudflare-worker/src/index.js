@@ -6,7 +6,10 @@
 // to ORIGIN_URL unchanged, responses streamed back as they come (SSE).
 //
 // Bindings: ORIGIN_URL and TOOLCTX_INSTANCE_ID (vars in wrangler.jsonc),
-// TOOLCTX_SECRET and, during a rotation, TOOLCTX_SECRET_NEXT (secrets).
+// TOOLCTX_SECRET and, during a rotation, TOOLCTX_SECRET_NEXT (secrets);
+// TOOLCTX_TUIX "1" (optional) turns the Tuix headers on (`tuixHeaders`:
+// X-Session-Id and X-Idempotency-Key set from an accepted call's _meta,
+// spoofed copies removed).
 import { createVerifier, withToolctx } from 'toolctx';
 
 /** Built on the first request: bindings are fixed for the life of an isolate. */
@@ -36,7 +39,7 @@ function fromBindings(env) {
     instanceId: env.TOOLCTX_INSTANCE_ID,
     secrets: [env.TOOLCTX_SECRET, env.TOOLCTX_SECRET_NEXT].filter((s) => s !== undefined && s !== ''),
   });
-  return withToolctx(verifier, (request) => proxy(request, origin));
+  return withToolctx(verifier, (request) => proxy(request, origin), { tuixHeaders: env.TOOLCTX_TUIX === '1' });
 }
 
 /** The same method, headers and body, to the origin's URL plus this request's path and query. */
