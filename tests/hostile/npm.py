@@ -209,19 +209,10 @@ class WorkerdTarget(traffic.Target):
         return status == 200 and body == harness.Recorder.MARKER
 
     def handed(self):
-        with self.origin.lock:
-            seen = list(self.origin.requests)
-        handed, unmarked = {}, 0
-        for u in seen:
-            hdr = dict((k.lower(), v) for k, v in u["headers"])
-            if SEQ_HEADER not in hdr:
-                unmarked += 1
-                continue
-            # The Worker forwards no context: a tools/call reaching the
-            # origin is an accepted one (the core accepts nothing else).
-            ctx = ACCEPTED if tools_call(u["method"], u["body"]) else None
-            handed.setdefault(int(hdr[SEQ_HEADER]), []).append(
-                {"method": u["method"], "headers": u["headers"], "body": u["body"], "context": ctx})
+        # The Worker forwards no context: a tools/call reaching the origin
+        # is an accepted one (the core accepts nothing else).
+        handed, unmarked = traffic.upstream_entries(
+            self.origin, lambda _hdr, method, body: ACCEPTED if tools_call(method, body) else None)
         self._runs = collections.Counter({s: len(es) for s, es in handed.items() if es[0]["context"] is not None})
         return handed, unmarked
 

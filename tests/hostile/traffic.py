@@ -877,9 +877,16 @@ def gateway_settings(forward=FORWARD):
     return out
 
 
-def upstream_entries(recorder):
-    """What a recording upstream saw, as traffic.Target.handed answers: the
-    context is the one the gateway forwarded in CONTEXT_HEADER."""
+def gateway_context(hdr, _method, _body):
+    """The context a gateway forwarded in CONTEXT_HEADER, or None (a pass)."""
+    ctx = hdr.get(CONTEXT_HEADER)
+    return None if ctx is None else json.loads(urllib.parse.unquote(ctx))
+
+
+def upstream_entries(recorder, context=gateway_context):
+    """What a recording upstream (tests/envoy/harness.py's Recorder) saw, as
+    Target.handed answers; `context(headers by lower-case name, method,
+    body)` says what the front end verified."""
     with recorder.lock:
         seen = list(recorder.requests)
     handed, unmarked = {}, 0
@@ -888,14 +895,13 @@ def upstream_entries(recorder):
         if SEQ_HEADER not in hdr:
             unmarked += 1
             continue
-        ctx = hdr.get(CONTEXT_HEADER)
         try:
             headers = [[k, v.encode("latin-1").decode("utf-8")] for k, v in u["headers"]]
         except UnicodeError:
             headers = u["headers"]
         handed.setdefault(int(hdr[SEQ_HEADER]), []).append(
             {"method": u["method"], "headers": headers, "body": u["body"],
-             "context": None if ctx is None else json.loads(urllib.parse.unquote(ctx))})
+             "context": context(hdr, u["method"], u["body"])})
     return handed, unmarked
 
 
