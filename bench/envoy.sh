@@ -10,6 +10,7 @@
 #                             floors under the filter and the module
 #   bench/envoy.sh perf       perf record of one Envoy worker running the
 #                             module (where its time goes)
+# TOOLCTX_ENVOY_WASM: a filter build to take instead of building one.
 . "$(dirname "$0")/../scripts/lib.sh"
 . "$ROOT/tests/envoy/build.sh"
 
@@ -19,7 +20,7 @@ ensure_apt wrk wrk
 ensure_apt h2load nghttp2-client
 [ "${1:-}" = perf ] && ensure_apt perf linux-perf
 step "building the filter and the dynamic module"
-[ "${1:-}" = perf ] || build_envoy_filter "${1:-}"
+[ "${1:-}" = perf ] || [ -n "${TOOLCTX_ENVOY_WASM:-}" ] || build_envoy_filter "${1:-}"
 build_envoy_module "${1:-}"
 step "benchmark"
 python3 "$ROOT/bench/envoy_bench.py" "$@"

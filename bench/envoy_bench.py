@@ -23,8 +23,8 @@ Sets (BENCH_SETS, comma-separated, default all):
 The machine is small and shared: every scenario runs once per round, in
 BENCH_ROUNDS (3) interleaved rounds; ratios are taken within a round, then
 the median over the rounds is reported with every round's figure.
-BENCH_DURATION (5s per scenario and round), BENCH_WARMUP (2s),
-BENCH_CONNECTIONS (16). BENCH_BASELINE_WASM=path adds "envoy + toolctx
+BENCH_DURATION (5s per scenario and round), BENCH_WARMUP (2s; 0 skips the
+warm-up), BENCH_CONNECTIONS (16). BENCH_BASELINE_WASM=path adds "envoy + toolctx
 (baseline)": another build of the filter, side by side with this one;
 BENCH_BASELINE_MODULE=path (lib<name>.so beside the module) adds another
 build of the module to `profile`.
@@ -165,6 +165,12 @@ def front_env(module=MODULE):
     """The front Envoy's environment: the secret, and where the module is."""
     return {"TOOLCTX_SECRET": SECRET,
             "ENVOY_DYNAMIC_MODULES_SEARCH_PATH": os.path.dirname(os.path.abspath(module))}
+
+
+def warming():
+    """Whether the scenarios get a warm-up run (BENCH_WARMUP=0: none, for a
+    smoke run that only proves the benchmark still runs)."""
+    return WARMUP not in ("0", "0s")
 
 
 def cpu_seconds(pid):
@@ -397,8 +403,9 @@ def bench(wasm, work):
     print("body %d bytes, token %d bytes, %d connections (wrk -t1 over HTTP/1.1, h2load -t1 -m1 over h2c), "
           "%d round(s) of %s per scenario, %s warm-up" % (len(REQS["call"][1]), len(REQS["call"][0][-1][1]),
                                                          CONNECTIONS, ROUNDS, DURATION, WARMUP), flush=True)
-    for r in runs:
-        measure(r, WARMUP, work, None)
+    if warming():
+        for r in runs:
+            measure(r, WARMUP, work, None)
     rounds = {r[0]: [] for r in runs}
     for i in range(ROUNDS):
         for r in (runs if i % 2 == 0 else runs[::-1]):
@@ -459,8 +466,9 @@ def profile(wasm, work):
     front = harness.Envoy(harness.bootstrap(admin, listeners, up_port), env=front_env())
     front.start(admin)
     check_answers(runs)
-    for r in runs:
-        measure(r, WARMUP, work, None)
+    if warming():
+        for r in runs:
+            measure(r, WARMUP, work, None)
     table, cpu = {}, {}
     for i in range(ROUNDS):
         for name, port, client, kind in (runs if i % 2 == 0 else runs[::-1]):

@@ -32,7 +32,7 @@ import authz  # noqa: E402
 import envoy_bench as eb  # noqa: E402
 from authz import harness  # noqa: E402
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+ROUNDS = eb.ROUNDS
 TOOLCTX_RELEASE = os.environ.get("TOOLCTX_BIN") or os.path.join(harness.ROOT, "target", "release", "toolctx")
 
 
@@ -55,26 +55,25 @@ def main():
     boot["static_resources"]["clusters"].append(authz.cluster("toolctx_authz", svc_port))
     front = harness.Envoy(boot, env={"TOOLCTX_SECRET": eb.SECRET})
     front.start(admin)
-    token, body = eb.token_and_body()
-    for port in (plain, filt, authz_port, jwt):
-        status, _, reply = harness.raw_request(port, "POST", "/mcp", [("content-type", "application/json"),
-                                                                      ("x-agentarea-context", token)], body.encode())
-        if status != 200:
-            sys.exit("port %d answered %d: %s" % (port, status, reply[:200]))
+    eb.REQS.update(eb.requests())
+    headers, body, _ = eb.REQS["call"]
+    token = dict(headers)["x-agentarea-context"]
     scenarios = [("envoy plain", plain), ("envoy + wasm filter", filt), ("envoy + ext_authz + toolctx", authz_port),
                  ("envoy + jwt_authn", jwt)]
+    runs = [(name, port, "h1", "call") for name, port in scenarios]
+    eb.check_answers(runs)
     rounds = {name: [] for name, _ in scenarios}
     print("body %d bytes, token %d bytes, %d connections, wrk -t1, front Envoy 1 worker, %d round(s) of %s per "
           "scenario, %s warm-up" % (len(body), len(token), eb.CONNECTIONS, ROUNDS, eb.DURATION, eb.WARMUP), flush=True)
-    for name, port in scenarios:
-        eb.wrk(port, token, body, eb.WARMUP, work)
+    if eb.warming():
+        for run in runs:
+            eb.measure(run, eb.WARMUP, work, None)
     for i in range(ROUNDS):
-        order = scenarios if i % 2 == 0 else scenarios[::-1]
-        for name, port in order:
+        for run in (runs if i % 2 == 0 else runs[::-1]):
             s0 = eb.cpu_seconds(service.proc.pid)
-            r = eb.wrk(port, token, body, eb.DURATION, work, front.proc.pid)
-            r["svc_cpu_us"] = (eb.cpu_seconds(service.proc.pid) - s0) * 1e6 / max(1, r["rps"] * float(eb.DURATION.rstrip("s")))
-            rounds[name].append(r)
+            r = eb.measure(run, eb.DURATION, work, front.proc.pid)
+            r["svc_cpu_us"] = (eb.cpu_seconds(service.proc.pid) - s0) * 1e6 / max(1, r["total"])
+            rounds[run[0]].append(r)
     print("%-30s %12s %10s %10s %12s %12s   %s" % ("scenario", "requests/s", "p50 ms", "p99 ms", "envoy us/rq",
                                                    "service us/rq", "requests/s per round"))
     med = {}
@@ -82,8 +81,8 @@ def main():
         ordered = sorted(rounds[name], key=lambda x: x["rps"])
         r = ordered[len(ordered) // 2]
         med[name] = r
-        bad = [x for x in rounds[name] if x["non2xx"] or x["socket_errors"]]
-        note = "" if not bad else "  (errors: %s)" % ["%d non-2xx %s" % (x["non2xx"], x["socket_errors"]) for x in bad]
+        bad = [x for x in rounds[name] if x["wrong"]]
+        note = "" if not bad else "  (errors: %s)" % ["%d non-2xx %s" % (x["non2xx"], x["errors"]) for x in bad]
         print("%-30s %12.0f %10.3f %10.3f %12.1f %12.1f   %s%s" % (
             name, r["rps"], r["p50"], r["p99"], statistics.median(x["cpu_us"] for x in rounds[name]),
             statistics.median(x["svc_cpu_us"] for x in rounds[name]) if "ext_authz" in name else 0.0,

@@ -12,6 +12,9 @@
 //                        tools/call with no token and no agentarea/* keys in
 //                        _meta passes without context (the MCP conformance
 //                        suite's runs, tests/conformance)
+//   --tuix               the middleware with `tuixHeaders: true`: X-Session-Id
+//                        and X-Idempotency-Key removed from every request and
+//                        set from an accepted call's _meta (CONTRACT §7)
 //   --json-response      answer with application/json instead of an SSE stream
 //                        (the SDK then drops progress notifications)
 //   --exit-with-stdin    exit when standard input closes (test drivers)
@@ -49,6 +52,7 @@ export const options = {
   verify: !flag('--no-verify'),
   contextOptional: flag('--context-optional'),
   jsonResponse: flag('--json-response'),
+  tuix: flag('--tuix'),
   exitWithStdin: flag('--exit-with-stdin'),
   record: option('--record'),
 };
@@ -182,7 +186,7 @@ export function listen(serveMcp) {
     const onVerdict = (e) => {
       if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId, peer: e.peer }));
     };
-    const middleware = toolctx(verifier, { onVerdict });
+    const middleware = toolctx(verifier, { onVerdict, tuixHeaders: options.tuix });
     handle = (req, res) => middleware(req, res, (err) => (err ? internalError(res, 'internal error') : serve(req, res, req.body)));
   }
 

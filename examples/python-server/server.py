@@ -6,9 +6,12 @@ HTTP behind ``toolctx.asgi.ToolctxMiddleware``, served by uvicorn on
 from __future__ import annotations
 
 import argparse
+import contextvars
+import json
 import os
 import socket
 import sys
+import threading
 
 import anyio
 import uvicorn
@@ -17,9 +20,49 @@ import toolctx
 from toolctx.helpers import idempotent, progress
 
 RUNS = {"probe": 0}
+# The headers of the request being served, for --record's tool-run lines.
+_HEADERS: contextvars.ContextVar[list[list[str]]] = contextvars.ContextVar("headers", default=[])
 
 
-def verifier(context_optional: bool) -> toolctx.Verifier:
+class Record:
+    """``--record FILE`` (for test drivers, as examples/node-server's): one
+    JSON line for every request the middleware hands on to the MCP app,
+    ``{"handed_on": method, "headers": [[name, value], ...], "context":
+    verified context or null}``, and one for every tool run, ``{"run": tool,
+    "headers": [...]}``, each written before the request goes on or the tool
+    runs. Header bytes are read as Latin-1, as Node shows them."""
+
+    def __init__(self, path: str | None) -> None:
+        self.file = open(path, "a", buffering=1, encoding="utf-8") if path else None
+
+    def write(self, entry: dict) -> None:
+        if self.file is not None:
+            self.file.write(json.dumps(entry) + "\n")
+
+    def run(self, tool: str) -> None:
+        self.write({"run": tool, "headers": _HEADERS.get()})
+
+    def wrap(self, app):
+        """``app`` with a line per request handed on (inside the middleware)."""
+        if self.file is None:
+            return app
+
+        async def recording(scope, receive, send):
+            if scope["type"] == "http":
+                headers = [[n.decode("latin-1"), v.decode("latin-1")] for n, v in scope["headers"]]
+                context = toolctx.current_context()
+                self.write({"handed_on": scope["method"], "headers": headers,
+                            "context": json.loads(context.to_json()) if context else None})
+                _HEADERS.set(headers)
+            await app(scope, receive, send)
+
+        return recording
+
+
+RECORD = Record(None)
+
+
+def verifier(context_optional: bool, tuix: bool = False) -> toolctx.Verifier:
     secrets = [os.environ["TOOLCTX_SECRET"]]
     if os.environ.get("TOOLCTX_SECRET_PREVIOUS"):
         secrets.append(os.environ["TOOLCTX_SECRET_PREVIOUS"])
@@ -31,6 +74,8 @@ def verifier(context_optional: bool) -> toolctx.Verifier:
         secrets,
         credential=credential,
         require_context=not context_optional,
+        # What goes upstream is the core's decision (CONTRACT §7).
+        forward={"tuix": True} if tuix else None,
         replay=toolctx.MemoryReplay(),
     )
 
@@ -67,6 +112,7 @@ async def whoami(ctx) -> dict:
 
 async def toolctx_probe() -> dict:
     """How many times this tool ran in this process (for `toolctx conformance`)."""
+    RECORD.run("toolctx_probe")
     RUNS["probe"] += 1
     return {"runs": RUNS["probe"]}
 
@@ -79,7 +125,7 @@ def sdk_app(v: toolctx.Verifier | None):
         fn.__annotations__["ctx"] = Context
         server.add_tool(fn)
     server.add_tool(toolctx_probe)
-    app = server.streamable_http_app(stateless_http=True)
+    app = RECORD.wrap(server.streamable_http_app(stateless_http=True))
     return toolctx.mcp.protect(app, v) if v is not None else app
 
 
@@ -105,15 +151,28 @@ def main() -> None:
     parser.add_argument("--fastmcp", action="store_true", help="FastMCP instead of the official SDK's MCPServer")
     parser.add_argument("--context-optional", action="store_true", help="require_context=False")
     parser.add_argument("--no-verify", action="store_true", help="no toolctx at all (to compare)")
+    parser.add_argument("--tuix", action="store_true", help='forward={"tuix": True} (X-Session-Id, X-Idempotency-Key)')
+    parser.add_argument("--record", metavar="FILE", help="one JSON line per request handed on and per tool run")
+    parser.add_argument("--exit-with-stdin", action="store_true", help="exit when standard input closes")
     args = parser.parse_args()
-    v = None if args.no_verify else verifier(args.context_optional)
+    global RECORD
+    RECORD = Record(args.record)
+    v = None if args.no_verify else verifier(args.context_optional, args.tuix)
     app = fastmcp_app(v) if args.fastmcp else sdk_app(v)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
+    # Listening before the line is printed: a client may connect at once.
+    sock.listen(2048)
     print(f"listening http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
-    config = uvicorn.Config(app, log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    if args.exit_with_stdin:
+        def watch() -> None:
+            sys.stdin.read()
+            server.should_exit = True
+
+        threading.Thread(target=watch, daemon=True).start()
+    server.run(sockets=[sock])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ Standard library only.
 """
 
 import base64
+import collections
 import hashlib
 import hmac
 import http.client
@@ -26,6 +27,7 @@ import struct
 import subprocess
 import threading
 import time
+import urllib.parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,6 +36,15 @@ SEQ_HEADER = "x-hostile-seq"
 MIB = 1024 * 1024
 CONTEXT_CLAIMS = ("protocol", "task_id", "tool_call_id", "workspace_id", "idempotency_key",
                   "agent_id", "end_user_id", "metadata")
+
+# The headers a front end under test may forward (the gateways' context and
+# task_id headers, the Tuix pair of CONTRACT §7): Gen.spoof sends copies of
+# each, which must never reach the upstream.
+SPOOFED_HEADERS = ("x-toolctx-context", "x-toolctx-task-id", "x-session-id", "x-idempotency-key")
+TUIX_HEADERS = {"sessionId": "x-session-id", "idempotencyKey": "x-idempotency-key"}
+# Tuix `_meta` values with every shape the §7 encoding covers.
+FORWARD_VALUES = ["plain", "a b", "100%", "\u00fc", "\u65e5\u672c", " x ", "a\tb", "", 5, 1.5, True, None,
+                  {"b": 1, "a": [1, "x"]}, ["q"], "k" * 512, "%41", "\u0000", "\r\n"]
 
 # CONTRACT.md §3, written out here (not read from the core): reason ->
 # (HTTP status, JSON-RPC code).
@@ -136,6 +147,7 @@ class Req:
         self.method, self.listener, self.framing = method, listener, framing
         self.chunks, self.drip, self.cut, self.rst = chunks, drip, cut, rst
         self.seq = None
+        self.spoofed = False  # carries copies of forwarded headers (Gen.spoof)
         self.resent = 0
         self.sent_at = None
         self.outcome = None  # "upstream", "refused", "envoy", "none", "bad"
@@ -234,6 +246,7 @@ class Gen:
             x -= w
         out = fn(rng)
         reqs = out if isinstance(out, list) else [out]
+        self.spoof(random.Random("spoof:%d:%d" % (self.seed, i)), reqs)
         return name, reqs
 
     # -- helpers
@@ -643,6 +656,26 @@ class Gen:
             reqs.append(r)
         return reqs
 
+    def spoof(self, rng, reqs):
+        """Copies of every header a front end may forward (SPOOFED_HEADERS),
+        in any letter case, some twice, on some calls and passes, and Tuix
+        `_meta` members whose values need the §7 encoding on some calls;
+        from an RNG of its own, so that the classes stay as they were."""
+        for r in reqs:
+            if r.cls not in ("valid", "batch", "not_post", "pipeline") or rng.random() >= 0.4:
+                continue
+            doc = json.loads(r.body) if r.expect == "accept" else None  # a minted call: plain JSON
+            if isinstance(doc, dict) and isinstance((doc.get("params") or {}).get("_meta"), dict):
+                for member in TUIX_HEADERS:
+                    if rng.random() < 0.8:
+                        doc["params"]["_meta"][member] = rng.choice(FORWARD_VALUES)
+                r.body = compact(doc)
+            for name in SPOOFED_HEADERS:
+                for _ in range(rng.choice([0, 1, 1, 2])):
+                    spelled = "".join(ch.upper() if rng.random() < 0.5 else ch for ch in name)
+                    r.headers.append((spelled, rng.choice(["spoofed", "spoofed%20value", "", "task-000"])))
+            r.spoofed = True
+
     def slow(self, rng, i):
         """Drip-fed bodies: a few, started alongside the main run."""
         r = self.valid(rng) if i % 2 == 0 else self.body_meta(rng)
@@ -777,8 +810,14 @@ def run_connection(port, reqs, classify, timeout=20):
             try:
                 resp = http.client.HTTPResponse(_Sock(f), method=r.method)
                 resp.begin()
+                headers = [(k.lower(), v) for k, v in resp.getheaders()]
+                if r.method == "GET" and (resp.getheader("content-type") or "").startswith("text/event-stream"):
+                    # An MCP server's standalone event stream: open (with
+                    # pings) until the client leaves; its head is the answer.
+                    classify(r, resp.status, headers, b"")
+                    break
                 body = resp.read()
-                classify(r, resp.status, [(k.lower(), v) for k, v in resp.getheaders()], body)
+                classify(r, resp.status, headers, body)
                 if resp.will_close:
                     break
             except (OSError, http.client.HTTPException):
@@ -815,3 +854,435 @@ def vector_case(req, headers, body, expect, keys):
     return case
 
 
+
+
+# -------------------------------------------------------------- gateways ----
+# What the drivers of the two gateways (tests/envoy/hostile.py,
+# tests/ext-authz/hostile.py) share: both run on gateway-config.
+
+CONTEXT_HEADER = "x-toolctx-context"
+# What Envoy may answer by itself, before a gateway, for broken HTTP.
+GATEWAY_OWN = frozenset({400, 413, 431})
+# What both gateways forward under hostile traffic (gateway-config's
+# `headers` and `tuix`), in the vector format's words.
+FORWARD = {"headers": {"context": CONTEXT_HEADER, "task_id": "x-toolctx-task-id"}, "tuix": True}
+
+
+def gateway_settings(forward=FORWARD):
+    """The forward configuration as a gateway's settings write it (the
+    Tuix pair as `meta_headers`)."""
+    out = {"headers": dict(forward["headers"])}
+    if forward.get("tuix"):
+        out["meta_headers"] = dict(TUIX_HEADERS)
+    return out
+
+
+def gateway_context(hdr, _method, _body):
+    """The context a gateway forwarded in CONTEXT_HEADER, or None (a pass)."""
+    ctx = hdr.get(CONTEXT_HEADER)
+    return None if ctx is None else json.loads(urllib.parse.unquote(ctx))
+
+
+def upstream_entries(recorder, context=gateway_context):
+    """What a recording upstream (tests/envoy/harness.py's Recorder) saw, as
+    Target.handed answers; `context(headers by lower-case name, method,
+    body)` says what the front end verified."""
+    with recorder.lock:
+        seen = list(recorder.requests)
+    handed, unmarked = {}, 0
+    for u in seen:
+        hdr = dict((k.lower(), v) for k, v in u["headers"])
+        if SEQ_HEADER not in hdr:
+            unmarked += 1
+            continue
+        try:
+            headers = [[k, v.encode("latin-1").decode("utf-8")] for k, v in u["headers"]]
+        except UnicodeError:
+            headers = u["headers"]
+        handed.setdefault(int(hdr[SEQ_HEADER]), []).append(
+            {"method": u["method"], "headers": headers, "body": u["body"],
+             "context": context(hdr, u["method"], u["body"])})
+    return handed, unmarked
+
+
+# ---------------------------------------------------------------- driver ----
+
+ACCEPTED = "accepted"  # an entry's context when a front end shows that it accepted, not what
+
+
+class Target:
+    """One front end under hostile traffic, as its driver starts it
+    (tests/envoy/hostile.py, tests/ext-authz/hostile.py, tests/hostile/npm.py,
+    tests/hostile/python.py); `drive` runs the rest, the same for every one.
+
+    name: the label in checks and the summary; own: the statuses its HTTP
+    layer answers by itself, before toolctx; ports: listener -> port ("main",
+    and "cred" with the static credential); forward: the forward
+    configuration it runs with, as the vector format writes it
+    (`config.forward`); resend: a pipeline it closes after a local reply is
+    sent again from there on a new connection (Envoy does close it)."""
+
+    name = "?"
+    own = frozenset()
+    forward = {}
+    resend = False
+    ports = {}
+
+    def warm_up(self, gen):
+        """Requests sent before the run (each cls "warm-up", seq < 0),
+        judged with the rest but not counted."""
+        return []
+
+    def expect(self, req):
+        """Adjusts the generator's expectations (written for Envoy) where
+        this front end differs."""
+
+    def upstream(self, status, body):
+        """Whether an answer shows that the request reached the upstream."""
+        return False
+
+    def handed(self):
+        """What the front end handed on: (seq -> [entry], entries without a
+        sequence number). An entry has "method", "headers" ([name, value] as
+        the upstream or the app saw them), optionally "body", and "context":
+        the verified context, None for a pass, ACCEPTED when the front end
+        does not show it."""
+        raise NotImplementedError
+
+    def runs(self):
+        """seq -> tool runs, or None when the front end has no tool."""
+        return None
+
+    def view(self, headers):
+        """The request's headers as the front end's API shows them to the
+        core (the judge is given the same): (headers, whether changed)."""
+        return headers, False
+
+    def checks(self, sent):
+        """The front end's own checks after the run (still running), given
+        every request sent."""
+
+    def alive(self):
+        return True
+
+    def stop(self):
+        """Stops it; returns {process: exit code} (None for a code not judged)."""
+        return {}
+
+    def errors(self):
+        """Lines of its logs that show a crash or an unhandled error."""
+        return []
+
+    def summary(self, sent):
+        """Extra lines for the summary."""
+        return []
+
+
+def forward_names(forward):
+    """Every header a forward configuration writes (lower case)."""
+    names = [h.lower() for h in (forward.get("headers") or {}).values()]
+    names += [h.lower() for h in (forward.get("meta") or {}).values()]
+    if forward.get("tuix"):
+        names += list(TUIX_HEADERS.values())
+    return sorted(set(names))
+
+
+def established(ports):
+    """Open TCP connections to these local ports (/proc/net/tcp, state 01)."""
+    n = 0
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    if parts[3] == "01" and int(parts[1].rsplit(":", 1)[1], 16) in ports:
+                        n += 1
+        except OSError:
+            pass
+    return n
+
+
+def app_answered_itself(req):
+    """Why an accepted call did not run the tool, or None: the MCP SDK, not
+    toolctx, answered it itself: with its own JSON-RPC error (no
+    data.reason: a body the core accepts but the SDK's schema does not, such
+    as an id that is not a string or a safe integer, a bit-flipped "jsonrpc"
+    member), with an error result for a tool the server does not have, or
+    with 202 and no body, taking it for a notification."""
+    if req.status == 202 and not req.reply:
+        return "taken for a notification, 202"
+    reply = req.reply or b""
+    if reply.startswith(b"event:"):
+        reply = b"".join(l[5:] for l in reply.split(b"\n") if l.startswith(b"data:"))
+    try:
+        answer = json.loads(reply)
+        err = answer.get("error")
+        result = answer.get("result")
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(result, dict) and result.get("isError") is True:
+        text = " ".join(c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict))
+        return "an error result: Unknown tool" if text.startswith("Unknown tool") else None
+    if not isinstance(err, dict) or (err.get("data") or {}).get("reason") or not isinstance(err.get("message"), str):
+        return None
+    message = err["message"]
+    if message.startswith("Tool ") and message.endswith(" not found"):
+        message = "Tool ... not found"
+    return "%s %s" % (err.get("code"), message[:80])
+
+
+def arguments(description, max_seconds):
+    import argparse
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--count", type=int, default=10000, help="requests to send (at least)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=4, help="client threads")
+    ap.add_argument("--slow", type=int, default=4, help="drip-fed bodies, alongside the rest")
+    ap.add_argument("--max-seconds", type=float, default=max_seconds, help="stop sending after this long")
+    ap.add_argument("--no-forward", action="store_true",
+                    help="judge the verdicts only, not the forwarded headers (a front end that does not yet "
+                         "forward as the core says)")
+    return ap
+
+
+def _send(target, feed, gen, seed, workers, slow):
+    """The run: `workers` threads take the feed's units, `slow` threads send
+    one drip-fed body each."""
+    def classify_(req, status, headers, body):
+        classify(req, status, headers, body, upstream=target.upstream, own=target.own, own_label="own")
+
+    def worker():
+        while True:
+            reqs = feed.take()
+            if reqs is None:
+                return
+            pending = reqs
+            while pending:
+                try:
+                    run_connection(target.ports[pending[0].listener], pending, classify_)
+                except OSError:
+                    pass
+                for r in pending:
+                    r.outcome = r.outcome or "none"
+                # Envoy closes a pipelined connection after any local reply
+                # (its own 404 too) and drops what follows: a client sends
+                # the rest again on a new connection.
+                rest = [r for r in pending if r.outcome == "none" and r.cut is None]
+                if not target.resend or len(reqs) == 1 or len(rest) == len(pending):
+                    break
+                for r in rest:
+                    r.outcome = None
+                    r.resent += 1
+                pending = rest
+
+    def slow_worker(k):
+        r = gen.slow(random.Random("slow:%d:%d" % (seed, k)), k)
+        feed.add(r)
+        run_connection(target.ports["main"], [r], classify_, timeout=60)
+        r.outcome = r.outcome or "none"
+
+    threads = [threading.Thread(target=slow_worker, args=(k,)) for k in range(slow)]
+    threads += [threading.Thread(target=worker) for _ in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def forward_self_test(keys, work):
+    """Whether the core's runner checks `expect.forward`: a case expecting
+    a forwarded header the core does not write must fail."""
+    c = fresh_claims(random.Random("forward-self-test"), int(time.time()))
+    r = Req("self-test", [("x-agentarea-context", mint(c, keys.secret))],
+            compact(call_doc(c, random.Random(1))), "accept")
+    r.seq, r.sent_at = 0, int(time.time())
+    case = vector_case(r, r.head_values(), r.body, {"outcome": "accept", "forward": {"x-session-id": "never"}}, keys)
+    case["config"] = {"forward": {"tuix": True}}
+    ok, out = core_judgement([case], keys, work, "a case the runner must fail: a wrong expect.forward")
+    return not ok and "0 passed, 1 failed" in out
+
+
+def drive(target, gen, keys, args, work, label):
+    """Sends the traffic to `target` and runs every check; returns the exit code."""
+    sent = list(target.warm_up(gen))
+    started = time.time()
+    feed = Feed(gen, args.count, started + args.max_seconds, sent, on_request=target.expect)
+    _send(target, feed, gen, args.seed, args.workers, args.slow)
+    elapsed = time.time() - started
+    name = target.name
+
+    # ------------------------------------------------------------ the checks
+    ports = set(target.ports.values())
+    left = -1
+    for _ in range(50):  # bounded: closed connections go promptly
+        left = established(ports)
+        if left == 0:
+            break
+        time.sleep(0.1)
+    check("no connection left open to %s (%d)" % (label, left), left == 0, left)
+    alive = target.alive()
+    check("%s stays up" % label, alive)
+    target.checks(sent)
+
+    handed, unmarked = target.handed()
+    reqs = [r for r in sent if r.cls != "warm-up"]
+    by_seq = {r.seq: r for r in sent}
+    for r in sent:
+        if r.seq in handed:
+            r.outcome = "contradiction" if r.outcome == "refused" else "upstream"
+    check("sent at least %d requests" % args.count, len(reqs) >= args.count, len(reqs))
+    bad = [r for r in reqs if r.outcome in ("bad", "contradiction")]
+    check("every answer that is not the upstream's is a well-formed JSON-RPC refusal with a reason, status and "
+          "code from the contract, or the HTTP layer's own %s; none both refused and handed on" % sorted(target.own),
+          not bad, [(r.cls, r.seq, r.outcome, r.status, (r.reply or b"")[:200]) for r in bad[:5]])
+    orphans = [s for s in handed if s not in by_seq]
+    dup = [s for s, es in handed.items() if len(es) > 1]
+    changed = [(by_seq[s].cls, s) for s, es in handed.items() if s in by_seq and any(
+        e["method"] != by_seq[s].method or e.get("body", by_seq[s].body) != by_seq[s].body for e in es)]
+    check("handed on only requests that were sent, each once, method and body unchanged (%d)" % len(handed),
+          not orphans and not dup and not changed and unmarked == 0, (orphans[:5], dup[:5], changed[:5], unmarked))
+    accepted = {s for s, es in handed.items() if es[0]["context"] is not None}
+    valid = [r for r in reqs if r.expect == "accept"]
+    lost = [r for r in valid if r.seq not in accepted and not (r.outcome == "none" and r.cls == "pipeline")]
+    check("every minted valid call was accepted and handed on (%d)" % len(valid), not lost,
+          [(r.cls, r.seq, r.outcome, r.status, (r.reply or b"")[:200]) for r in lost[:5]])
+    leaked = [r for r in reqs if r.expect in ("refuse", "none", "own") and r.seq in handed]
+    check("no request meant to be refused, abandoned or refused by the HTTP layer was handed on",
+          not leaked, [(r.cls, r.seq, r.expect) for r in leaked[:5]])
+    own_expected = [r for r in reqs if r.expect == "own" and r.outcome not in ("own", "none")]
+    check("every request the HTTP layer must refuse itself was (%d)" % sum(r.expect == "own" for r in reqs),
+          not own_expected, [(r.cls, r.seq, r.outcome, r.status) for r in own_expected[:5]])
+
+    runs, excused, why = target.runs(), [], {}
+    if runs is not None:
+        stray = [s for s in runs if s not in accepted]
+        twice = [s for s, n in runs.items() if n > 1]
+        not_run = sorted(s for s in accepted if runs[s] == 0 and s in by_seq)
+        why = {s: app_answered_itself(by_seq[s]) for s in not_run}
+        excused = [s for s in not_run if why[s]]
+        unexplained = [s for s in not_run if s not in excused]
+        tool_runs = sum(runs.values())
+        check("tool runs %d = accepted %d - %d the MCP SDK answers itself with its own JSON-RPC error or as a "
+              "notification; none outside an accepted call, none twice" % (tool_runs, len(accepted), len(excused)),
+              not stray and not twice and not unexplained and tool_runs == len(accepted) - len(excused),
+              (stray[:5], twice[:5], [(by_seq[s].cls, s, by_seq[s].status, (by_seq[s].reply or b"")[:200])
+                                      for s in unexplained[:5]]))
+
+    # Independent verdict: the core's reference runner on the same bytes,
+    # with what the upstream saw of every header the front end forwards.
+    names = [] if args.no_forward else forward_names(target.forward)
+    cases, unjudged, viewed, twice_forwarded = [], 0, 0, []
+    refusals = [r for r in reqs if r.outcome == "refused"]
+    for r in sent:
+        if r.seq not in handed and r.outcome != "refused":
+            continue
+        headers = r.head_values()
+        if headers is None:
+            unjudged += 1
+            continue
+        headers, changed_view = target.view(headers)
+        viewed += changed_view
+        if r.outcome == "refused":
+            rid, code, _, reason = r.rpc
+            expect = {"outcome": "reject", "status": r.status, "code": code, "reason": reason, "id": rid}
+        else:
+            entry = handed[r.seq][0]
+            ctx = entry["context"]
+            expect = {"outcome": "pass"} if ctx is None else {"outcome": "accept"}
+            if ctx not in (None, ACCEPTED):
+                expect["context"] = ctx
+            seen = collections.defaultdict(list)
+            for n, v in entry["headers"]:
+                if n.lower() in names:
+                    seen[n.lower()].append(v)
+            if any(len(v) > 1 for v in seen.values()):
+                twice_forwarded.append((r.cls, r.seq, dict(seen)))
+            if names:
+                expect["forward"] = {n: (seen[n][0] if seen[n] else None) for n in names}
+        case = vector_case(r, headers, r.body, expect, keys)
+        if names:
+            case.setdefault("config", {})["forward"] = target.forward
+        cases.append(case)
+    if names:
+        check("every forwarded header reached the upstream at most once (%s)" % ", ".join(names),
+              not twice_forwarded, twice_forwarded[:5])
+        check("the core's runner checks expect.forward (a wrong forward expectation fails)",
+              forward_self_test(keys, work))
+    ok, out = core_judgement(cases, keys, work, "requests from the hostile traffic, with the verdict %s reached, "
+                             "and what it forwarded" % label)
+    tail = out.splitlines()[-1] if out else ""
+    check("core reference runner reaches the same verdict for every request handed on and every refusal%s "
+          "(%d cases; %s)" % (", and the headers %s forwards" % label if names else "", len(cases), tail),
+          ok and tail.startswith("%d passed, 0 failed" % len(cases)), "\n".join(out.splitlines()[:10]))
+
+    codes = target.stop()
+    noisy = target.errors()
+    check("%s exits cleanly %s; no crash or unhandled error in its logs" % (label, codes),
+          alive and all(c in (0, None) for c in codes.values()) and not noisy, (codes, noisy[:5]))
+
+    # ------------------------------------------------------------ the summary
+    print("\nhostile traffic through %s: %d requests in %.1f s (%d workers, %d drip-fed), seed %d"
+          % (label, len(reqs), elapsed, args.workers, args.slow, args.seed))
+    per = collections.defaultdict(collections.Counter)
+    for r in reqs:
+        per[r.cls][r.outcome] += 1
+    print("%-18s %6s %9s %8s %9s %9s" % ("class", "sent", "handed-on", "refused", name + "-own", "no-answer"))
+    for cls in sorted(per):
+        c = per[cls]
+        print("%-18s %6d %9d %8d %9d %9d" % (cls, sum(c.values()), c["upstream"], c["refused"], c["own"], c["none"]))
+    if target.resend:
+        print("pipelined requests sent again on a new connection after a pipeline closed following a local "
+              "reply: %d" % sum(r.resent for r in reqs))
+    reasons = collections.Counter(r.rpc[3] for r in refusals)
+    print("refused by toolctx, per reason (%d): %s" % (len(refusals), ", ".join(
+        "%s %d" % kv for kv in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))))
+    own = collections.Counter("%s %d" % (r.cls, r.status) for r in reqs if r.outcome == "own")
+    print("refused by the HTTP layer itself (%s), per class and status: %s"
+          % (name, ", ".join("%s × %d" % kv for kv in sorted(own.items())) or "none"))
+    n_handed = sum(1 for s in handed if s in by_seq and by_seq[s].cls != "warm-up")
+    n_accepted = sum(1 for s in accepted if s in by_seq and by_seq[s].cls != "warm-up")
+    print("handed on: %d (accepted %d, passed %d)%s" % (
+        n_handed, n_accepted, n_handed - n_accepted,
+        "; tool runs %d, accepted but answered by the MCP SDK itself %d" % (sum(runs.values()), len(excused))
+        if runs is not None else ""))
+    if excused:
+        print("  answered by the MCP SDK itself: %s" % ", ".join(
+            "%s %d" % kv for kv in sorted(collections.Counter(why[s] for s in excused).items())))
+    print("judged by the core runner: %d cases%s; not judged (header bytes not UTF-8): %d"
+          % (len(cases), " (forwarded headers: %s)" % ", ".join(names) if names else "", unjudged))
+    spoofed = [r for r in reqs if r.spoofed]
+    print("sent with spoofed copies of forwarded headers: %d (handed on %d)"
+          % (len(spoofed), sum(1 for r in spoofed if r.seq in handed)))
+    if viewed:
+        print("judged as %s's API shows the headers: %d" % (name, viewed))
+    for line in target.summary(sent):
+        print(line)
+    print("%d passed, %d failed" % (results.count(True), results.count(False)))
+    return 0 if all(results) else 1
+
+
+def main(make_target, doc, max_seconds=300, targets=None):
+    """A driver's command line: [--target NAME] --count --seed --workers
+    --slow --max-seconds; `make_target(name or None, keys, work)` starts the
+    front end and returns (Target, label, tool name)."""
+    import shutil
+    import tempfile
+    ap = arguments(doc.split("\n\n")[0], max_seconds)
+    if targets:
+        ap.add_argument("--target", choices=targets, required=True)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="toolctx-hostile-")
+    keys = Keys(args.seed)
+    target = None
+    try:
+        target, label, tool = make_target(getattr(args, "target", None), keys, work)
+        return drive(target, Gen(keys, args.seed, tool=tool), keys, args, work, label)
+    finally:
+        if target is not None:
+            try:
+                target.stop()
+            except Exception:  # noqa: BLE001 - already stopped
+                pass
+        if not os.environ.get("TOOLCTX_HOSTILE_KEEP"):
+            shutil.rmtree(work, ignore_errors=True)

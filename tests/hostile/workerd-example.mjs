@@ -4,7 +4,8 @@
 //
 //   node tests/hostile/workerd-example.mjs ORIGIN_URL
 //
-// Secret and instance id from TOOLCTX_SECRET and TOOLCTX_INSTANCE_ID. Prints
+// Secret and instance id from TOOLCTX_SECRET and TOOLCTX_INSTANCE_ID (and
+// TOOLCTX_TUIX, passed on when set). Prints
 // one JSON line {"url": ..., "pid": ...} once workerd listens; stops workerd
 // and exits when standard input closes (or on SIGTERM), printing workerd's
 // log to stderr.
@@ -31,6 +32,7 @@ const workerd = await startWorkerd(scratch.dir, [
       ORIGIN_URL: origin,
       TOOLCTX_INSTANCE_ID: process.env.TOOLCTX_INSTANCE_ID,
       TOOLCTX_SECRET: process.env.TOOLCTX_SECRET,
+      ...(process.env.TOOLCTX_TUIX && { TOOLCTX_TUIX: process.env.TOOLCTX_TUIX }),
     },
   },
 ]);

@@ -4,6 +4,8 @@ the client get) and under Starlette + uvicorn on 127.0.0.1 with httpx."""
 from __future__ import annotations
 
 import json
+import re
+import socket
 
 import anyio
 import httpx
@@ -178,6 +180,41 @@ async def test_starlette_under_uvicorn(serve) -> None:
     assert refused.status_code == 401 and refused.json()["error"]["data"]["reason"] == "token_missing"
     assert dup.status_code == 400 and dup.json()["error"]["data"]["reason"] == "duplicate_member"
     assert got.json() == {"task": None, "current": False}
+
+
+async def test_a_pass_pipelined_after_an_accepted_call_sees_no_context(serve) -> None:
+    # uvicorn starts the next pipelined request inside the task of the one
+    # before, whose context variables it inherits: the pass must not read
+    # the accepted call's context (found by tests/hostile/python.py).
+    async def endpoint(request: Request) -> JSONResponse:
+        current = toolctx.current_context()
+        return JSONResponse({"current": current.task_id if current else None})
+
+    app = Starlette(routes=[Route("/mcp", endpoint, methods=["POST"])])
+    s = serve(ToolctxMiddleware(app, toolctx.Verifier(INSTANCE, [SECRET])))
+    c = claims()
+
+    def request(body: bytes, token: str | None) -> bytes:
+        head = f"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+        if token:
+            head += f"{toolctx.TOKEN_HEADER}: {token}\r\n"
+        return head.encode() + b"\r\n" + body
+
+    listing = b'{"jsonrpc":"2.0","id":8,"method":"tools/list"}'
+
+    def pipelined() -> bytes:
+        with socket.create_connection(("127.0.0.1", s.port), timeout=10) as sock:
+            sock.sendall(request(call_body(c), c.mint(SECRET)) + request(listing, None))
+            got = b""
+            while got.count(b'{"current":') < 2:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+            return got
+
+    got = await anyio.to_thread.run_sync(pipelined)
+    assert [json.loads(m) for m in re.findall(rb'\{"current":[^}]*\}', got)] == [{"current": "task-1"}, {"current": None}]
 
 
 async def test_aivax_verifier_behind_the_middleware() -> None:

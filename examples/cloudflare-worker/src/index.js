@@ -6,7 +6,10 @@
 // to ORIGIN_URL unchanged, responses streamed back as they come (SSE).
 //
 // Bindings: ORIGIN_URL and TOOLCTX_INSTANCE_ID (vars in wrangler.jsonc),
-// TOOLCTX_SECRET and, during a rotation, TOOLCTX_SECRET_NEXT (secrets).
+// TOOLCTX_SECRET and, during a rotation, TOOLCTX_SECRET_NEXT (secrets);
+// TOOLCTX_TUIX "1" (optional) turns the Tuix headers on (`tuixHeaders`:
+// X-Session-Id and X-Idempotency-Key set from an accepted call's _meta,
+// spoofed copies removed).
 import { createVerifier, withToolctx } from 'toolctx';
 
 /** Built on the first request: bindings are fixed for the life of an isolate. */
@@ -40,7 +43,7 @@ function fromBindings(env) {
   const onVerdict = (e) => {
     if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId }));
   };
-  return withToolctx(verifier, (request) => proxy(request, origin), { onVerdict });
+  return withToolctx(verifier, (request) => proxy(request, origin), { onVerdict, tuixHeaders: env.TOOLCTX_TUIX === '1' });
 }
 
 /** The same method, headers and body, to the origin's URL plus this request's path and query. */

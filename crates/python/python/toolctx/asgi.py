@@ -142,7 +142,7 @@ class ToolctxMiddleware:
             return
         if first.outcome == "pass":
             record(first)
-            await self.app(_forwarded(scope, first.upstream), receive, send)
+            await _without_context(self.app, _forwarded(scope, first.upstream), receive, send)
             return
         if first.outcome == "reject":
             record(first)
@@ -162,7 +162,7 @@ class ToolctxMiddleware:
         replay = _replaying(body, receive)
         scope = _forwarded(scope, verdict.upstream)
         if verdict.outcome == "pass":
-            await self.app(scope, replay, send)
+            await _without_context(self.app, scope, replay, send)
             return
         context = verdict.context
         state = dict(scope.get("state") or {})
@@ -203,6 +203,20 @@ class ToolctxMiddleware:
             # The shared store is a network call: never on the event loop.
             return await _in_thread(self._native("verify_body"), first, body, now)
         return self._native("verify_body")(first, body, now)
+
+
+async def _without_context(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+    """Runs ``app`` for a request that passed: no verified context, whatever
+    the context variables held. A server may start the next request of a
+    kept-alive connection inside the task of the one before (uvicorn does,
+    when its response ends), and that task's variables are copied into it:
+    a call passed without context must not read the previous call's."""
+    token, aivax_token = _current.set(None), _current_aivax.set(None)
+    try:
+        await app(scope, receive, send)
+    finally:
+        _current_aivax.reset(aivax_token)
+        _current.reset(token)
 
 
 def _forwarded(scope: Scope, upstream: Upstream) -> Scope:
