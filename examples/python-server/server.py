@@ -62,7 +62,7 @@ class Record:
 RECORD = Record(None)
 
 
-def verifier(context_optional: bool) -> toolctx.Verifier:
+def verifier(context_optional: bool, tuix: bool = False) -> toolctx.Verifier:
     secrets = [os.environ["TOOLCTX_SECRET"]]
     if os.environ.get("TOOLCTX_SECRET_PREVIOUS"):
         secrets.append(os.environ["TOOLCTX_SECRET_PREVIOUS"])
@@ -75,6 +75,7 @@ def verifier(context_optional: bool) -> toolctx.Verifier:
         credential=credential,
         require_context=not context_optional,
         replay=toolctx.MemoryReplay(),
+        forward={"tuix": True} if tuix else None,
     )
 
 
@@ -115,7 +116,7 @@ async def toolctx_probe() -> dict:
     return {"runs": RUNS["probe"]}
 
 
-def sdk_app(v: toolctx.Verifier | None, tuix: bool = False):
+def sdk_app(v: toolctx.Verifier | None):
     from mcp.server.mcpserver import Context, MCPServer
 
     server = MCPServer("toolctx-python-example")
@@ -124,10 +125,10 @@ def sdk_app(v: toolctx.Verifier | None, tuix: bool = False):
         server.add_tool(fn)
     server.add_tool(toolctx_probe)
     app = RECORD.wrap(server.streamable_http_app(stateless_http=True))
-    return toolctx.mcp.protect(app, v, tuix_headers=tuix) if v is not None else app
+    return toolctx.mcp.protect(app, v) if v is not None else app
 
 
-def fastmcp_app(v: toolctx.Verifier | None, tuix: bool = False):
+def fastmcp_app(v: toolctx.Verifier | None):
     from fastmcp import Context, FastMCP
 
     import toolctx.fastmcp
@@ -137,7 +138,7 @@ def fastmcp_app(v: toolctx.Verifier | None, tuix: bool = False):
         fn.__annotations__["ctx"] = Context
         server.tool(fn)
     server.tool(toolctx_probe)
-    middleware = [toolctx.fastmcp.middleware(v, tuix_headers=tuix)] if v is not None else []
+    middleware = [toolctx.fastmcp.middleware(v)] if v is not None else []
     return server.http_app(path="/mcp", stateless_http=True, middleware=middleware)
 
 
@@ -149,14 +150,14 @@ def main() -> None:
     parser.add_argument("--fastmcp", action="store_true", help="FastMCP instead of the official SDK's MCPServer")
     parser.add_argument("--context-optional", action="store_true", help="require_context=False")
     parser.add_argument("--no-verify", action="store_true", help="no toolctx at all (to compare)")
-    parser.add_argument("--tuix", action="store_true", help="tuix_headers=True (X-Session-Id, X-Idempotency-Key)")
+    parser.add_argument("--tuix", action="store_true", help='forward={"tuix": True} (X-Session-Id, X-Idempotency-Key)')
     parser.add_argument("--record", metavar="FILE", help="one JSON line per request handed on and per tool run")
     parser.add_argument("--exit-with-stdin", action="store_true", help="exit when standard input closes")
     args = parser.parse_args()
     global RECORD
     RECORD = Record(args.record)
-    v = None if args.no_verify else verifier(args.context_optional)
-    app = fastmcp_app(v, args.tuix) if args.fastmcp else sdk_app(v, args.tuix)
+    v = None if args.no_verify else verifier(args.context_optional, args.tuix)
+    app = fastmcp_app(v) if args.fastmcp else sdk_app(v)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
