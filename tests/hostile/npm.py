@@ -107,7 +107,7 @@ class Servers(traffic.Target):
     printing `listening http://127.0.0.1:PORT/mcp`."""
 
     def __init__(self, argv, keys, work, env=None):
-        self.procs, self.ports, self.records, self.logs = {}, {}, {}, {}
+        self.procs, self.ports, self.records, self.logs, self.codes = {}, {}, {}, {}, None
         for listener in ("main", "cred"):
             e = dict(os.environ, TOOLCTX_INSTANCE_ID=INSTANCE, TOOLCTX_SECRET=keys.secret, **(env or {}))
             if listener == "cred":
@@ -125,7 +125,6 @@ class Servers(traffic.Target):
                 raise RuntimeError("example server did not start: %r\n%s" % (line, self.stderr_text(listener)))
             self.ports[listener] = int(line.split(":")[2].split("/")[0])
         self.pids = {k: p.pid for k, p in self.procs.items()}
-        self.codes = None
 
     def handed(self):
         handed, unmarked, self._runs = record_entries(self.records.values())
