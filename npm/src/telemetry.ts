@@ -60,6 +60,7 @@ export interface OpenTelemetryApi {
   trace: { getTracerProvider(): { getTracer(name: string, version?: string): OtelTracer } };
   context: { active(): unknown };
   createNoopMeter(): OtelMeter;
+  ProxyTracerProvider: new () => { getDelegate(): unknown };
 }
 interface OtelMeter {
   createCounter(name: string, options?: object): { add(value: number, attributes?: Attributes): void };
@@ -156,6 +157,26 @@ function instruments(api: OpenTelemetryApi): Instruments | null {
   return made;
 }
 
+const noTracerProviders = new WeakMap<OpenTelemetryApi, unknown>();
+
+/**
+ * True once a meter or a tracer provider is registered (asked per request,
+ * so one registered later is used from then on): until then nothing is
+ * timed or built.
+ */
+function providers(api: OpenTelemetryApi): boolean {
+  if (instruments(api) !== null) return true;
+  const tracing = api.trace.getTracerProvider() as { getDelegate?: () => unknown };
+  if (typeof tracing.getDelegate !== 'function') return true;
+  let none = noTracerProviders.get(api);
+  if (none === undefined) {
+    // What the API's proxy delegates to while no provider is registered.
+    none = new api.ProxyTracerProvider().getDelegate();
+    noTracerProviders.set(api, none);
+  }
+  return tracing.getDelegate() !== none;
+}
+
 /** The tracer of the tracer provider registered now (the API's proxy follows one registered later). */
 function tracer(api: OpenTelemetryApi): OtelTracer {
   const provider = api.trace.getTracerProvider();
@@ -172,6 +193,8 @@ const origin = typeof performance !== 'undefined' && typeof performance.timeOrig
 /** A check under way: when it started and the context its span is a child of. */
 export interface Started {
   at: number;
+  /** The API to record through: none when no provider was registered at the start. */
+  api: OpenTelemetryApi | undefined;
   parent: unknown;
 }
 
@@ -199,10 +222,11 @@ export class Recorder {
 
   /** Call where the check starts (before the headers are looked at); `undefined` when nothing is recorded. */
   start(): Started | undefined {
-    const api = this.#otel();
+    let api = this.#otel();
+    if (api !== undefined && !providers(api)) api = undefined;
     if (api === undefined && this.#onVerdict === undefined) return undefined;
     // The span's parent: the span active where the check began.
-    return { at: clock(), parent: api === undefined ? undefined : api.context.active() };
+    return { at: clock(), api, parent: api === undefined ? undefined : api.context.active() };
   }
 
   /** Records the verdict of the check begun at `started`. Never throws. */
@@ -210,7 +234,7 @@ export class Recorder {
     if (started === undefined) return;
     const end = clock();
     const seconds = (end - started.at) / 1000;
-    const api = this.#otel();
+    const api = started.api;
     const event = verdictEvent(result, seconds, this.#entry, peer);
     if (api !== undefined) {
       try {
