@@ -77,7 +77,6 @@ def verifier(context_optional: bool, tuix: bool = False) -> toolctx.Verifier:
         # What goes upstream is the core's decision (CONTRACT §7).
         forward={"tuix": True} if tuix else None,
         replay=toolctx.MemoryReplay(),
-        forward={"tuix": True} if tuix else None,
     )
 
 
