@@ -14,3 +14,4 @@ export { withToolctx, type FetchOptions } from './fetch.js';
 export { memoryReplayStore } from './replay.js';
 export { redisReplayStore, type RedisReplayStoreOptions, type RedisSend, type RedisCommandClient } from './redis.js';
 export { tuixHeaders, withoutTuixHeaders, TUIX_HEADERS, TUIX_HEADER_NAMES } from './tuix.js';
+export { upstreamHeaders } from './upstream.js';

@@ -4,17 +4,18 @@
  * fetch-style handlers. Exported by both entries through `api.ts`.
  */
 import { rememberContext } from './context.js';
-import { tuixHeaders, withoutTuixHeaders } from './tuix.js';
+import { requireTuix } from './tuix.js';
 import type { CallVerifier, Reject } from './types.js';
+import { upstreamHeaders } from './upstream.js';
 
 export interface FetchOptions {
   /** The clock, in Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
   now?: () => number;
   /**
-   * Tuix header mapping: the handler gets a Request without the
-   * `X-Session-Id` and `X-Idempotency-Key` it arrived with and, for an
-   * accepted call, with them set from `_meta.sessionId` and
-   * `_meta.idempotencyKey` (see `tuixHeaders`), ready to forward upstream.
+   * @deprecated Create the verifier with `forward: { tuix: true }`: the
+   * wrapper applies what the verifier forwards (its `forward`) to the
+   * Request it hands on. `true` only checks that the verifier forwards the
+   * Tuix headers and throws `config_invalid` when it does not.
    */
   tuixHeaders?: boolean;
 }
@@ -25,6 +26,10 @@ export interface FetchOptions {
  * Refusals are answered here; otherwise the inner handler gets a Request
  * re-created with the already-read body (and the same `...rest`), and
  * `contextFrom(request)` / `authInfoFrom(request)` give the verified context.
+ * What the verifier forwards (its `forward`: the verdict's `upstream`) is
+ * applied to that Request: every copy of a forwarded header removed, then an
+ * accepted call's headers set with the values the core encoded, ready to
+ * send upstream.
  */
 export function withToolctx<A extends unknown[], C = unknown>(
   verifier: CallVerifier<C>,
@@ -33,15 +38,15 @@ export function withToolctx<A extends unknown[], C = unknown>(
 ): (request: Request, ...rest: A) => Promise<Response> {
   const clock = options.now;
   const key = verifier.contextKey ?? 'toolctx';
-  const tuix = options.tuixHeaders === true;
+  if (options.tuixHeaders === true) requireTuix(verifier);
   return async function toolctxFetch(request: Request, ...rest: A): Promise<Response> {
     // One headers object for both checks: `checked` holds for it alone.
     const received = request.headers;
     const head = verifier.checkHeaders({ method: request.method, headers: received });
     if (head.outcome === 'pass') {
-      if (!tuix) return handler(request, ...rest);
+      if (head.upstream === undefined || head.upstream.remove.length === 0) return handler(request, ...rest);
       // The body is not read here: it goes on as the stream it came as.
-      const init: RequestInit & { duplex?: 'half' } = { headers: withoutTuixHeaders(request.headers) };
+      const init: RequestInit & { duplex?: 'half' } = { headers: upstreamHeaders(request.headers, head.upstream) };
       if (request.body !== null) init.duplex = 'half';
       return handler(new Request(request, init), ...rest);
     }
@@ -54,11 +59,8 @@ export function withToolctx<A extends unknown[], C = unknown>(
     const result =
       verifier.verifiesAsync === true && verifier.verifyAsync ? await verifier.verifyAsync(input, when) : verifier.verify(input, when);
     if (result.outcome === 'reject') return refusal(result);
-    let headers: Headers = request.headers;
-    if (tuix) {
-      const values = result.outcome === 'accept' && body.length > 0 ? tuixHeaders(parseJson(body)) : {};
-      headers = withoutTuixHeaders(request.headers, values);
-    }
+    const up = result.upstream;
+    const headers = up === undefined || up.remove.length === 0 ? request.headers : upstreamHeaders(request.headers, up);
     const inner = new Request(request.url, {
       method: request.method,
       headers,
@@ -68,11 +70,6 @@ export function withToolctx<A extends unknown[], C = unknown>(
     if (result.outcome === 'accept') rememberContext(inner, result.context, key);
     return handler(inner, ...rest);
   };
-}
-
-/** The core accepted these bytes as strict JSON, so this parse cannot fail. */
-function parseJson(body: Uint8Array): unknown {
-  return JSON.parse(new TextDecoder().decode(body));
 }
 
 /** Reads at most `limit + 1` bytes and cancels the rest of the stream. */
