@@ -12,8 +12,6 @@
 //! and reads these outputs: the two files describe one format, and a change
 //! to it changes both.
 
-use std::collections::VecDeque;
-
 use toolctx_core::json::write_str;
 use toolctx_core::{Accepted, Checked, HeadersVerdict, Refusal, Verdict};
 use wasm_bindgen::JsValue;
@@ -58,7 +56,14 @@ pub fn accepted<C: Accepted + ?Sized>(ctx: &C) -> String {
 
 /// Lines joined by newlines (header names, which hold none).
 pub fn lines(names: &[String]) -> String {
-    names.join("\n")
+    let mut out = String::new();
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(name);
+    }
+    out
 }
 
 /// Any profile's verdict: `p`, `a` + context (see [`accepted`]) or `r` + refusal.
@@ -192,7 +197,7 @@ pub struct HeldRequest {
 /// with what it was issued for, which stays here: a body check cannot be
 /// handed other headers, a settled claim another context.
 pub struct Tickets<T> {
-    waiting: VecDeque<(u32, T)>,
+    waiting: Vec<(u32, T)>,
     capacity: usize,
     next: u32,
 }
@@ -200,7 +205,7 @@ pub struct Tickets<T> {
 impl<T> Tickets<T> {
     pub fn new(capacity: usize) -> Tickets<T> {
         Tickets {
-            waiting: VecDeque::new(),
+            waiting: Vec::new(),
             capacity: capacity.max(1),
             next: 0,
         }
@@ -211,9 +216,9 @@ impl<T> Tickets<T> {
         let ticket = self.next;
         self.next = self.next.wrapping_add(1);
         if self.waiting.len() >= self.capacity {
-            self.waiting.pop_front();
+            self.waiting.remove(0);
         }
-        self.waiting.push_back((ticket, item));
+        self.waiting.push((ticket, item));
         ticket
     }
 
@@ -224,7 +229,7 @@ impl<T> Tickets<T> {
             .waiting
             .iter()
             .position(|(t, _)| f64::from(*t) == ticket)?;
-        self.waiting.remove(i).map(|(_, item)| item)
+        Some(self.waiting.remove(i).1)
     }
 }
 
