@@ -5,7 +5,7 @@
  * pass to `aivaxVerifierFactory`). What crosses into WebAssembly and back is
  * `boundary.ts`, as for `Verifier`.
  */
-import { callOnHead, configJson, decode, Held, rethrow } from './boundary.js';
+import { callOnHead, configJson, Held, rethrow, Verdicts } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type {
   AivaxContext,
@@ -20,6 +20,7 @@ import { WasmBacked } from './verifier.js';
 /** The AIVAX class the conventions module's glue exports (crates/wasm-conventions/src/lib.rs). */
 export interface WasmAivaxVerifier {
   readonly maxBodyBytes: number;
+  readonly removedHeaders: string;
   checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
   verify(heads: Uint8Array, lens: Uint32Array, body: Uint8Array): string;
   verifyBody(ticket: number, body: Uint8Array): string;
@@ -34,6 +35,7 @@ const OPTION_NAMES: Record<string, string> = {
   maxBcryptCost: 'max_bcrypt_cost',
   credential: 'credential',
   maxBodyBytes: 'max_body_bytes',
+  forward: 'forward',
 };
 
 /**
@@ -52,7 +54,8 @@ const OPTION_NAMES: Record<string, string> = {
  */
 export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxContext> {
   readonly #wasm: WasmAivaxVerifier;
-  readonly #held = new Held();
+  readonly #verdicts: Verdicts;
+  readonly #held: Held;
   /** The middleware puts the context at `req.aivax` and `req.auth.extra.aivax`. */
   readonly contextKey = 'aivax';
 
@@ -60,6 +63,13 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
   constructor(wasm: WasmAivaxVerifier) {
     super(wasm);
     this.#wasm = wasm;
+    this.#verdicts = new Verdicts(wasm.removedHeaders);
+    this.#held = new Held(this.#verdicts);
+  }
+
+  /** The lower-case header names removed upstream from every request that passes or is accepted (the configuration's `forward`). */
+  get removedHeaders(): readonly string[] {
+    return this.#verdicts.removed;
   }
 
   /** Read at most this many body bytes; one more is enough to refuse `body_too_large`. */
@@ -89,7 +99,7 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
       (ticket, body) => wasm.verifyBody(ticket, body),
       (heads, sizes, body) => wasm.verify(heads, sizes, body),
     );
-    return decode(out) as unknown as AivaxVerifyResult;
+    return this.#verdicts.decode(out) as unknown as AivaxVerifyResult;
   }
 }
 

@@ -15,3 +15,4 @@ export { memoryReplayStore } from './replay.js';
 export { redisReplayStore, type RedisReplayStoreOptions, type RedisSend, type RedisCommandClient } from './redis.js';
 export { TELEMETRY, type VerdictEvent, type TelemetryOptions, type OpenTelemetryApi } from './telemetry.js';
 export { tuixHeaders, withoutTuixHeaders, TUIX_HEADERS, TUIX_HEADER_NAMES } from './tuix.js';
+export { upstreamHeaders } from './upstream.js';

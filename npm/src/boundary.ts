@@ -11,9 +11,16 @@
  * - Out: one string whose first character is a tag: `p` pass, `b` + a
  *   ticket: read the body (headers only), `u` the ticket holds nothing
  *   (body only: verify the whole request), `a` + the context as JSON (then,
- *   when the request had an id, a newline and the id's JSON text as the
- *   core holds it), `r` + the refusal as JSON (`status`, `code`, `reason`,
- *   `message`, `id`, `body`, each as the core rendered it).
+ *   when the request had an id or headers follow, a newline and the id's
+ *   JSON text as the core holds it, empty without one; then a newline, the
+ *   lower-case name, a newline and the value of each header the core
+ *   decided to set upstream), `c` + a ticket, the claim's `until` and its
+ *   `jti` on lines of their own (a shared replay store's claim, settled by
+ *   the glue's `settle`: `verifier.ts`), `r` + the refusal as JSON
+ *   (`status`, `code`, `reason`, `message`, `id`, `body`, each as the core
+ *   rendered it).
+ * - `removedHeaders`: the header names to remove upstream on pass and
+ *   accept, one per line, fixed per configuration: read once (`Verdicts`).
  * - Headers, then body: `checkHeaders` answers `b<ticket>` and the glue
  *   object keeps the core's proof with the method and headers it checked;
  *   `verifyBody(ticket, body, ...)` goes on from step 2 on those (`Held`
@@ -25,14 +32,13 @@
  * their wasm-bindgen objects through these functions; nothing here decides.
  */
 import { ToolctxError, type ToolctxErrorCode } from './errors.js';
-import type { Accept, HeadersInput, HeadersResult, HeaderValue, Pass, Reject, VerifyRequest, VerifyResult } from './types.js';
+import type { Accept, HeadersInput, HeadersResult, HeaderValue, Pass, Reject, Upstream, VerifyRequest, VerifyResult } from './types.js';
 
 /** The header that carries the context token (the core's `TOKEN_HEADER`). */
 const TOKEN_HEADER = 'x-agentarea-context';
 
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
-const PASS: Pass = Object.freeze({ outcome: 'pass' });
 
 // Scratch space for the method and headers, reused: every call into the
 // WebAssembly module is synchronous, so two calls never share it.
@@ -185,44 +191,60 @@ export function invalid(message: string): ToolctxError {
   return new ToolctxError('invalid_argument', message);
 }
 
-/** Reads the glue's tagged verdict: `p`, `a{context}[\n<id>]` or `r{refusal}`. */
-export function decode(out: string): VerifyResult {
-  switch (out.charCodeAt(0)) {
-    case 0x70: // p
-      return PASS;
-    case 0x61: {
-      // a
-      const nl = out.indexOf('\n');
-      return { outcome: 'accept', context: JSON.parse(nl < 0 ? out.slice(1) : out.slice(1, nl)) } satisfies Accept;
-    }
-    case 0x72: {
-      // r
-      const r = JSON.parse(out.slice(1)) as Omit<Reject, 'outcome'>;
-      return {
-        outcome: 'reject',
-        status: r.status,
-        code: r.code,
-        reason: r.reason,
-        message: r.message,
-        id: r.id,
-        body: r.body,
-      } satisfies Reject;
-    }
-    default:
-      throw new ToolctxError('internal', 'unexpected verdict from the WebAssembly core');
-  }
-}
-
 /**
- * The request id of an accepted verdict (`a`) as JSON text, exactly as the
- * core holds it, for a refusal rendered afterwards (`WasmVerifier.refuse`);
- * `undefined` when the request had no id (or one of another type). The
- * parsed context's `request_id` is the same id, but `JSON.parse` rounds a
- * number beyond 2^53 and rewrites one like `1.50`.
+ * One verifier's verdicts as the glue renders them, with what goes upstream
+ * (`upstream`, as the core decided): the names to remove, read once from
+ * the glue's `removedHeaders`, and an accepted call's headers to set.
  */
-export function acceptedRequestId(out: string): string | undefined {
-  const nl = out.indexOf('\n');
-  return nl < 0 ? undefined : out.slice(nl + 1);
+export class Verdicts {
+  /** Passed and accepted without headers to set: remove only. */
+  readonly #none: Upstream;
+  readonly #pass: Pass;
+
+  constructor(removedHeaders: string) {
+    const remove = Object.freeze(removedHeaders === '' ? [] : removedHeaders.split('\n'));
+    this.#none = Object.freeze({ remove, set: Object.freeze([]) });
+    this.#pass = Object.freeze({ outcome: 'pass', upstream: this.#none });
+  }
+
+  /** The lower-case names removed from every request that passes or is accepted. */
+  get removed(): readonly string[] {
+    return this.#none.remove;
+  }
+
+  /** Reads the glue's tagged verdict: `p`, `a{context}[\n<id>[\n<name>\n<value>]...]` or `r{refusal}`. */
+  decode(out: string): VerifyResult {
+    switch (out.charCodeAt(0)) {
+      case 0x70: // p
+        return this.#pass;
+      case 0x61: {
+        // a
+        const nl = out.indexOf('\n');
+        if (nl < 0) return { outcome: 'accept', context: JSON.parse(out.slice(1)), upstream: this.#none } satisfies Accept;
+        // After the id line: name and value, in turn.
+        const lines = out.slice(nl + 1).split('\n');
+        const set: (readonly [string, string])[] = [];
+        for (let i = 1; i + 1 < lines.length; i += 2) set.push(Object.freeze([lines[i] as string, lines[i + 1] as string] as const));
+        const upstream = set.length === 0 ? this.#none : Object.freeze({ remove: this.#none.remove, set: Object.freeze(set) });
+        return { outcome: 'accept', context: JSON.parse(out.slice(1, nl)), upstream } satisfies Accept;
+      }
+      case 0x72: {
+        // r
+        const r = JSON.parse(out.slice(1)) as Omit<Reject, 'outcome'>;
+        return {
+          outcome: 'reject',
+          status: r.status,
+          code: r.code,
+          reason: r.reason,
+          message: r.message,
+          id: r.id,
+          body: r.body,
+        } satisfies Reject;
+      }
+      default:
+        throw new ToolctxError('internal', 'unexpected verdict from the WebAssembly core');
+    }
+  }
 }
 
 /** Errors thrown by the glue are `"<code>\n<message>"` strings. */
@@ -291,10 +313,15 @@ interface Ticket {
  */
 export class Held {
   readonly #tickets = new WeakMap<object, Ticket>();
+  readonly #verdicts: Verdicts;
+
+  constructor(verdicts: Verdicts) {
+    this.#verdicts = verdicts;
+  }
 
   /** Reads `checkHeaders`' answer on `request`: `p`, `r{refusal}`, or `b<ticket>`, remembered. */
   headersResult(request: Pick<VerifyRequest, 'method' | 'headers'>, out: string): HeadersResult {
-    if (out.charCodeAt(0) !== 0x62) return decode(out) as HeadersResult;
+    if (out.charCodeAt(0) !== 0x62) return this.#verdicts.decode(out) as HeadersResult;
     const result: HeadersResult = Object.freeze({ outcome: 'read_body' });
     this.#tickets.set(result, { ticket: Number(out.slice(1)), method: request.method, headers: request.headers });
     return result;

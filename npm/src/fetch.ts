@@ -5,17 +5,18 @@
  */
 import { rememberContext } from './context.js';
 import { entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
-import { tuixHeaders, withoutTuixHeaders } from './tuix.js';
+import { requireTuix } from './tuix.js';
 import type { CallVerifier, Reject } from './types.js';
+import { upstreamHeaders } from './upstream.js';
 
 export interface FetchOptions extends TelemetryOptions {
   /** The clock, in Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
   now?: () => number;
   /**
-   * Tuix header mapping: the handler gets a Request without the
-   * `X-Session-Id` and `X-Idempotency-Key` it arrived with and, for an
-   * accepted call, with them set from `_meta.sessionId` and
-   * `_meta.idempotencyKey` (see `tuixHeaders`), ready to forward upstream.
+   * @deprecated Create the verifier with `forward: { tuix: true }`: the
+   * wrapper applies what the verifier forwards (its `forward`) to the
+   * Request it hands on. `true` only checks that the verifier forwards the
+   * Tuix headers and throws `config_invalid` when it does not.
    */
   tuixHeaders?: boolean;
 }
@@ -26,6 +27,10 @@ export interface FetchOptions extends TelemetryOptions {
  * Refusals are answered here; otherwise the inner handler gets a Request
  * re-created with the already-read body (and the same `...rest`), and
  * `contextFrom(request)` / `authInfoFrom(request)` give the verified context.
+ * What the verifier forwards (its `forward`: the verdict's `upstream`) is
+ * applied to that Request: every copy of a forwarded header removed, then an
+ * accepted call's headers set with the values the core encoded, ready to
+ * send upstream.
  */
 export function withToolctx<A extends unknown[], C = unknown>(
   verifier: CallVerifier<C>,
@@ -34,7 +39,7 @@ export function withToolctx<A extends unknown[], C = unknown>(
 ): (request: Request, ...rest: A) => Promise<Response> {
   const clock = options.now;
   const key = verifier.contextKey ?? 'toolctx';
-  const tuix = options.tuixHeaders === true;
+  if (options.tuixHeaders === true) requireTuix(verifier);
   // Unset here: the verifier's `telemetry` and `onVerdict`.
   const recorder = new Recorder(entryOptions(options, verifier), 'fetch');
   return async function toolctxFetch(request: Request, ...rest: A): Promise<Response> {
@@ -44,9 +49,9 @@ export function withToolctx<A extends unknown[], C = unknown>(
     const head = verifier.checkHeaders({ method: request.method, headers: received, [RECORDED]: true } as { method: string; headers: Headers });
     if (head.outcome !== 'read_body') recorder.record(started, head);
     if (head.outcome === 'pass') {
-      if (!tuix) return handler(request, ...rest);
+      if (head.upstream === undefined || head.upstream.remove.length === 0) return handler(request, ...rest);
       // The body is not read here: it goes on as the stream it came as.
-      const init: RequestInit & { duplex?: 'half' } = { headers: withoutTuixHeaders(request.headers) };
+      const init: RequestInit & { duplex?: 'half' } = { headers: upstreamHeaders(request.headers, head.upstream) };
       if (request.body !== null) init.duplex = 'half';
       return handler(new Request(request, init), ...rest);
     }
@@ -60,11 +65,8 @@ export function withToolctx<A extends unknown[], C = unknown>(
       verifier.verifiesAsync === true && verifier.verifyAsync ? await verifier.verifyAsync(input, when) : verifier.verify(input, when);
     recorder.record(started, result);
     if (result.outcome === 'reject') return refusal(result);
-    let headers: Headers = request.headers;
-    if (tuix) {
-      const values = result.outcome === 'accept' && body.length > 0 ? tuixHeaders(parseJson(body)) : {};
-      headers = withoutTuixHeaders(request.headers, values);
-    }
+    const up = result.upstream;
+    const headers = up === undefined || up.remove.length === 0 ? request.headers : upstreamHeaders(request.headers, up);
     const inner = new Request(request.url, {
       method: request.method,
       headers,
@@ -74,11 +76,6 @@ export function withToolctx<A extends unknown[], C = unknown>(
     if (result.outcome === 'accept') rememberContext(inner, result.context, key);
     return handler(inner, ...rest);
   };
-}
-
-/** The core accepted these bytes as strict JSON, so this parse cannot fail. */
-function parseJson(body: Uint8Array): unknown {
-  return JSON.parse(new TextDecoder().decode(body));
 }
 
 /** Reads at most `limit + 1` bytes and cancels the rest of the stream. */

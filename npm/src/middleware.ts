@@ -10,8 +10,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ToolctxError } from './errors.js';
 import { authInfoWith } from './context.js';
 import { entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
-import { TUIX_HEADER_NAMES, tuixHeaders } from './tuix.js';
-import type { AivaxContext, CallVerifier, Pass, Reject, ToolContext, ToolctxAuthInfo } from './types.js';
+import { requireTuix } from './tuix.js';
+import type { AivaxContext, CallVerifier, Pass, Reject, ToolContext, ToolctxAuthInfo, Upstream } from './types.js';
+import { applyUpstream, rememberUpstream } from './upstream.js';
 
 /** What the middleware adds to the request. */
 export interface ToolctxIncomingMessage extends IncomingMessage {
@@ -31,9 +32,10 @@ export interface MiddlewareOptions extends TelemetryOptions {
   /** The clock, in Unix seconds; defaults to `Math.floor(Date.now() / 1000)`. */
   now?: () => number;
   /**
-   * Tuix header mapping: remove `X-Session-Id` and `X-Idempotency-Key` from
-   * every request handed on, and for an accepted call set them from
-   * `_meta.sessionId` and `_meta.idempotencyKey` (see `tuixHeaders`).
+   * @deprecated Create the verifier with `forward: { tuix: true }`: the
+   * middleware applies what the verifier forwards (its `forward`) to every
+   * request. `true` only checks that the verifier forwards the Tuix headers
+   * and throws `config_invalid` when it does not.
    */
   tuixHeaders?: boolean;
 }
@@ -50,6 +52,11 @@ export interface MiddlewareOptions extends TelemetryOptions {
  * - Otherwise `req.body` is the parsed JSON body and, for a verified
  *   `tools/call`, `req.auth.extra.toolctx` and `req.toolctx` hold the context;
  *   `transport.handleRequest(req, res, req.body)` works unchanged.
+ * - What the verifier forwards (its `forward`: the verdict's `upstream`) is
+ *   applied to `req.rawHeaders`, `req.headers` and `req.headersDistinct`
+ *   before `next()`: every copy of a forwarded header the request arrived
+ *   with is removed, in any letter case, then an accepted call's headers
+ *   are set with the values the core encoded.
  *
  * Mount it before any body parser (`express.json()`), or give it the raw
  * bytes (`express.raw({ type: '*\/*' })`): a body already parsed into an
@@ -61,7 +68,7 @@ export function toolctx<C>(
 ): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
   const clock = options.now;
   const key = verifier.contextKey ?? 'toolctx';
-  const tuix = options.tuixHeaders === true;
+  if (options.tuixHeaders === true) requireTuix(verifier);
   // Unset here: the verifier's `telemetry` and `onVerdict`.
   const recorder = new Recorder(entryOptions(options, verifier), 'middleware');
   return function toolctxMiddleware(incoming, res, next) {
@@ -80,7 +87,7 @@ export function toolctx<C>(
     }
     if (head.outcome === 'pass') {
       record(head);
-      if (tuix) replaceTuixHeaders(req, {});
+      applyUpstream(req, head.upstream);
       next();
       return;
     }
@@ -89,7 +96,7 @@ export function toolctx<C>(
       refuse(res, head, false);
       return;
     }
-    const settle = (result: Pass | { outcome: 'accept'; context: C } | Reject, body: Uint8Array, overLimit: boolean): void => {
+    const settle = (result: Pass | { outcome: 'accept'; context: C; upstream: Upstream } | Reject, body: Uint8Array, overLimit: boolean): void => {
       record(result);
       let parsed: unknown;
       try {
@@ -107,8 +114,9 @@ export function toolctx<C>(
       if (result.outcome === 'accept') {
         req.auth = authInfoWith(req.auth, result.context, key);
         (req as unknown as Record<string, unknown>)[key] = result.context;
+        rememberUpstream(parsed, result.upstream);
       }
-      if (tuix) replaceTuixHeaders(req, result.outcome === 'accept' ? tuixHeaders(parsed) : {});
+      applyUpstream(req, result.upstream);
       next();
     };
     const decide = (body: Uint8Array, overLimit: boolean): void => {
@@ -147,34 +155,6 @@ export function toolctx<C>(
     }
     readLimited(req, verifier.maxBodyBytes, decide, next);
   };
-}
-
-/**
- * Removes the Tuix headers the request arrived with and sets `values`, in
- * `rawHeaders`, `headers` and `headersDistinct` alike (the SDK's transport
- * reads `rawHeaders`, handlers usually `headers`).
- */
-function replaceTuixHeaders(req: IncomingMessage, values: Record<string, string>): void {
-  // Node builds `headers` and `headersDistinct` lazily from `rawHeaders` and
-  // its original length: build both before `rawHeaders` changes.
-  const headers = req.headers as Record<string, unknown>;
-  const distinct = req.headersDistinct as Record<string, unknown> | undefined;
-  const raw = req.rawHeaders;
-  const kept: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (!TUIX_HEADER_NAMES.includes(name.toLowerCase())) kept.push(name, raw[i + 1] as string);
-  }
-  for (const [name, value] of Object.entries(values)) kept.push(name, value);
-  req.rawHeaders = kept;
-  for (const name of TUIX_HEADER_NAMES) {
-    delete headers[name];
-    if (distinct) delete distinct[name];
-  }
-  for (const [name, value] of Object.entries(values)) {
-    headers[name.toLowerCase()] = value;
-    if (distinct) distinct[name.toLowerCase()] = [value];
-  }
 }
 
 /** Reads at most `limit + 1` bytes; stops reading at `limit + 1`. */

@@ -6,7 +6,9 @@
  * PX ttl`, and a claim is released with a compare-and-delete script.
  *
  * The replay guard's store (`redisReplayStore`, from `toolctx`): a token id
- * is claimed with one `SET key 1 NX PX ms`, kept until the token expires.
+ * is claimed with the core's command (`SET key 1 NX PX ms`, kept until the
+ * token expires; `toolctx_core::replay::redis::claim_args`, from the
+ * verifier's WebAssembly module).
  *
  * toolctx depends on no Redis client: hand it any client that sends a raw
  * command, e.g. node-redis v4+ (`client.sendCommand(args)`) or a function
@@ -104,8 +106,23 @@ export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, op
   };
 }
 
+/** The core's Redis claim, from the verifier's module (crates/wasm). */
+export interface RedisClaimCore {
+  /** `['SET', key, '1', 'NX', 'PX', ms]` for `jti` until `until` at `now`. */
+  redisClaimArgs(prefix: string, jti: string, until: number, now: number): string[];
+  /** The default key prefix (`toolctx:jti:`). */
+  redisKeyPrefix(): string;
+}
+
+let claimCore: RedisClaimCore | undefined;
+
+/** Called by the entries that load the verifier's module (`node/index.ts`, `web/index.ts`). */
+export function bindRedisClaim(core: RedisClaimCore): void {
+  claimCore ??= core;
+}
+
 export interface RedisReplayStoreOptions {
-  /** Prefixed to every token id. Default `"toolctx:jti:"`. */
+  /** Prefixed to every token id. Default `"toolctx:jti:"` (the core's). */
   prefix?: string;
   /**
    * How long the claim may wait for its reply, in milliseconds, before the
@@ -123,10 +140,14 @@ export interface RedisReplayStoreOptions {
  */
 export function redisReplayStore(client: RedisCommandClient | RedisSend, options: RedisReplayStoreOptions = {}): ReplayStore {
   const send = sender(client, options.timeoutMs);
-  const prefix = options.prefix ?? 'toolctx:jti:';
+  const core = claimCore;
+  if (core === undefined) throw new ToolctxError('internal', 'the verifier module is not loaded: import redisReplayStore from toolctx');
+  const prefix = options.prefix ?? core.redisKeyPrefix();
   return {
-    firstUse(jti, until, now) {
-      return setNx(send, prefix + jti, '1', Math.max(1, until - now) * 1000);
+    async firstUse(jti, until, now) {
+      // `SET ... NX` answers OK when it set the key, nil when it was there.
+      const reply = await send(core.redisClaimArgs(prefix, jti, until, now));
+      return reply !== null && reply !== undefined;
     },
   };
 }

@@ -1,12 +1,21 @@
 /**
- * The replay guard (CONTRACT §3, `token_replayed`): after all 14 steps
- * pass, the token's `jti` must not have been used before. Off unless
- * `createVerifier({ replayGuard })` names a store. The decision stays in
- * the core: the in-memory store is the core's `ReplayCache`, held by the
- * verifier's WebAssembly instance; with a shared store the verifier claims
- * the `jti` after the core accepted and answers a failed claim with the
- * core's refusal.
+ * The replay guard (CONTRACT §3, `token_replayed`, `replay_guard_full`):
+ * after all 14 steps pass, the token's `jti` must not have been used
+ * before. Off unless `createVerifier({ replayGuard })` names a store. The
+ * decision stays in the core: the in-memory store is the core's
+ * `ReplayCache`, held by the verifier's WebAssembly instance; with a shared
+ * store the core says what to claim (or refuses a token without `jti`), the
+ * verifier asks the store, and the core turns the store's answer into the
+ * final verdict.
  */
+
+/**
+ * What a shared store may answer for a token id, as the core reads it:
+ * `first_use` accepts; `used` refuses `token_replayed` (401); `full` (the
+ * store holds all the ids it can) `replay_guard_full` (503, retryable);
+ * `failed` `internal_error` (500).
+ */
+export type ClaimAnswer = 'first_use' | 'used' | 'full' | 'failed';
 
 /**
  * A store shared by several processes (`redisReplayStore`, or your own).
@@ -15,17 +24,18 @@
 export interface ReplayStore {
   /**
    * Records `jti` as used until `until` (Unix seconds; `now` is the
-   * verifier's clock) and resolves to `true`, or resolves to `false` when
-   * it is already recorded. Anything but `true` refuses the call
-   * (`token_replayed`); a rejection refuses it too (`internal_error`).
+   * verifier's clock) and resolves to `true` (or `'first_use'`), or
+   * resolves to `false` (or `'used'`) when it is already recorded, `'full'`
+   * when it cannot record more. A rejection, or any other answer, is
+   * `'failed'`. The core decides what each answer means (`ClaimAnswer`).
    */
-  firstUse(jti: string, until: number, now: number): Promise<boolean>;
+  firstUse(jti: string, until: number, now: number): Promise<boolean | ClaimAnswer>;
 }
 
 /** The in-memory guard: one `ReplayCache` of the core per verifier. */
 export interface MemoryReplayStore {
   readonly kind: 'memory';
-  /** Live token ids kept at most; when all are live, new tokens are refused. */
+  /** Live token ids kept at most; when all are live, fresh tokens are refused `replay_guard_full` (503). */
   readonly capacity: number;
 }
 

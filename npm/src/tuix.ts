@@ -1,9 +1,18 @@
 /**
- * The Tuix upstream headers (CONTRACT §7), read from an accepted call's
- * `_meta`: plain TypeScript, no WebAssembly, so the middleware and the fetch
- * wrapper use them from the main entry without loading the conventions module.
+ * The Tuix upstream headers (CONTRACT §7) by name, and two helpers kept for
+ * code written before the core decided what is forwarded: create the
+ * verifier with `forward: { tuix: true }` and the middleware and the fetch
+ * wrapper forward them (`upstream` on the verdict says what). Plain
+ * TypeScript, no WebAssembly.
  */
-/** The Tuix upstream headers and the `_meta` members they carry. */
+import { ToolctxError } from './errors.js';
+import type { CallVerifier, Upstream } from './types.js';
+import { rememberedUpstream, upstreamHeaders } from './upstream.js';
+
+/**
+ * The Tuix upstream headers and the `_meta` members they carry (the core's
+ * `TUIX_HEADERS`; npm/test/codes.test.mjs checks the two agree).
+ */
 export const TUIX_HEADERS: Readonly<Record<'sessionId' | 'idempotencyKey', string>> = Object.freeze({
   sessionId: 'X-Session-Id',
   idempotencyKey: 'X-Idempotency-Key',
@@ -12,40 +21,41 @@ export const TUIX_HEADERS: Readonly<Record<'sessionId' | 'idempotencyKey', strin
 /** The same names in lower case, as Node and fetch report them. */
 export const TUIX_HEADER_NAMES: readonly string[] = Object.freeze(Object.values(TUIX_HEADERS).map((n) => n.toLowerCase()));
 
-/** Printable ASCII without leading or trailing space: a value every HTTP stack forwards as is. */
-const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
-
 /**
- * The Tuix upstream headers of an accepted call: `X-Session-Id` from
- * `_meta.sessionId` and `X-Idempotency-Key` from `_meta.idempotencyKey`.
- * `message` is the JSON-RPC `tools/call` request (the middleware's
- * `req.body`) or a tool handler's `extra`. A member that is missing, not a
- * string, or not printable ASCII gives no header.
- *
- * Only for a call the verifier accepted; the middleware and the fetch wrapper
- * do it themselves with `{ tuixHeaders: true }`, after removing the copies
- * the request arrived with.
+ * @deprecated Read `upstream.set` of the verdict instead; the middleware
+ * and the fetch wrapper apply it themselves. The Tuix headers the core
+ * decided to forward for `message`, the parsed body (`req.body`) of a call
+ * the Node middleware accepted from a verifier with `forward: { tuix: true }`,
+ * values as the core encoded them; `{}` for anything else (it no longer
+ * reads `_meta` itself).
  */
 export function tuixHeaders(message: unknown): Record<string, string> {
   const out: Record<string, string> = {};
-  const m = message as { params?: { _meta?: unknown }; _meta?: unknown } | null | undefined;
-  if (m === null || typeof m !== 'object') return out;
-  const meta = m.params !== undefined ? m.params?._meta : m._meta;
-  if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) return out;
-  for (const [member, header] of Object.entries(TUIX_HEADERS)) {
-    const value = (meta as Record<string, unknown>)[member];
-    if (typeof value === 'string' && HEADER_VALUE.test(value)) out[header] = value;
+  const set = rememberedUpstream(message)?.set ?? [];
+  for (const header of Object.values(TUIX_HEADERS)) {
+    const found = set.find(([name]) => name === header.toLowerCase());
+    if (found !== undefined) out[header] = found[1];
   }
   return out;
 }
 
 /**
- * A copy of `headers` without the Tuix headers, so that a caller cannot
- * spoof them through a proxy; with `set`, those headers added.
+ * @deprecated Use `upstreamHeaders(headers, verdict.upstream)`. A copy of
+ * `headers` without the Tuix headers; with `set`, those headers added as
+ * given.
  */
 export function withoutTuixHeaders(headers: HeadersInit, set: Record<string, string> = {}): Headers {
-  const out = new Headers(headers);
-  for (const name of TUIX_HEADER_NAMES) out.delete(name);
-  for (const [name, value] of Object.entries(set)) out.set(name, value);
-  return out;
+  const upstream: Upstream = { remove: TUIX_HEADER_NAMES, set: Object.entries(set) };
+  return upstreamHeaders(headers, upstream);
+}
+
+/** The deprecated `tuixHeaders: true` of the middleware and the fetch wrapper: the verifier must forward the Tuix headers. */
+export function requireTuix(verifier: CallVerifier<unknown>): void {
+  const removed = verifier.removedHeaders ?? [];
+  if (!TUIX_HEADER_NAMES.every((name) => removed.includes(name))) {
+    throw new ToolctxError(
+      'config_invalid',
+      'tuixHeaders: true needs a verifier that forwards the Tuix headers: create it with forward: { tuix: true }',
+    );
+  }
 }

@@ -1,6 +1,71 @@
 import type { ReplayGuard } from './replay.js';
 import type { TelemetryOptions } from './telemetry.js';
 
+/**
+ * What goes upstream with a request the verifier let through (CONTRACT §7),
+ * as the core decided it: remove every copy of each `remove` name (in any
+ * letter case: a caller cannot spoof them), then add each `set` pair. The
+ * Node middleware and the fetch wrapper do this themselves; a front end of
+ * your own does exactly this and nothing else.
+ */
+export interface Upstream {
+  /** Lower-case header names to remove first, every copy in any letter case; the same for every request of one verifier. */
+  readonly remove: readonly string[];
+  /**
+   * `[lower-case name, value]` to add after that (an accepted call only).
+   * The core has encoded each value already (bytes outside `!`..`~`, and
+   * `%`, as `%XX`; `decodeURIComponent` gives back the exact value): send
+   * it as it is, never encode it again.
+   */
+  readonly set: ReadonlyArray<readonly [string, string]>;
+}
+
+/** The verified context fields a `forward` configuration can map to headers (the core's `FORWARD_FIELDS`; npm/test/codes.test.mjs checks them). */
+export type ForwardField =
+  | 'task_id'
+  | 'tool_call_id'
+  | 'workspace_id'
+  | 'idempotency_key'
+  | 'protocol'
+  | 'agent_id'
+  | 'end_user_id'
+  | 'metadata'
+  | 'tool'
+  | 'jti'
+  | 'iat'
+  | 'exp'
+  | 'secret_index'
+  | 'context';
+
+/** The AIVAX context fields a `forward` configuration can map to headers (the core's `AIVAX_FIELDS`). */
+export type AivaxForwardField =
+  | 'nonce_verified'
+  | 'external_user_id'
+  | 'call_source'
+  | 'conversation_token'
+  | 'moment'
+  | 'moment_unix'
+  | 'moment_offset_minutes'
+  | 'metadata'
+  | 'context';
+
+/**
+ * What a verifier forwards upstream with a call it accepted (CONTRACT §7),
+ * the configuration's `forward`: each mapped header is removed from every
+ * request that passes or is accepted, and set on an accepted call from the
+ * verified value. Values are the core's: a string as it is, any other JSON
+ * as its canonical text (RFC 8785), `null` or missing forwards nothing, and
+ * every byte outside `!`..`~` (and `%`) is written `%XX`.
+ */
+export interface ForwardOptions<F extends string = ForwardField> {
+  /** Context field -> header name, e.g. `{ task_id: 'x-toolctx-task-id' }` (objects such as `metadata` go as canonical JSON). */
+  headers?: Readonly<Partial<Record<F, string>>>;
+  /** The Tuix headers: `_meta.sessionId` as `x-session-id`, `_meta.idempotencyKey` as `x-idempotency-key`. */
+  tuix?: boolean;
+  /** Any other `_meta` member -> header name, e.g. `{ traceId: 'x-trace-id' }`. */
+  meta?: Readonly<Record<string, string>>;
+}
+
 /** The verified context of a `tools/call`, field names as in the contract. */
 export interface ToolContext {
   task_id: string;
@@ -64,25 +129,30 @@ export type RefusalReason =
   | 'meta_missing'
   | 'claim_missing'
   | 'token_replayed'
+  | 'replay_guard_full'
   | 'nonce_missing'
   | 'nonce_invalid'
   | 'internal_error';
 
-/** Not this contract's business (not a POST, not a `tools/call`, ...): go on untouched. */
+/** Not this contract's business (not a POST, not a `tools/call`, ...): go on, only the forwarded headers removed. */
 export interface Pass {
   outcome: 'pass';
+  /** The forwarded header names to remove (`set` is empty). */
+  upstream: Upstream;
 }
 
 /** A verified `tools/call`. */
 export interface Accept {
   outcome: 'accept';
   context: ToolContext;
+  /** The headers to remove and to set upstream, as the core decided. */
+  upstream: Upstream;
 }
 
 /** A refused request, every field as the core rendered it. */
 export interface Reject {
   outcome: 'reject';
-  /** HTTP status: 400, 401, 403, 413, or 500 (`internal_error`: the replay guard's store failed). */
+  /** HTTP status: 400, 401, 403, 413, 500 (`internal_error`: the replay guard's store failed) or 503 (`replay_guard_full`: retry later). */
   status: number;
   /** JSON-RPC error code. */
   code: number;
@@ -96,7 +166,7 @@ export interface Reject {
 
 export type VerifyResult = Pass | Accept | Reject;
 
-export type { ReplayGuard, ReplayStore, MemoryReplayStore, MemoryReplayStoreOptions } from './replay.js';
+export type { ClaimAnswer, ReplayGuard, ReplayStore, MemoryReplayStore, MemoryReplayStoreOptions } from './replay.js';
 
 /** The verdict on the method and headers alone, before the body is read. */
 export type HeadersResult = Pass | { outcome: 'read_body' } | Reject;
@@ -166,11 +236,14 @@ export interface VerifierOptions extends TelemetryOptions {
   protocolMajors?: readonly number[];
   /** Put `error.data.reason` in refusal bodies. Default true; status, code and message never change. */
   includeReason?: boolean;
+  /** What is forwarded upstream with an accepted call (`upstream` on the verdict). Default: nothing. */
+  forward?: ForwardOptions | null;
   /**
    * Refuse a token whose `jti` was already used (`token_replayed`), and a
    * token without `jti` (`claim_invalid`): `memoryReplayStore({ capacity })`
-   * for one process, `redisReplayStore(client)` for several replicas (then
-   * the verdict needs `verifyAsync`). Default: off.
+   * for one process (a full one refuses fresh tokens `replay_guard_full`,
+   * 503), `redisReplayStore(client)` for several replicas (then the verdict
+   * needs `verifyAsync`). Default: off.
    */
   replayGuard?: ReplayGuard | null;
 }
@@ -219,6 +292,8 @@ export interface AivaxContext {
 export interface AivaxAccept {
   outcome: 'accept';
   context: AivaxContext;
+  /** The headers to remove and to set upstream, as the core decided. */
+  upstream: Upstream;
 }
 
 export type AivaxVerifyResult = Pass | AivaxAccept | Reject;
@@ -237,6 +312,8 @@ export interface AivaxVerifierOptions {
   maxBodyBytes?: number;
   /** Put `error.data.reason` in refusal bodies. Default true. */
   includeReason?: boolean;
+  /** What is forwarded upstream with an accepted call (`upstream` on the verdict). Default: nothing. */
+  forward?: ForwardOptions<AivaxForwardField> | null;
 }
 
 /**
@@ -251,13 +328,15 @@ export interface CallVerifier<C = unknown> {
    * and `req.auth.extra[contextKey]`. Default `"toolctx"`.
    */
   readonly contextKey?: string;
+  /** The lower-case header names removed upstream from every request that passes or is accepted (`Upstream.remove`). */
+  readonly removedHeaders?: readonly string[];
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult;
-  verify(request: VerifyRequest, options?: VerifyOptions): Pass | { outcome: 'accept'; context: C } | Reject;
+  verify(request: VerifyRequest, options?: VerifyOptions): Pass | { outcome: 'accept'; context: C; upstream: Upstream } | Reject;
   /**
    * True when the verdict needs an asynchronous step (a replay guard with
    * a shared store): the middleware and the fetch wrapper then call
    * `verifyAsync` instead of `verify`.
    */
   readonly verifiesAsync?: boolean;
-  verifyAsync?(request: VerifyRequest, options?: VerifyOptions): Promise<Pass | { outcome: 'accept'; context: C } | Reject>;
+  verifyAsync?(request: VerifyRequest, options?: VerifyOptions): Promise<Pass | { outcome: 'accept'; context: C; upstream: Upstream } | Reject>;
 }

@@ -4,16 +4,14 @@
  * `web/glue.ts`, which pass their class to `verifierFactory`). What crosses
  * into WebAssembly and back is `boundary.ts`.
  */
-import { acceptedRequestId, callOnHead, configJson, decode, Held, invalid, rethrow } from './boundary.js';
+import { callOnHead, configJson, Held, invalid, rethrow, Verdicts } from './boundary.js';
 import { ToolctxError } from './errors.js';
-import type { ReplayGuard, ReplayStore } from './replay.js';
+import type { ClaimAnswer, ReplayGuard, ReplayStore } from './replay.js';
 import { Recorder, recordedBy, TELEMETRY_OPTIONS, type TelemetryOptions } from './telemetry.js';
 import type {
   CallVerifier,
   ToolContext,
   HeadersResult,
-  RefusalReason,
-  Reject,
   VerifierOptions,
   VerifyOptions,
   VerifyRequest,
@@ -23,15 +21,15 @@ import type {
 /** The class the wasm-bindgen glue exports (crates/wasm/src/lib.rs). */
 export interface WasmVerifier {
   readonly maxBodyBytes: number;
-  readonly clockSkewSeconds: number;
+  readonly removedHeaders: string;
   checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
   verify(heads: Uint8Array, lens: Uint32Array, body: Uint8Array, now: number): string;
   verifyBody(ticket: number, body: Uint8Array, now: number): string;
-  refuse(reason: string, idJson: string | undefined): string;
+  settle(ticket: number, answer: ClaimAnswer): string;
   describe(): string;
   free(): void;
 }
-export type WasmVerifierClass = new (config: Uint8Array, includeReason: boolean, replayCapacity: number) => WasmVerifier;
+export type WasmVerifierClass = new (config: Uint8Array, includeReason: boolean, replayCapacity: number, sharedStore: boolean) => WasmVerifier;
 
 /** `createVerifier`'s options and their names in the core's configuration JSON. */
 const OPTION_NAMES: Record<string, string> = {
@@ -44,6 +42,7 @@ const OPTION_NAMES: Record<string, string> = {
   maxBodyBytes: 'max_body_bytes',
   maxTokenBytes: 'max_token_bytes',
   protocolMajors: 'protocol_majors',
+  forward: 'forward',
 };
 
 const inspect = Symbol.for('nodejs.util.inspect.custom');
@@ -85,10 +84,11 @@ export abstract class WasmBacked {
 export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly #wasm: WasmVerifier;
   readonly #store: ReplayStore | undefined;
-  readonly #held = new Held();
+  readonly #verdicts: Verdicts;
   readonly #recorder: Recorder;
   /** The `telemetry` and `onVerdict` it was created with, which the middleware and the fetch wrapper default to. */
   readonly [TELEMETRY_OPTIONS]: TelemetryOptions;
+  readonly #held: Held;
   /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
   readonly contextKey = 'toolctx';
   /**
@@ -102,9 +102,16 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
     super(wasm);
     this.#wasm = wasm;
     this.#store = store;
+    this.verifiesAsync = store !== undefined;
     this.#recorder = new Recorder(telemetry, 'verify');
     this[TELEMETRY_OPTIONS] = telemetry;
-    this.verifiesAsync = store !== undefined;
+    this.#verdicts = new Verdicts(wasm.removedHeaders);
+    this.#held = new Held(this.#verdicts);
+  }
+
+  /** The lower-case header names removed upstream from every request that passes or is accepted (the configuration's `forward`). */
+  get removedHeaders(): readonly string[] {
+    return this.#verdicts.removed;
   }
 
   /** Read at most this many body bytes; one more is enough to refuse `body_too_large`. */
@@ -137,17 +144,18 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
       throw new ToolctxError('replay_guard_async', 'the replay guard has a shared store: use verifyAsync');
     }
     const started = recordedBy(request) ? undefined : this.#recorder.start();
-    const result = this.#decide(request, clock(options))[0];
+    const result = this.#verdicts.decode(this.#verdict(request, clock(options)));
     if (started !== undefined) this.#recorder.record(started, result);
     return result;
   }
 
   /**
    * The whole decision, replay guard included whatever its store: with a
-   * shared store, an accepted call's `jti` is claimed there and a token
-   * already used is refused `token_replayed` (a token without `jti`:
-   * `claim_invalid`; the store failing: `internal_error`), each refusal
-   * rendered by the core. Without one, `verify`'s verdict.
+   * shared store, the core says what an accepted call must claim (a token
+   * without `jti` is refused `claim_invalid`), the store is asked, and the
+   * core turns its answer into the verdict (`token_replayed`,
+   * `replay_guard_full`, `internal_error` when the store fails). Without
+   * one, `verify`'s verdict.
    */
   async verifyAsync(request: VerifyRequest, options?: VerifyOptions): Promise<VerifyResult> {
     const started = recordedBy(request) ? undefined : this.#recorder.start();
@@ -158,41 +166,37 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
 
   async #verifyAsync(request: VerifyRequest, options?: VerifyOptions): Promise<VerifyResult> {
     const now = clock(options);
-    const [result, out] = this.#decide(request, now);
+    const out = this.#verdict(request, now);
     const store = this.#store;
-    if (store === undefined || result.outcome !== 'accept') return result;
-    const { jti, exp } = result.context;
-    // The request's id as the core holds it, for the core's refusal.
-    const id = acceptedRequestId(out);
-    if (jti === undefined) return this.#refuse('claim_invalid', id);
-    let fresh: unknown;
+    // `c<ticket>\n<until>\n<jti>`: the accepted call waits in the glue for the store's answer.
+    if (store === undefined || out.charCodeAt(0) !== 0x63) return this.#verdicts.decode(out);
+    const nl = out.indexOf('\n');
+    const nl2 = out.indexOf('\n', nl + 1);
+    const ticket = Number(out.slice(1, nl));
+    let answer: ClaimAnswer;
     try {
-      fresh = await store.firstUse(jti, exp + this.#wasm.clockSkewSeconds, now);
+      answer = claimAnswer(await store.firstUse(out.slice(nl2 + 1), Number(out.slice(nl + 1, nl2)), now));
     } catch {
-      return this.#refuse('internal_error', id);
+      answer = 'failed';
     }
-    return fresh === true ? result : this.#refuse('token_replayed', id);
+    return this.#verdicts.decode(this.#wasm.settle(ticket, answer));
   }
 
-  #decide(request: VerifyRequest, now: number): [VerifyResult, string] {
+  #verdict(request: VerifyRequest, now: number): string {
     const wasm = this.#wasm;
-    const out = this.#held.verify(
+    return this.#held.verify(
       request,
       (ticket, body) => wasm.verifyBody(ticket, body, now),
       (heads, sizes, body) => wasm.verify(heads, sizes, body, now),
     );
-    return [decode(out), out];
   }
+}
 
-  #refuse(reason: RefusalReason, id: string | undefined): Reject {
-    let out: string;
-    try {
-      out = this.#wasm.refuse(reason, id);
-    } catch (e) {
-      rethrow(e);
-    }
-    return decode(out) as Reject;
-  }
+/** A store's answer in the core's names: a boolean is first use or not; anything unknown is `failed`. */
+function claimAnswer(answer: unknown): ClaimAnswer {
+  if (answer === true) return 'first_use';
+  if (answer === false) return 'used';
+  return answer === 'first_use' || answer === 'used' || answer === 'full' ? answer : 'failed';
 }
 
 function clock(options: VerifyOptions | undefined): number {
@@ -243,7 +247,7 @@ export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOpti
     let wasm: WasmVerifier;
     try {
       [capacity, store] = replayGuard(guard);
-      wasm = new Wasm(json, includeReason, capacity);
+      wasm = new Wasm(json, includeReason, capacity, store !== undefined);
     } catch (e) {
       rethrow(e);
     } finally {

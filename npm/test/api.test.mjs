@@ -125,7 +125,7 @@ test('checkHeaders decides on the credential before the body; includeReason fals
     credential: { header: 'authorization', values: ['Bearer a', 'Bearer b'] },
     includeReason: false,
   });
-  assert.deepEqual(v.checkHeaders({ method: 'GET', headers: {} }), { outcome: 'pass' });
+  assert.deepEqual(v.checkHeaders({ method: 'GET', headers: {} }), { outcome: 'pass', upstream: { remove: [], set: [] } });
   assert.deepEqual(v.checkHeaders({ method: 'POST', headers: { authorization: 'Bearer b' } }), { outcome: 'read_body' });
   const r = v.checkHeaders({ method: 'POST', headers: [['authorization', 'Bearer a'], ['authorization', 'Bearer a']] });
   assert.equal(r.reason, 'credential_invalid');

@@ -112,22 +112,28 @@ describe('Tuix', () => {
     assert.throws(() => tuixIdempotencyKey({ sessionId: 's', turn: 1, tool: 'x' }), (e) => e.code === 'invalid_argument');
   });
 
-  test('tuixHeaders reads _meta.sessionId and _meta.idempotencyKey; nothing that is not a printable ASCII string', () => {
-    const call = JSON.parse(toolsCall({ sessionId: 'sess-1', idempotencyKey: 'k-1' }));
-    assert.deepEqual(tuixHeaders(call), { 'X-Session-Id': 'sess-1', 'X-Idempotency-Key': 'k-1' });
-    assert.deepEqual(tuixHeaders({ _meta: { sessionId: 'sess-2' } }), { 'X-Session-Id': 'sess-2' });
-    assert.deepEqual(tuixHeaders(JSON.parse(toolsCall({ sessionId: 'a\r\nX-Evil: 1', idempotencyKey: 7 }))), {});
-    assert.deepEqual(tuixHeaders(JSON.parse(toolsCall({ sessionId: 'é' }))), {});
-    assert.deepEqual(tuixHeaders(null), {});
+  test('withoutTuixHeaders (deprecated) removes every copy and sets what it is given, as given', () => {
     const h = withoutTuixHeaders({ 'X-Session-Id': 'spoofed', 'x-idempotency-key': 'spoofed', accept: '*/*' }, { 'X-Session-Id': 'real' });
     assert.deepEqual([...h], [['accept', '*/*'], ['x-session-id', 'real']]);
+    assert.deepEqual(tuixHeaders(JSON.parse(toolsCall({ sessionId: 'not accepted' }))), {}, 'no longer read from _meta');
+    assert.deepEqual(tuixHeaders(null), {});
   });
 
-  const verifier = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+  const plain = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+  const verifier = createVerifier({ instanceId: INSTANCE, secrets: [SECRET], forward: { tuix: true } });
   const spoofed = { 'X-Session-Id': 'spoofed-session', 'X-Idempotency-Key': 'spoofed-key' };
 
-  test('middleware { tuixHeaders: true }: spoofed copies removed, the accepted call\'s _meta values set', async () => {
-    const mw = toolctx(verifier, { tuixHeaders: true });
+  test('the deprecated tuixHeaders: true needs a verifier with forward: { tuix: true }', () => {
+    assert.deepEqual(plain.removedHeaders, []);
+    assert.deepEqual(verifier.removedHeaders, ['x-session-id', 'x-idempotency-key']);
+    for (const wrap of [() => toolctx(plain, { tuixHeaders: true }), () => withToolctx(plain, () => new Response(), { tuixHeaders: true })]) {
+      assert.throws(wrap, (e) => e instanceof ToolctxError && e.code === 'config_invalid' && /forward: \{ tuix: true \}/.test(e.message));
+    }
+    assert.doesNotThrow(() => toolctx(verifier, { tuixHeaders: true }));
+  });
+
+  test('middleware, forward: { tuix: true }: spoofed copies removed, the accepted call\'s _meta values set as the core encoded them', async () => {
+    const mw = toolctx(verifier);
     const c = callContext({ tool: 'get_weather' });
     const accepted = await throughMiddleware(mw, {
       headers: { ...spoofed, 'x-agentarea-context': c.token },
@@ -142,6 +148,18 @@ describe('Tuix', () => {
     const raw = req.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase());
     assert.equal(raw.filter((n) => n === 'x-session-id').length, 1);
     assert.ok(!req.rawHeaders.includes('spoofed-session') && !req.rawHeaders.includes('spoofed-key'));
+    // The deprecated helper answers what the core decided for this body.
+    assert.deepEqual(tuixHeaders(req.body), { 'X-Session-Id': 'sess-9', 'X-Idempotency-Key': 'key-9' });
+
+    // Values the core encodes (CONTRACT §7): a space, %, non-ASCII, a number.
+    const c3 = callContext({ tool: 'get_weather' });
+    const odd = await throughMiddleware(mw, {
+      headers: { 'x-agentarea-context': c3.token },
+      body: toolsCall({ ...c3.meta, sessionId: 'a b 100% é', idempotencyKey: 5 }),
+    });
+    assert.equal(odd.status, 200, odd.text);
+    assert.equal(odd.seen.req.headers['x-session-id'], 'a%20b%20100%25%20%C3%A9');
+    assert.equal(odd.seen.req.headers['x-idempotency-key'], '5');
 
     // Accepted without the _meta members: the spoofed copies are still gone.
     const c2 = callContext({ tool: 'get_weather' });
@@ -162,14 +180,14 @@ describe('Tuix', () => {
     }
   });
 
-  test('without the option the middleware leaves the headers alone', async () => {
-    const passed = await throughMiddleware(toolctx(verifier), { method: 'GET', headers: spoofed });
+  test('a verifier that forwards nothing leaves the headers alone', async () => {
+    const passed = await throughMiddleware(toolctx(plain), { method: 'GET', headers: spoofed });
     assert.equal(passed.seen.req.headers['x-session-id'], 'spoofed-session');
   });
 
-  test('fetch wrapper { tuixHeaders: true }: the inner Request carries the _meta values, never the spoofed ones', async () => {
+  test('fetch wrapper, forward: { tuix: true }: the inner Request carries the _meta values, never the spoofed ones', async () => {
     let inner;
-    const handler = withToolctx(verifier, (request) => ((inner = request), new Response('ok')), { tuixHeaders: true });
+    const handler = withToolctx(verifier, (request) => ((inner = request), new Response('ok')));
     const c = callContext({ tool: 'get_weather' });
     const body = toolsCall({ ...c.meta, sessionId: 'sess-9', idempotencyKey: 'key-9' });
     const response = await handler(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...spoofed, 'x-agentarea-context': c.token }, body }));
@@ -271,7 +289,7 @@ describe('AIVAX verifier', () => {
     assert.equal(guarded.verify({ method: 'POST', headers: [], body: AIVAX_BODY, checked: head }).reason, 'credential_missing');
     const optional = createAivaxVerifier({ hookKey: HOOK_KEY, requireNonce: false, includeReason: false });
     const none = optional.verify({ method: 'POST', body: toolsCall({ tenant_id: 't' }) });
-    assert.deepEqual(none, { outcome: 'accept', context: { nonce_verified: false, metadata: { tenant_id: 't' }, request_id: 7 } });
+    assert.deepEqual(none, { outcome: 'accept', context: { nonce_verified: false, metadata: { tenant_id: 't' }, request_id: 7 }, upstream: { remove: [], set: [] } });
     const refused = optional.verify({ method: 'POST', body: toolsCall({ _aiv_nonce: 'x' }) });
     assert.equal(JSON.parse(refused.body).error.data, undefined);
   });

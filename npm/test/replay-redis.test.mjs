@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 
 import { redisReplayStore } from 'toolctx';
+import { redisClaimArgs, redisKeyPrefix } from '../dist/wasm/node/toolctx_wasm.js';
 import { haveRedis, redisReplicas } from './processes.mjs';
 import { recordingFetch, replayVerifier } from './replay-fixture.mjs';
 import { replicaCells } from './sdks.mjs';
@@ -102,6 +103,25 @@ describe('the Redis replay store', { skip }, () => {
   const redis = redisReplicas(null, { count: 0 });
   before(async () => ({ redisUrl, client } = await redis.start()));
   after(() => redis.stop());
+
+  test('the store sends the core\'s command (replay::redis::claim_args): what Redis holds is the core\'s key, value and expiry', async () => {
+    const sent = [];
+    const store = redisReplayStore((args) => (sent.push(args), client.sendCommand(args)));
+    const now = Math.floor(Date.now() / 1000);
+    const jti = `cmd-${process.pid}-${now}`;
+    assert.equal(await store.firstUse(jti, now + 90, now), true);
+    assert.equal(await store.firstUse(jti, now + 90, now), false);
+    const core = redisClaimArgs(redisKeyPrefix(), jti, now + 90, now);
+    assert.deepEqual(core, ['SET', `toolctx:jti:${jti}`, '1', 'NX', 'PX', '90000']);
+    assert.deepEqual(sent, [core, core]);
+    // What the real Redis received: the key with its value and its expiry.
+    assert.equal(await client.get(core[1]), core[2]);
+    const pttl = await client.pTTL(core[1]);
+    assert.ok(pttl > 85_000 && pttl <= 90_000, `PTTL ${pttl}`);
+    // A claim past its token's end still expires (at least a second), as the core says.
+    const late = redisClaimArgs('p:', 'x', now - 5, now);
+    assert.equal(late[5], '1000');
+  });
 
   test('the store: one SET NX wins; node-redis and a bare function are both accepted; Redis failing refuses', async () => {
     const store = redisReplayStore(client, { prefix: 'toolctx-replay-store:' });

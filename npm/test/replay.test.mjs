@@ -199,14 +199,16 @@ function request(c, id = 1) {
 }
 
 describe('the in-memory store is bounded', () => {
-  test('full of live token ids it refuses new tokens; ids are forgotten once their tokens expired', () => {
+  test('full of live token ids it refuses fresh tokens replay_guard_full (503, not a replay); ids are forgotten once their tokens expired', () => {
     const verifier = replayVerifier({ replayGuard: memoryReplayStore({ capacity: 2 }) });
     const t = Math.floor(Date.now() / 1000);
     const calls = [1, 2, 3].map(() => callContext({ iat: t }));
     assert.equal(verifier.verify(request(calls[0]), { now: t }).outcome, 'accept');
     assert.equal(verifier.verify(request(calls[1]), { now: t }).outcome, 'accept');
-    // Two live ids fill it: refusing is the safe side.
-    assert.equal(verifier.verify(request(calls[2]), { now: t }).reason, 'token_replayed');
+    // Two live ids fill it: refusing is the safe side, and it is no replay.
+    const full = verifier.verify(request(calls[2], 5), { now: t });
+    assert.deepEqual([full.status, full.code, full.reason, full.id], [503, -32603, 'replay_guard_full', 5]);
+    assert.equal(verifier.verify(request(calls[0]), { now: t }).reason, 'token_replayed');
     // exp + clockSkewSeconds later the first two are expired: their ids go, new tokens fit.
     const later = t + 300 + 30;
     const fresh = [1, 2].map(() => callContext({ iat: later }));
@@ -309,11 +311,36 @@ describe('a shared store through verifyAsync', () => {
     assert.equal(store.calls.length, 0);
   });
 
-  test('a store answering anything but true refuses', async () => {
-    for (const answer of [false, 'OK', 1, undefined]) {
+  test('the core decides what each store answer means; anything unknown is a failed store', async () => {
+    const answers = [
+      [true, 'accept'],
+      ['first_use', 'accept'],
+      [false, 'token_replayed'],
+      ['used', 'token_replayed'],
+      ['full', 'replay_guard_full'],
+      ['failed', 'internal_error'],
+      ['OK', 'internal_error'],
+      [1, 'internal_error'],
+      [undefined, 'internal_error'],
+    ];
+    for (const [answer, want] of answers) {
       const verifier = replayVerifier({ replayGuard: { firstUse: async () => answer } });
-      assert.equal((await verifier.verifyAsync(request(callContext()))).reason, 'token_replayed', String(answer));
+      const r = await verifier.verifyAsync(request(callContext(), 8));
+      assert.equal(r.outcome === 'accept' ? 'accept' : r.reason, want, String(answer));
+      if (r.outcome === 'reject') assert.equal(r.id, 8);
     }
+  });
+
+  test('many claims in flight at once each settle their own call', async () => {
+    const store = mapStore();
+    const verifier = replayVerifier({ replayGuard: store });
+    const calls = Array.from({ length: 50 }, (_, i) => [callContext(), i]);
+    const results = await Promise.all(calls.map(([c, i]) => verifier.verifyAsync(request(c, i))));
+    results.forEach((r, i) => {
+      assert.equal(r.outcome, 'accept');
+      assert.equal(r.context.request_id, i);
+      assert.equal(r.context.jti, store.calls[i].jti);
+    });
   });
 
   test('redisReplayStore over a client that fails refuses internal_error', async () => {

@@ -5,7 +5,11 @@
 //   node npm/test/vectors.mjs tests/vectors/*.json tests/vectors/conventions/*.json
 //
 // Runs every case through the BUILT package (npm/dist) and its public API:
-// createVerifier and verify with the case's `now`; in a file with
+// createVerifier and verify with the case's `now` (the config's `forward`
+// handed on as is); a case with `expect.forward` (lower-case header -> the
+// exact value the upstream must get, or null: must not reach it) also
+// through the Node middleware, judged on the headers it leaves on `req`
+// (`rawHeaders` and `headers`); in a file with
 // `"profile": "aivax"`, createAivaxVerifier and verify; a table case
 // (`expected` next to `instance` and `tool`, or `session_id`, `turn`, `tool`
 // and `arguments`) through qualifiedToolName or tuixIdempotencyKey. Prints one line per failed
@@ -27,7 +31,10 @@ import { fileURLToPath } from 'node:url';
 
 import { createAivaxVerifier } from 'toolctx/aivax';
 import { qualifiedToolName, tuixIdempotencyKey } from 'toolctx/conventions';
-import { createVerifier } from 'toolctx';
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
+
+import { createVerifier, toolctx } from 'toolctx';
 
 const encoder = new TextEncoder();
 
@@ -42,6 +49,7 @@ const OPTION_NAMES = {
   max_body_bytes: 'maxBodyBytes',
   max_token_bytes: 'maxTokenBytes',
   protocol_majors: 'protocolMajors',
+  forward: 'forward',
 };
 
 /** AIVAX vector config names (CONTRACT §7) to createAivaxVerifier options. */
@@ -51,6 +59,7 @@ const AIVAX_OPTION_NAMES = {
   max_bcrypt_cost: 'maxBcryptCost',
   credential: 'credential',
   max_body_bytes: 'maxBodyBytes',
+  forward: 'forward',
 };
 
 const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof JsonNumber);
@@ -224,6 +233,29 @@ function judge(expect, r) {
   return bad(outcome);
 }
 
+/**
+ * Checks what a front end handed on against `expect.forward`: `views` are
+ * `[label, [name, value][]]`, each the request's headers as one view of it
+ * sees them. A string must arrive exactly once with exactly that value; null
+ * must not arrive at all (in any letter case).
+ */
+function judgeForward(want, views) {
+  if (!isObject(want)) return 'expect.forward is not an object';
+  for (const [label, pairs] of views) {
+    for (const [name, value] of Object.entries(want)) {
+      const got = pairs.filter(([n]) => n.toLowerCase() === name.toLowerCase()).map(([, v]) => v);
+      if (value === null) {
+        if (got.length > 0) return `${label}: ${name} must not reach the upstream, got ${show(got)}`;
+      } else if (typeof value !== 'string') {
+        return `expect.forward.${name} is neither a string nor null`;
+      } else if (got.length !== 1 || got[0] !== value) {
+        return `${label}: ${name} = ${show(value)}, got ${show(got)}`;
+      }
+    }
+  }
+  return null;
+}
+
 /** The case's request as the public API takes it. */
 function request(c) {
   const req = c.request;
@@ -254,6 +286,50 @@ export function nodeVerdict(opts, req, now) {
   }
   try {
     return verifier.verify(req, { now });
+  } finally {
+    verifier.free();
+  }
+}
+
+/** A header value as Node's `rawHeaders` holds it: one char per byte. */
+const latin1 = (v) => (typeof v === 'string' ? v : Buffer.from(v).toString('latin1'));
+
+/**
+ * What the package's Node middleware hands on for the request: a real
+ * `IncomingMessage` (method, `rawHeaders`, the body streamed), through
+ * `toolctx(verifier, { now })`; the views `[label, pairs]` of the headers
+ * it left on `req` (`rawHeaders`, `headers`), or throws when it refused.
+ */
+async function nodeForwarded(opts, req, now) {
+  const verifier = createVerifier(opts);
+  try {
+    const middleware = toolctx(verifier, { now: () => now });
+    const incoming = new IncomingMessage(new Socket());
+    incoming.method = req.method;
+    incoming.url = '/mcp';
+    incoming.rawHeaders = req.headers.flatMap(([n, v]) => [n, latin1(v)]);
+    const body = typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body);
+    return await new Promise((resolve, reject) => {
+      const res = {
+        statusCode: 200,
+        setHeader() {},
+        end(text) {
+          reject(new Error(`the middleware refused: ${res.statusCode} ${text}`));
+        },
+      };
+      middleware(incoming, res, (err) => {
+        if (err) return reject(err);
+        const raw = [];
+        for (let i = 0; i + 1 < incoming.rawHeaders.length; i += 2) raw.push([incoming.rawHeaders[i], incoming.rawHeaders[i + 1]]);
+        const parsed = Object.entries(incoming.headers).flatMap(([n, v]) => (Array.isArray(v) ? v.map((x) => [n, x]) : [[n, String(v)]]));
+        resolve([
+          ['req.rawHeaders', raw],
+          ['req.headers', parsed],
+        ]);
+      });
+      if (body.length > 0) incoming.push(body);
+      incoming.push(null);
+    });
   } finally {
     verifier.free();
   }
@@ -300,7 +376,7 @@ export const nodeConventions = {
   },
 };
 
-async function runFile(path, tally, verdict, conventions) {
+async function runFile(path, tally, verdict, conventions, forwarded) {
   let file;
   try {
     file = readJson(readFileSync(path, 'utf8'));
@@ -324,6 +400,13 @@ async function runFile(path, tally, verdict, conventions) {
       else {
         const now = [c.now, file.now].map(plain).find(Number.isInteger) ?? 0;
         failure = judge(c.expect, await verdict(options(merged(file, c)), request(c), now));
+        if (failure === null && isObject(c.expect) && Object.hasOwn(c.expect, 'forward')) {
+          if (forwarded === undefined) throw new Error('this runner has no front end to check expect.forward');
+          failure = judgeForward(c.expect.forward, await forwarded(options(merged(file, c)), request(c), now));
+        }
+      }
+      if (failure === null && aivax && isObject(c.expect) && Object.hasOwn(c.expect, 'forward')) {
+        failure = 'expect.forward on an AIVAX case: not checked by this runner';
       }
     } catch (e) {
       failure = e.message;
@@ -342,13 +425,19 @@ async function runFile(path, tally, verdict, conventions) {
  * it returns `verify`'s result or a promise of it, and throws `config: ...`
  * for a configuration the package refused). `conventions` (`{ table, aivax }`,
  * as `nodeConventions`) runs the table cases and the AIVAX files; without it
- * those cases fail. Prints the failures and the `N passed, N failed` line
- * and sets the exit status.
+ * those cases fail. `forwarded(options, request, now)` runs a case with
+ * `expect.forward` through the runtime's front end and answers the views
+ * `[label, [name, value][]]` of the headers it handed on (as
+ * `nodeForwarded`); without it those cases fail. Prints the failures and
+ * the `N passed, N failed` line (and how many cases checked
+ * `expect.forward`) and sets the exit status.
  */
-export async function runVectors(paths, verdict, conventions) {
-  const tally = { passed: 0, failed: 0, failures: [], broken: [] };
-  for (const p of paths) await runFile(p, tally, verdict, conventions);
+export async function runVectors(paths, verdict, conventions, forwarded) {
+  const tally = { passed: 0, failed: 0, failures: [], broken: [], forward: 0 };
+  const counted = forwarded && (async (...args) => (tally.forward++, forwarded(...args)));
+  for (const p of paths) await runFile(p, tally, verdict, conventions, counted);
   for (const line of [...tally.failures, ...tally.broken]) console.log(line);
+  if (tally.forward > 0) console.log(`${tally.forward} cases checked expect.forward through the front end`);
   console.log(`${tally.passed} passed, ${tally.failed + tally.broken.length} failed`);
   process.exitCode = tally.failed === 0 && tally.broken.length === 0 ? 0 : 1;
 }
@@ -359,5 +448,5 @@ if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.me
     console.error('usage: node npm/test/vectors.mjs FILE...');
     process.exit(2);
   }
-  await runVectors(paths, nodeVerdict, nodeConventions);
+  await runVectors(paths, nodeVerdict, nodeConventions, nodeForwarded);
 }

@@ -5,7 +5,9 @@
 // `toolctx` alone, which ships only the verifier's wasm; the conventions'
 // worker from `toolctx/conventions`, `toolctx/aivax` and `toolctx/helpers`,
 // which ship only the conventions module; a worker of `toolctx/helpers`
-// alone, checked once against node:crypto. Judging and output are
+// alone, checked once against node:crypto. A case with `expect.forward` is
+// also run through the fetch wrapper (`withToolctx`) inside workerd and
+// judged on the headers of the Request it hands on. Judging and output are
 // npm/test/vectors.mjs's own, with these verdict functions.
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -33,7 +35,7 @@ async function bundled(name, wasm) {
   return { name, modules, compatibilityDate: '2026-04-01' };
 }
 
-async function ask(url, job) {
+async function ask(url, job, what = 'result') {
   const res = await fetch(url, { method: 'POST', body: JSON.stringify(job) });
   if (!res.ok) throw new Error(`harness answered ${res.status}: ${await res.text()}`);
   // A number the harness could not write as JSON comes as { $number } (vectors-worker.js).
@@ -41,7 +43,7 @@ async function ask(url, job) {
     typeof v === 'object' && v !== null && typeof v.$number === 'string' && Object.keys(v).length === 1 ? Number(v.$number) : v,
   );
   if (out.error !== undefined) throw new Error(out.error);
-  return out.result;
+  return out[what];
 }
 
 const scratch = scratchDir('vectors');
@@ -57,10 +59,15 @@ try {
   const hashed = await fetch(helpers, { method: 'POST', body: '{"b":[1.0,"é"],"a":null}' }).then((r) => r.json());
   const want = createHash('sha256').update('{"a":null,"b":[1,"é"]}').digest('hex');
   if (hashed.result !== want) throw new Error(`toolctx/helpers alone in workerd: ${JSON.stringify(hashed)}, not ${want}`);
-  await runVectors(paths, (options, req, now) => ask(vectors, { options, now, request: wireRequest(req) }), {
-    table: (input) => ask(conventions, { table: input }),
-    aivax: (options, req) => ask(conventions, { aivax: { options, request: wireRequest(req) } }),
-  });
+  await runVectors(
+    paths,
+    (options, req, now) => ask(vectors, { options, now, request: wireRequest(req) }),
+    {
+      table: (input) => ask(conventions, { table: input }),
+      aivax: (options, req) => ask(conventions, { aivax: { options, request: wireRequest(req) } }),
+    },
+    async (options, req, now) => [['the Request withToolctx hands on', await ask(vectors, { options, now, request: wireRequest(req), forward: true }, 'forwarded')]],
+  );
 } finally {
   await workerd?.stop();
   scratch.cleanup();

@@ -1,10 +1,12 @@
 //! The boundary both wasm crates of the npm package share
 //! (`toolctx-wasm`, `toolctx-wasm-conventions`): the method and headers cut
 //! out of one buffer by their lengths; the verdict strings (`p`, `b` +
-//! ticket, `u`, `a` + JSON [+ newline + request id], `r` + JSON) and the
-//! errors (`"<code>\n<message>"`) the npm package's TypeScript layer reads;
-//! and the header checks waiting for their body, which [`Boundary`] keeps
-//! for either verifier ([`Profile`]).
+//! ticket, `u`, `a` + JSON [+ newline + request id [+ the headers to set
+//! upstream]], `c` + a replay claim, `r` + JSON) and the errors
+//! (`"<code>\n<message>"`) the npm package's TypeScript layer reads; and
+//! what waits under a ticket ([`Tickets`]): the header checks waiting for
+//! their body, which [`Boundary`] keeps for either verifier ([`Profile`]),
+//! and the accepted calls waiting for a shared replay store's answer.
 //!
 //! Its TypeScript mirror is `npm/src/boundary.ts`, which builds these inputs
 //! and reads these outputs: the two files describe one format, and a change
@@ -22,20 +24,44 @@ pub fn config_error(e: &toolctx_core::ConfigError) -> JsValue {
     js_error(e.code(), e)
 }
 
-/// `a` + the context as JSON, then, when the request had an id, a newline
-/// and the id's JSON text as the core holds it (`request_id`: a number as
-/// written, a string as the core writes it). The context's own `request_id`
-/// is the same id, but `JSON.parse` rounds a number beyond 2^53 and rewrites
-/// one like `1.50`; a refusal rendered after the verdict (`Verifier::refuse`,
-/// for the replay guard's shared store) answers with this text instead.
-/// Neither part holds a raw newline: the core escapes control characters in
-/// the JSON it writes, and a number has none.
+/// `a` + the context as JSON; then, when the request had an id or there are
+/// headers to set upstream, a newline and the id's JSON text as the core
+/// holds it (`request_id`: a number as written, a string as the core writes
+/// it; empty when the request had none); then, for each header the core
+/// decided to set upstream ([`Accepted::upstream`]), a newline, its
+/// lower-case name, a newline and its value. So
+/// `a{ctx}`, `a{ctx}\n7`, `a{ctx}\n\nx-session-id\ns%201`.
+///
+/// The context's own `request_id` is the same id, but `JSON.parse` rounds a
+/// number beyond 2^53 and rewrites one like `1.50`. No part holds a raw
+/// newline: the core escapes control characters in the JSON it writes, a
+/// number has none, a header name is an HTTP token and the core's encoded
+/// values are bytes `!`..`~` only.
 pub fn accepted<C: Accepted + ?Sized>(ctx: &C) -> String {
     let mut out = String::from("a");
     ctx.write_json(&mut out);
-    if let Some(id) = ctx.request_id() {
+    let set = ctx.upstream();
+    if ctx.request_id().is_some() || !set.is_empty() {
         out.push('\n');
-        out.push_str(id);
+        out.push_str(ctx.request_id().unwrap_or(""));
+    }
+    for (name, value) in set {
+        out.push('\n');
+        out.push_str(name);
+        out.push('\n');
+        out.push_str(value);
+    }
+    out
+}
+
+/// Lines joined by newlines (header names, which hold none).
+pub fn lines(names: &[String]) -> String {
+    let mut out = String::new();
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(name);
     }
     out
 }
@@ -64,6 +90,11 @@ pub trait Profile {
         body: &[u8],
         now: f64,
     ) -> Verdict<Self::Context>;
+    /// The verdict string of `v`; a profile that completes an accepted
+    /// verdict outside the core (a shared replay store) answers otherwise.
+    fn answer(&mut self, v: Verdict<Self::Context>, include_reason: bool) -> String {
+        verdict(v, include_reason)
+    }
 }
 
 /// A wasm verifier object's state around its profile: how refusals are
@@ -72,7 +103,7 @@ pub trait Profile {
 pub struct Boundary<P> {
     pub profile: P,
     pub include_reason: bool,
-    held: Held,
+    held: Tickets<HeldRequest>,
 }
 
 impl<P: Profile> Boundary<P> {
@@ -80,7 +111,7 @@ impl<P: Profile> Boundary<P> {
         Boundary {
             profile,
             include_reason,
-            held: Held::new(HELD_REQUESTS),
+            held: Tickets::new(HELD_REQUESTS),
         }
     }
 
@@ -90,7 +121,14 @@ impl<P: Profile> Boundary<P> {
     pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
         let (method, headers) = split(heads, lens)?;
         Ok(match self.read_body(method, &headers) {
-            Ok(proof) => self.held.hold(proof, heads, lens),
+            Ok(proof) => {
+                let request = HeldRequest {
+                    proof,
+                    heads: heads.to_vec(),
+                    lens: lens.to_vec(),
+                };
+                format!("b{}", self.held.hold(request))
+            }
             Err(answer) => answer,
         })
     }
@@ -107,7 +145,7 @@ impl<P: Profile> Boundary<P> {
         Ok(match self.read_body(method, &headers) {
             Ok(proof) => {
                 let v = self.profile.check_body(proof, &headers, body, now);
-                verdict(v, self.include_reason)
+                self.profile.answer(v, self.include_reason)
             }
             Err(answer) => answer,
         })
@@ -123,7 +161,7 @@ impl<P: Profile> Boundary<P> {
         };
         let (_, headers) = split(&held.heads, &held.lens)?;
         let v = self.profile.check_body(held.proof, &headers, body, now);
-        Ok(verdict(v, self.include_reason))
+        Ok(self.profile.answer(v, self.include_reason))
     }
 
     /// Steps 0 and 1 settled: `Ok` with the core's proof when the body is
@@ -148,51 +186,45 @@ const HELD_REQUESTS: usize = 64;
 /// A request whose headers passed steps 0 and 1: the core's proof, and the
 /// method and headers (`heads`, `lens`, as [`split`] reads them) as they
 /// were checked.
-struct HeldRequest {
+pub struct HeldRequest {
     proof: Checked,
     heads: Vec<u8>,
     lens: Vec<u32>,
 }
 
-/// The header checks waiting for their body, by ticket, oldest first: a
-/// request whose body never comes waits only until `capacity` newer ones
-/// push it out. A ticket is taken once, with the headers it was issued
-/// for, which stay here: a body check cannot be handed other headers.
-struct Held {
-    waiting: Vec<(u32, HeldRequest)>,
+/// What waits under a ticket, oldest first: one that is never taken waits
+/// only until `capacity` newer ones push it out. A ticket is taken once,
+/// with what it was issued for, which stays here: a body check cannot be
+/// handed other headers, a settled claim another context.
+pub struct Tickets<T> {
+    waiting: Vec<(u32, T)>,
     capacity: usize,
     next: u32,
 }
 
-impl Held {
-    fn new(capacity: usize) -> Held {
-        Held {
+impl<T> Tickets<T> {
+    pub fn new(capacity: usize) -> Tickets<T> {
+        Tickets {
             waiting: Vec::new(),
             capacity: capacity.max(1),
             next: 0,
         }
     }
 
-    /// Keeps `proof` with a copy of the method and headers it vouches for:
-    /// `b` + the ticket (decimal) that [`Held::take`] gives them back for.
-    fn hold(&mut self, proof: Checked, heads: &[u8], lens: &[u32]) -> String {
+    /// Keeps `item`: the ticket that [`Tickets::take`] gives it back for.
+    pub fn hold(&mut self, item: T) -> u32 {
         let ticket = self.next;
         self.next = self.next.wrapping_add(1);
         if self.waiting.len() >= self.capacity {
             self.waiting.remove(0);
         }
-        let request = HeldRequest {
-            proof,
-            heads: heads.to_vec(),
-            lens: lens.to_vec(),
-        };
-        self.waiting.push((ticket, request));
-        format!("b{ticket}")
+        self.waiting.push((ticket, item));
+        ticket
     }
 
     /// What `ticket` holds, once; `None` when it holds nothing (never
     /// issued, taken already, pushed out, or not an issued number at all).
-    fn take(&mut self, ticket: f64) -> Option<HeldRequest> {
+    pub fn take(&mut self, ticket: f64) -> Option<T> {
         let i = self
             .waiting
             .iter()
@@ -255,9 +287,8 @@ pub fn split<'a>(
 mod tests {
     use super::*;
 
-    #[test]
-    fn accepted_ends_with_the_request_id_as_the_core_holds_it() {
-        let mut ctx = toolctx_core::Context {
+    fn context() -> toolctx_core::Context {
+        toolctx_core::Context {
             task_id: "t".into(),
             tool_call_id: "c".into(),
             workspace_id: "w".into(),
@@ -273,7 +304,12 @@ mod tests {
             secret_index: 0,
             request_id: None,
             upstream: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn accepted_ends_with_the_request_id_as_the_core_holds_it() {
+        let mut ctx = context();
         let json = ctx.to_json();
         assert_eq!(accepted(&ctx), format!("a{json}"));
         ctx.request_id = Some("12345678901234567890".into());
@@ -282,37 +318,41 @@ mod tests {
         assert_eq!(accepted(&ctx), format!("a{json}\n12345678901234567890"));
     }
 
-    fn proof() -> Checked {
-        let core =
-            toolctx_core::Verifier::new(toolctx_core::Config::new("i", vec![vec![b's'; 32]]));
-        let no_headers: [(&[u8], &[u8]); 0] = [];
-        match core.map(|v| v.check_headers("POST", &no_headers)) {
-            Ok(HeadersVerdict::ReadBody(proof)) => proof,
-            _ => unreachable!(),
-        }
-    }
-
     #[test]
-    fn a_ticket_gives_back_its_own_headers_once() {
-        let mut held = Held::new(2);
-        assert_eq!(held.hold(proof(), b"POSTa", &[4, 1, 0]), "b0");
-        assert_eq!(held.hold(proof(), b"POSTb", &[4, 1, 0]), "b1");
-        let Some(first) = held.take(0.0) else {
-            unreachable!()
-        };
-        assert_eq!(
-            (first.heads.as_slice(), first.lens.as_slice()),
-            (&b"POSTa"[..], &[4, 1, 0][..])
-        );
+    fn a_ticket_gives_back_what_it_was_issued_for_once() {
+        let mut held = Tickets::new(2);
+        assert_eq!(held.hold("a"), 0);
+        assert_eq!(held.hold("b"), 1);
+        assert_eq!(held.take(0.0), Some("a"));
         assert!(held.take(0.0).is_none(), "used once");
         for never in [2.0, 7.0, -1.0, 0.5, f64::NAN, f64::INFINITY, 1e300] {
             assert!(held.take(never).is_none(), "{never}");
         }
         // The ring: a third hold pushes out the oldest waiting one.
-        assert_eq!(held.hold(proof(), b"POSTc", &[4, 1, 0]), "b2");
-        assert_eq!(held.hold(proof(), b"POSTd", &[4, 1, 0]), "b3");
+        assert_eq!(held.hold("c"), 2);
+        assert_eq!(held.hold("d"), 3);
         assert!(held.take(1.0).is_none(), "pushed out");
-        assert!(held.take(2.0).is_some() && held.take(3.0).is_some());
+        assert_eq!((held.take(2.0), held.take(3.0)), (Some("c"), Some("d")));
+    }
+
+    #[test]
+    fn accepted_carries_the_headers_to_set_after_the_id_line() {
+        let mut ctx = context();
+        ctx.upstream = vec![
+            ("x-session-id".into(), "s%201".into()),
+            ("x-empty".into(), String::new()),
+        ];
+        let json = ctx.to_json();
+        assert_eq!(
+            accepted(&ctx),
+            format!("a{json}\n\nx-session-id\ns%201\nx-empty\n")
+        );
+        ctx.request_id = Some("7".into());
+        let json = ctx.to_json();
+        assert_eq!(
+            accepted(&ctx),
+            format!("a{json}\n7\nx-session-id\ns%201\nx-empty\n")
+        );
     }
 
     #[test]

@@ -16,12 +16,15 @@
 //!
 //! Nothing is decided here: the core decides.
 
-use toolctx_core::aivax::{AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
+use toolctx_core::aivax::{
+    AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache, AIVAX_FIELDS,
+};
 use toolctx_core::json::write_str;
 use toolctx_core::{
     jcs, json, names, Checked, ConfigError, HeadersVerdict, Reason, UnknownSettings,
+    FORWARD_FIELDS, TUIX_HEADERS,
 };
-use toolctx_wasm_boundary::{config_error, js_error, Boundary, Profile};
+use toolctx_wasm_boundary::{config_error, js_error, lines, Boundary, Profile};
 use wasm_bindgen::prelude::*;
 
 /// Verified nonces remembered per verifier object (bound to its hook key by
@@ -45,7 +48,7 @@ struct Aivax {
 #[wasm_bindgen]
 impl AivaxVerifier {
     /// Reads `{"hook_key", "require_nonce", "max_bcrypt_cost", "credential",
-    /// "max_body_bytes"}` (an unknown setting is refused). Throws a string
+    /// "max_body_bytes", "forward"}` (an unknown setting is refused). Throws a string
     /// `"<code>\n<message>"`; the message never contains the hook key.
     #[wasm_bindgen(constructor)]
     pub fn new(config_json: &[u8], include_reason: bool) -> Result<AivaxVerifier, JsValue> {
@@ -63,6 +66,14 @@ impl AivaxVerifier {
     #[wasm_bindgen(getter, js_name = maxBodyBytes)]
     pub fn max_body_bytes(&self) -> usize {
         self.boundary.profile.core.max_body_bytes()
+    }
+
+    /// The header names to remove upstream from every request that passes
+    /// or is accepted, lower-case, one per line (the core's
+    /// `Forward::removed`), as in `toolctx-wasm`'s `Verifier`.
+    #[wasm_bindgen(getter, js_name = removedHeaders)]
+    pub fn removed_headers(&self) -> String {
+        lines(self.boundary.profile.core.forward().removed())
     }
 
     /// Steps 0 and 1 (method and static credential), before the body is
@@ -147,14 +158,23 @@ pub fn tuix_idempotency_key(
 
 /// The core's machine codes, for the npm package's test that its
 /// hand-written unions still match them (`npm/test/codes.test.mjs`):
-/// `{"reasons":[...],"config_errors":[...]}`, every `Reason::as_str` in
-/// `Reason::ALL` order and every `ConfigError::CODES` entry.
+/// `{"reasons":[...],"config_errors":[...],"tuix_headers":[...],
+/// "forward_fields":[...],"aivax_forward_fields":[...]}`, every
+/// `Reason::as_str` in `Reason::ALL` order, every `ConfigError::CODES`
+/// entry, the Tuix headers' `_meta` members and names (`member`, `header`
+/// in turn), and the context fields a `forward` configuration can map.
 #[wasm_bindgen(js_name = coreCodes)]
 pub fn core_codes() -> String {
     let mut out = String::from("{\"reasons\":");
     codes_json(Reason::ALL.iter().map(|r| r.as_str()), &mut out);
     out.push_str(",\"config_errors\":");
     codes_json(ConfigError::CODES.iter().copied(), &mut out);
+    out.push_str(",\"tuix_headers\":");
+    codes_json(TUIX_HEADERS.iter().flat_map(|(m, h)| [*m, *h]), &mut out);
+    out.push_str(",\"forward_fields\":");
+    codes_json(FORWARD_FIELDS.iter().map(|(n, _)| *n), &mut out);
+    out.push_str(",\"aivax_forward_fields\":");
+    codes_json(AIVAX_FIELDS.iter().map(|(n, _)| *n), &mut out);
     telemetry_json(&mut out);
     out.push('}');
     out

@@ -15,10 +15,16 @@
 //! - the verdict leaves as one string whose first character is a tag:
 //!   `p` pass, `b` + a ticket: read the body (headers only; the body goes
 //!   to `verifyBody` with the ticket), `u` the ticket holds nothing (call
-//!   `verify` with the whole request), `a` + the context as JSON
-//!   (then a newline and the request id's JSON text, when there is one),
-//!   `r` + the refusal as JSON (`status`, `code`, `reason`, `message`, `id`,
-//!   `body`, every field as the core rendered it).
+//!   `verify` with the whole request), `a` + the context as JSON (then a
+//!   newline and the request id's JSON text, when there is one or headers
+//!   follow; then newline, name, newline, value for each header the core
+//!   decided to set upstream), `c` + a ticket, the claim's `until` and its
+//!   `jti` on lines of their own (see the replay guard below), `r` + the
+//!   refusal as JSON (`status`, `code`, `reason`, `message`, `id`, `body`,
+//!   every field as the core rendered it);
+//! - `removedHeaders`: the lower-case header names to remove from every
+//!   request that passes or is accepted (every copy, any case) before the
+//!   accepted call's headers are set, one per line, fixed per configuration.
 //!
 //! The npm package's TypeScript layer builds the inputs and reads the tag:
 //! `toolctx-wasm-boundary` (`crates/wasm-boundary`, shared with the
@@ -31,17 +37,21 @@
 //! body check neither runs steps 0 and 1 again nor can be handed other
 //! headers. A ticket that holds nothing answers `u`, never a verdict.
 //!
-//! The replay guard (CONTRACT §3, `token_replayed`) is the core's too: with
-//! an in-memory store the verifier holds a `ReplayCache` and every verdict
-//! goes through `check_body_once`; with a shared (asynchronous) store the
-//! TypeScript layer claims the `jti` after an accept and, when the claim
-//! fails, answers with a refusal rendered here (`refuse`).
+//! The replay guard (CONTRACT §3, `token_replayed`, `replay_guard_full`) is
+//! the core's too: with an in-memory store the verifier holds a
+//! `ReplayCache` and every verdict goes through `check_body_once`; with a
+//! shared (asynchronous) store an accepted call answers `c` with the core's
+//! `replay_claim` while its context waits here under the ticket, the
+//! TypeScript layer asks the store, and `settle(ticket, answer)` gives the
+//! core's final verdict (`Verifier::settle`). The Redis command a store
+//! sends is the core's as well (`redisClaimArgs`).
 
+use toolctx_core::replay::redis;
 use toolctx_core::{
-    Checked, Config, Context, HeadersVerdict, Reason, Refusal, ReplayCache, UnknownSettings,
-    Verdict, Verifier as Core,
+    Checked, ClaimAnswer, Config, Context, HeadersVerdict, Reason, Refusal, ReplayCache,
+    ReplayClaim, UnknownSettings, Verdict, Verifier as Core,
 };
-use toolctx_wasm_boundary::{config_error, refusal, Boundary, Profile};
+use toolctx_wasm_boundary::{config_error, lines, refusal, verdict, Boundary, Profile, Tickets};
 use wasm_bindgen::prelude::*;
 
 /// A validated configuration with the HMAC key state precomputed, held in
@@ -51,20 +61,28 @@ pub struct Verifier {
     boundary: Boundary<AgentArea>,
 }
 
-/// The AgentArea profile's core, with the in-memory replay guard when
-/// configured.
+/// The AgentArea profile's core, with the in-memory replay guard, or the
+/// accepted calls waiting for a shared store's answer, when configured.
 struct AgentArea {
     core: Core,
     replay: Option<ReplayCache>,
+    claims: Option<Tickets<Box<Context>>>,
 }
+
+/// How many accepted calls wait for a shared replay store's answer at once
+/// per verifier; an older one is forgotten and its `settle` refused
+/// `internal_error` (the TypeScript layer's stores bound each claim in time).
+const WAITING_CLAIMS: usize = 4096;
 
 #[wasm_bindgen]
 impl Verifier {
     /// Reads the configuration in the core's JSON form (snake_case setting
-    /// names; an unknown setting is refused) and validates it.
+    /// names, `forward` included; an unknown setting is refused) and
+    /// validates it.
     ///
     /// `replay_capacity` above 0 turns on the in-memory replay guard, for
-    /// at most that many live token ids (0: no guard here).
+    /// at most that many live token ids (0: no guard here); `shared_store`
+    /// turns on the claims for a shared store instead (`c`, `settle`).
     ///
     /// Throws a string `"<code>\n<message>"`: the core's stable
     /// `ConfigError::code` and its message, which never contains a secret.
@@ -73,13 +91,19 @@ impl Verifier {
         config_json: &[u8],
         include_reason: bool,
         replay_capacity: u32,
+        shared_store: bool,
     ) -> Result<Verifier, JsValue> {
         let config = Config::from_json(config_json, UnknownSettings::Refuse);
         match config.and_then(Core::new) {
             Ok(core) => {
                 let replay =
                     (replay_capacity > 0).then(|| ReplayCache::new(replay_capacity as usize));
-                let profile = AgentArea { core, replay };
+                let claims = shared_store.then(|| Tickets::new(WAITING_CLAIMS));
+                let profile = AgentArea {
+                    core,
+                    replay,
+                    claims,
+                };
                 Ok(Verifier {
                     boundary: Boundary::new(profile, include_reason),
                 })
@@ -95,11 +119,12 @@ impl Verifier {
         self.boundary.profile.core.max_body_bytes()
     }
 
-    /// The tolerance for `exp`, `iat` and `nbf`, in seconds: a token is
-    /// guarded against replay until `exp` plus this.
-    #[wasm_bindgen(getter, js_name = clockSkewSeconds)]
-    pub fn clock_skew_seconds(&self) -> f64 {
-        self.boundary.profile.core.config().clock_skew_s as f64
+    /// The header names to remove upstream from every request that passes
+    /// or is accepted, lower-case, one per line (the core's
+    /// `Forward::removed`); empty when nothing is forwarded.
+    #[wasm_bindgen(getter, js_name = removedHeaders)]
+    pub fn removed_headers(&self) -> String {
+        lines(self.boundary.profile.core.config().forward.removed())
     }
 
     /// Steps 0 and 1 (method and static credential), before the body is
@@ -132,18 +157,22 @@ impl Verifier {
         self.boundary.verify_body(ticket, body, now)
     }
 
-    /// The core's refusal for `reason` (a machine code such as
-    /// `token_replayed`), answering the request id `id_json` (JSON text, as
-    /// in an accepted context's `request_id`; `undefined` answers `null`):
-    /// `r` + the refusal as JSON, as `verify` renders one. For a verdict
-    /// completed outside the core (the replay guard's shared store).
-    pub fn refuse(&self, reason: &str, id_json: Option<String>) -> Result<String, JsValue> {
-        let reason = Reason::from_code(reason)
-            .ok_or_else(|| JsValue::from_str("internal\nunknown refusal reason"))?;
-        Ok(refusal(
-            &Refusal::new(reason, id_json),
-            self.boundary.include_reason,
-        ))
+    /// The final verdict on the accepted call that answered `c` + `ticket`,
+    /// once the shared replay store answered its claim: `answer` is
+    /// `first_use`, `used`, `full` or `failed` (anything else is `failed`),
+    /// and the core decides (`Verifier::settle`): `a` + context, or `r` +
+    /// refusal. A ticket that holds nothing (never issued, settled already,
+    /// pushed out) is refused `internal_error`.
+    pub fn settle(&mut self, ticket: f64, answer: &str) -> String {
+        let include_reason = self.boundary.include_reason;
+        let profile = &mut self.boundary.profile;
+        match profile.claims.as_mut().and_then(|c| c.take(ticket)) {
+            Some(ctx) => verdict(
+                profile.core.settle(ctx, claim_answer(answer)),
+                include_reason,
+            ),
+            None => refusal(&Refusal::new(Reason::InternalError, None), include_reason),
+        }
     }
 
     /// The verifier with its configuration, secrets and credential values
@@ -160,7 +189,7 @@ impl Profile for AgentArea {
         self.core.check_headers(method, headers)
     }
 
-    /// Steps 2 to 14 and the replay guard.
+    /// Steps 2 to 14 and the in-memory replay guard.
     fn check_body(
         &mut self,
         proof: Checked,
@@ -180,4 +209,47 @@ impl Profile for AgentArea {
             None => self.core.check_body(proof, headers, body, now),
         }
     }
+
+    /// With a shared store, an accepted call answers what to claim (or the
+    /// core's refusal of a token it cannot guard) and waits for `settle`.
+    fn answer(&mut self, v: Verdict, include_reason: bool) -> String {
+        match (self.claims.as_mut(), v) {
+            (Some(claims), Verdict::Accept(ctx)) => match self.core.replay_claim(&ctx) {
+                Err(r) => refusal(&r, include_reason),
+                Ok(ReplayClaim { jti, until }) => {
+                    format!("c{}\n{until}\n{jti}", claims.hold(ctx))
+                }
+            },
+            (_, v) => verdict(v, include_reason),
+        }
+    }
+}
+
+/// A store's answer as `settle` takes it.
+fn claim_answer(answer: &str) -> ClaimAnswer {
+    match answer {
+        "first_use" => ClaimAnswer::FirstUse,
+        "used" => ClaimAnswer::Used,
+        "full" => ClaimAnswer::Full,
+        _ => ClaimAnswer::Failed,
+    }
+}
+
+/// The Redis command that claims `jti` until `until` at Unix second `now`
+/// under `prefix`: the core's `replay::redis::claim_args` (`SET <key> 1 NX
+/// PX <ms>`), for the npm package's `redisReplayStore`.
+#[wasm_bindgen(js_name = redisClaimArgs)]
+pub fn redis_claim_args(prefix: &str, jti: &str, until: f64, now: f64) -> Vec<String> {
+    // `as` saturates: the TypeScript layer hands non-negative integers.
+    let claim = ReplayClaim {
+        jti: jti.into(),
+        until: until as u64,
+    };
+    redis::claim_args(prefix, &claim, now as u64).into()
+}
+
+/// The core's default Redis key prefix for token ids (`toolctx:jti:`).
+#[wasm_bindgen(js_name = redisKeyPrefix)]
+pub fn redis_key_prefix() -> String {
+    redis::DEFAULT_KEY_PREFIX.into()
 }

@@ -18,8 +18,11 @@ import {
   toolctx,
   ToolctxError,
   withToolctx,
+  type ClaimAnswer,
   type RefusalReason,
   type ReplayGuard,
+  type Upstream,
+  upstreamHeaders,
   type ReplayStore,
   type ToolContext,
   type ToolctxErrorCode,
@@ -54,6 +57,29 @@ const needsAwait: boolean = shared.verifiesAsync;
 void [inMemory, store, later, needsAwait];
 // @ts-expect-error a store needs firstUse
 createVerifier({ instanceId: 'i', secrets: ['s'], replayGuard: { claim: async () => true } });
+
+// What is forwarded upstream: context fields (typed), Tuix, other _meta members; the verdict says what.
+const forwarding: Verifier = createVerifier({
+  instanceId: 'i',
+  secrets: ['s'],
+  forward: { headers: { task_id: 'x-toolctx-task-id', metadata: 'x-toolctx-metadata' }, tuix: true, meta: { traceId: 'x-trace-id' } },
+});
+const removed: readonly string[] = forwarding.removedHeaders;
+const forwarded = forwarding.verify({ method: 'POST', body: '{}' });
+if (forwarded.outcome !== 'reject') {
+  const up: Upstream = forwarded.upstream;
+  const names: readonly string[] = up.remove;
+  const set: ReadonlyArray<readonly [string, string]> = up.set;
+  const outgoing: Headers = upstreamHeaders(new Headers(), up);
+  void [names, set, outgoing];
+}
+const claim: ClaimAnswer = 'full';
+const answering: ReplayStore = { firstUse: async () => claim };
+void [removed, answering];
+// @ts-expect-error not a context field
+createVerifier({ instanceId: 'i', secrets: ['s'], forward: { headers: { task: 'x-task' } } });
+// @ts-expect-error the AIVAX fields are the AIVAX verifier's
+createVerifier({ instanceId: 'i', secrets: ['s'], forward: { headers: { external_user_id: 'x-user' } } });
 
 // @ts-expect-error instanceId is required
 createVerifier({ secrets: ['s'] });
@@ -163,7 +189,12 @@ import { qualifiedToolName as notInMain } from 'toolctx';
 import { createAivaxVerifier as notInMainEither } from 'toolctx';
 void [notInMain, notInMainEither];
 
-const aivax: AivaxVerifier = createAivaxVerifier({ hookKey: process.env['AIVAX_HOOK_KEY'] ?? '', maxBcryptCost: 10, requireNonce: true });
+const aivax: AivaxVerifier = createAivaxVerifier({
+  hookKey: process.env['AIVAX_HOOK_KEY'] ?? '',
+  maxBcryptCost: 10,
+  requireNonce: true,
+  forward: { headers: { external_user_id: 'x-aivax-user' }, tuix: true },
+});
 // @ts-expect-error hookKey is required
 createAivaxVerifier({ requireNonce: false });
 // @ts-expect-error settings are camelCase
