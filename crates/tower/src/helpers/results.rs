@@ -204,7 +204,10 @@ mod tests {
         let over = CallToolResult::success(vec![ContentBlock::text("a".repeat(4000)), ContentBlock::text("b".repeat(4001))]);
         assert_eq!(codes(&over), ["text_offloaded"]);
         // {"k":"..."}: 8 characters around the string.
-        let structured = CallToolResult::structured(serde_json::json!({ "k": "x".repeat(16000 - 7) }));
+        let mut structured = CallToolResult::success(vec![ContentBlock::text("see structuredContent")]);
+        structured.structured_content = Some(serde_json::json!({ "k": "x".repeat(16000 - 8) }));
+        assert!(codes(&structured).is_empty());
+        structured.structured_content = Some(serde_json::json!({ "k": "x".repeat(16000 - 7) }));
         assert_eq!(codes(&structured), ["structured_dropped"]);
         let images: Vec<ContentBlock> = (0..9).map(|_| ContentBlock::image("AAAA", "image/png")).collect();
         assert_eq!(codes(&CallToolResult::success(images)), ["too_many_images"]);
