@@ -43,7 +43,9 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         match self.project() {
-            RequestBodyProj::Read { bytes } => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            RequestBodyProj::Read { bytes } => {
+                Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b))))
+            }
             RequestBodyProj::Unread { body } => body.poll_frame(cx).map(|frame| {
                 frame.map(|f| {
                     // `Bytes` itself when the body's data is `Bytes` (no copy).
@@ -162,9 +164,10 @@ where
             return Ok(Read::OverLimit(bytes));
         }
     }
-    Ok(Read::Whole(
-        more.map_or_else(|| first.unwrap_or_default(), BytesMut::freeze),
-    ))
+    Ok(Read::Whole(more.map_or_else(
+        || first.unwrap_or_default(),
+        BytesMut::freeze,
+    )))
 }
 
 #[cfg(test)]
@@ -184,12 +187,19 @@ mod tests {
             mut self: Pin<&mut Self>,
             _: &mut Context<'_>,
         ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-            Poll::Ready(self.0.pop_front().map(|c| Ok(Frame::data(Bytes::from_static(c)))))
+            Poll::Ready(
+                self.0
+                    .pop_front()
+                    .map(|c| Ok(Frame::data(Bytes::from_static(c)))),
+            )
         }
     }
 
     async fn read(parts: &[&'static [u8]], limit: usize) -> (bool, Vec<u8>) {
-        match read_limited(Chunks(parts.iter().copied().collect()), limit).await.unwrap() {
+        match read_limited(Chunks(parts.iter().copied().collect()), limit)
+            .await
+            .unwrap()
+        {
             Read::Whole(b) => (false, b.to_vec()),
             Read::OverLimit(b) => (true, b.to_vec()),
         }
@@ -198,9 +208,15 @@ mod tests {
     #[tokio::test]
     async fn reads_whole_bodies_and_stops_one_byte_over_the_limit() {
         assert_eq!(read(&[b"abcd"], 4).await, (false, b"abcd".to_vec()));
-        assert_eq!(read(&[b"ab", b"", b"cd"], 4).await, (false, b"abcd".to_vec()));
+        assert_eq!(
+            read(&[b"ab", b"", b"cd"], 4).await,
+            (false, b"abcd".to_vec())
+        );
         assert_eq!(read(&[b"abcdefgh"], 4).await, (true, b"abcde".to_vec()));
-        assert_eq!(read(&[b"ab", b"cd", b"ef", b"gh"], 4).await, (true, b"abcde".to_vec()));
+        assert_eq!(
+            read(&[b"ab", b"cd", b"ef", b"gh"], 4).await,
+            (true, b"abcde".to_vec())
+        );
         assert_eq!(read(&[], 4).await, (false, vec![]));
     }
 

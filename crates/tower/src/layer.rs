@@ -203,15 +203,19 @@ where
         Box::pin(async move {
             let (mut parts, body) = req.into_parts();
             let reason = shared.include_reason;
-            let checked = match decide::head(&shared.verifier, parts.method.as_str(), &parts.headers) {
-                Head::Pass => {
-                    parts.extensions.insert(Verification { context: None });
-                    let req = Request::from_parts(parts, RequestBody::Unread { body });
-                    return Ok(inner.call(req).await?.map(|body| ResponseBody::Inner { body }));
-                }
-                Head::Refuse(r) => return Ok(refuse(&r, reason, false)),
-                Head::ReadBody(checked) => checked,
-            };
+            let checked =
+                match decide::head(&shared.verifier, parts.method.as_str(), &parts.headers) {
+                    Head::Pass => {
+                        parts.extensions.insert(Verification { context: None });
+                        let req = Request::from_parts(parts, RequestBody::Unread { body });
+                        return Ok(inner
+                            .call(req)
+                            .await?
+                            .map(|body| ResponseBody::Inner { body }));
+                    }
+                    Head::Refuse(r) => return Ok(refuse(&r, reason, false)),
+                    Head::ReadBody(checked) => checked,
+                };
             let limit = shared.verifier.max_body_bytes();
             let (bytes, over_limit) = match read_limited(body, limit).await {
                 Ok(Read::Whole(b)) => (b, false),
@@ -234,7 +238,10 @@ where
                 Outcome::Forward { context } => {
                     parts.extensions.insert(Verification { context });
                     let req = Request::from_parts(parts, RequestBody::read(bytes));
-                    Ok(inner.call(req).await?.map(|body| ResponseBody::Inner { body }))
+                    Ok(inner
+                        .call(req)
+                        .await?
+                        .map(|body| ResponseBody::Inner { body }))
                 }
             }
         })

@@ -13,12 +13,12 @@
 
 mod body;
 mod decide;
+#[cfg(feature = "rmcp")]
+pub mod helpers;
 mod layer;
 mod replay;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
-#[cfg(feature = "rmcp")]
-pub mod helpers;
 
 pub use body::{RequestBody, ResponseBody};
 pub use layer::{ResponseFuture, Toolctx, ToolctxLayer, Verification};

@@ -69,7 +69,9 @@ impl<C: AsRequestContext> FromContextPart<C> for Verified {
 pub struct MaybeVerified(pub Option<Arc<Context>>);
 
 impl MaybeVerified {
-    pub fn from_request_context(ctx: &RequestContext<RoleServer>) -> Result<MaybeVerified, ErrorData> {
+    pub fn from_request_context(
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<MaybeVerified, ErrorData> {
         Ok(MaybeVerified(verification(ctx)?.shared()))
     }
 

@@ -6,7 +6,12 @@
 //! call (idempotent replay, progress) and the extractor's error when the
 //! layer is missing.
 #![cfg(feature = "rmcp")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -18,9 +23,9 @@ use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage,
-    ContentBlock, ErrorData, ProgressNotificationParam, ProtocolVersion, RequestMetaObject,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
+    ErrorData, ProgressNotificationParam, ProtocolVersion, RequestMetaObject, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RoleServer, RunningService};
 use rmcp::transport::streamable_http_client::{
@@ -30,7 +35,10 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{tool, tool_handler, tool_router, ClientHandler, ClientLifecycleMode, ClientServiceExt, ServerHandler};
+use rmcp::{
+    tool, tool_handler, tool_router, ClientHandler, ClientLifecycleMode, ClientServiceExt,
+    ServerHandler,
+};
 use serde_json::{json, Value};
 use sse_stream::Sse;
 use toolctx_core::{Config, ContextClaims, TokenClaims, Verifier};
@@ -43,7 +51,10 @@ const INSTANCE: &str = "inst-rmcp-tests";
 const SECRET: &[u8] = b"rmcp-tests-secret-0123456789abcdefghij";
 
 fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 static JTI: AtomicU64 = AtomicU64::new(0);
@@ -52,7 +63,11 @@ fn claims(task: &str, call: &str, tool: &str) -> TokenClaims {
     TokenClaims {
         instance_id: INSTANCE.into(),
         tool: Some(tool.into()),
-        jti: format!("jti-{}-{}", std::process::id(), JTI.fetch_add(1, Ordering::SeqCst)),
+        jti: format!(
+            "jti-{}-{}",
+            std::process::id(),
+            JTI.fetch_add(1, Ordering::SeqCst)
+        ),
         iat: now(),
         context: ContextClaims {
             protocol: "1".into(),
@@ -87,7 +102,11 @@ struct NoArgs {}
 #[tool_router]
 impl Tools {
     #[tool(description = "the verified context")]
-    async fn whoami(&self, Parameters(_): Parameters<NoArgs>, ctx: Verified) -> Result<CallToolResult, ErrorData> {
+    async fn whoami(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+        ctx: Verified,
+    ) -> Result<CallToolResult, ErrorData> {
         self.runs.fetch_add(1, Ordering::SeqCst);
         Ok(CallToolResult::structured(json!({
             "task_id": ctx.task_id, "tool_call_id": ctx.tool_call_id, "jti": ctx.jti,
@@ -95,7 +114,11 @@ impl Tools {
     }
 
     #[tool(description = "the verified context, if any")]
-    async fn maybe(&self, Parameters(_): Parameters<NoArgs>, ctx: MaybeVerified) -> Result<CallToolResult, ErrorData> {
+    async fn maybe(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+        ctx: MaybeVerified,
+    ) -> Result<CallToolResult, ErrorData> {
         self.runs.fetch_add(1, Ordering::SeqCst);
         let task = ctx.context().map(|c| c.task_id.clone());
         Ok(CallToolResult::structured(json!({ "task_id": task })))
@@ -117,12 +140,21 @@ impl Tools {
     }
 
     #[tool(description = "reports progress")]
-    async fn report(&self, Parameters(_): Parameters<NoArgs>, rc: RequestContext<RoleServer>) -> Result<CallToolResult, ErrorData> {
+    async fn report(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+        rc: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
         let progress = Progress::new(&rc).interval(Duration::from_millis(100));
         for i in 1..=5 {
-            progress.report(f64::from(i), Some(5.0), Some(format!("step {i}"))).await;
+            progress
+                .report(f64::from(i), Some(5.0), Some(format!("step {i}")))
+                .await;
         }
-        Ok(CallToolResult::success(vec![ContentBlock::text(format!("sent {}", progress.sent()))]))
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+            "sent {}",
+            progress.sent()
+        ))]))
     }
 }
 
@@ -166,7 +198,8 @@ async fn serve(sessions: bool, layer: bool, require_context: bool) -> Server {
     );
     let mut config = Config::new(INSTANCE, vec![SECRET.to_vec()]);
     config.require_context = require_context;
-    let guarded = ToolctxLayer::new(Verifier::new(config).unwrap()).replay_guard(MemoryReplayStore::new(10_000));
+    let guarded = ToolctxLayer::new(Verifier::new(config).unwrap())
+        .replay_guard(MemoryReplayStore::new(10_000));
     let router = if layer {
         axum::Router::new().route_service("/mcp", guarded.layer(mcp))
     } else {
@@ -202,17 +235,27 @@ impl Platform {
         };
     }
 
-    fn with_token(&self, message: &ClientJsonRpcMessage, mut headers: HashMap<HeaderName, HeaderValue>) -> HashMap<HeaderName, HeaderValue> {
-        let method = serde_json::to_value(message).ok().and_then(|v| v["method"].as_str().map(String::from));
+    fn with_token(
+        &self,
+        message: &ClientJsonRpcMessage,
+        mut headers: HashMap<HeaderName, HeaderValue>,
+    ) -> HashMap<HeaderName, HeaderValue> {
+        let method = serde_json::to_value(message)
+            .ok()
+            .and_then(|v| v["method"].as_str().map(String::from));
         if let Some(token) = method.and_then(|m| self.tokens.lock().unwrap().get(&m).cloned()) {
-            headers.insert(HeaderName::from_static("x-agentarea-context"), HeaderValue::from_str(&token).unwrap());
+            headers.insert(
+                HeaderName::from_static("x-agentarea-context"),
+                HeaderValue::from_str(&token).unwrap(),
+            );
         }
         headers
     }
 }
 
 type Post = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
-type Stream = Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
+type Stream =
+    Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
 
 impl StreamableHttpClient for Platform {
     type Error = reqwest::Error;
@@ -226,7 +269,8 @@ impl StreamableHttpClient for Platform {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> impl Future<Output = Post> + Send + '_ {
         let headers = self.with_token(&message, custom_headers);
-        self.http.post_message(uri, message, session_id, auth_header, headers)
+        self.http
+            .post_message(uri, message, session_id, auth_header, headers)
     }
 
     fn post_message_with_response_limits(
@@ -239,8 +283,14 @@ impl StreamableHttpClient for Platform {
         limits: StreamableHttpResponseLimits,
     ) -> impl Future<Output = Post> + Send + '_ {
         let headers = self.with_token(&message, custom_headers);
-        self.http
-            .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
+        self.http.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            headers,
+            limits,
+        )
     }
 
     fn delete_session(
@@ -250,7 +300,8 @@ impl StreamableHttpClient for Platform {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> impl Future<Output = Result<(), StreamableHttpError<reqwest::Error>>> + Send + '_ {
-        self.http.delete_session(uri, session_id, auth_header, custom_headers)
+        self.http
+            .delete_session(uri, session_id, auth_header, custom_headers)
     }
 
     fn get_stream(
@@ -261,7 +312,8 @@ impl StreamableHttpClient for Platform {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> impl Future<Output = Stream> + Send + '_ {
-        self.http.get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+        self.http
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
     }
 
     fn get_stream_with_max_sse_event_size(
@@ -273,8 +325,14 @@ impl StreamableHttpClient for Platform {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max: usize,
     ) -> impl Future<Output = Stream> + Send + '_ {
-        self.http
-            .get_stream_with_max_sse_event_size(uri, session_id, last_event_id, auth_header, custom_headers, max)
+        self.http.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max,
+        )
     }
 }
 
@@ -285,7 +343,11 @@ struct Client {
 }
 
 impl ClientHandler for Client {
-    async fn on_progress(&self, params: ProgressNotificationParam, _: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
         self.progress.lock().unwrap().push(params.progress);
     }
 }
@@ -325,7 +387,11 @@ async fn connect(mode: Mode, layer: bool, require_context: bool) -> Connected {
         Mode::Stateless | Mode::Session => ClientLifecycleMode::Initialize,
     };
     let client = Client::default();
-    let service = client.clone().serve_with_lifecycle(transport, lifecycle).await.unwrap();
+    let service = client
+        .clone()
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .unwrap();
     Connected {
         server,
         platform,
@@ -336,7 +402,12 @@ async fn connect(mode: Mode, layer: bool, require_context: bool) -> Connected {
 
 impl Connected {
     /// A `tools/call` with `claims`' token and `_meta` (none: neither).
-    async fn call(&self, tool: &str, args: Value, claims: Option<&TokenClaims>) -> Result<CallToolResult, rmcp::ServiceError> {
+    async fn call(
+        &self,
+        tool: &str,
+        args: Value,
+        claims: Option<&TokenClaims>,
+    ) -> Result<CallToolResult, rmcp::ServiceError> {
         self.call_with(tool, args, claims, None).await
     }
 
@@ -347,14 +418,22 @@ impl Connected {
         claims: Option<&TokenClaims>,
         progress_token: Option<u64>,
     ) -> Result<CallToolResult, rmcp::ServiceError> {
-        let mut params = CallToolRequestParams::new(tool.to_string()).with_arguments(args.as_object().cloned().unwrap_or_default());
-        self.platform.set("tools/call", claims.map(|c| c.mint(SECRET).unwrap()));
+        let mut params = CallToolRequestParams::new(tool.to_string())
+            .with_arguments(args.as_object().cloned().unwrap_or_default());
+        self.platform
+            .set("tools/call", claims.map(|c| c.mint(SECRET).unwrap()));
         if let Some(c) = claims {
-            let meta: serde_json::Map<String, Value> = serde_json::from_str(&c.context.meta_json()).unwrap();
+            let meta: serde_json::Map<String, Value> =
+                serde_json::from_str(&c.context.meta_json()).unwrap();
             params.meta = Some(RequestMetaObject(rmcp::model::MetaObject(meta)));
         }
         if let Some(t) = progress_token {
-            params.meta.get_or_insert_with(Default::default).0 .0.insert("progressToken".into(), json!(t));
+            params
+                .meta
+                .get_or_insert_with(Default::default)
+                .0
+                 .0
+                .insert("progressToken".into(), json!(t));
         }
         self.service.call_tool(params).await
     }
@@ -384,13 +463,17 @@ async fn wiring(mode: Mode) {
     // Refused before the tool: no token, the same token again, a wrong tool.
     let before = c.server.runs.load(Ordering::SeqCst);
     let e = c.call("whoami", json!({}), None).await.unwrap_err();
-    assert!(refusal(&e).contains("token_missing") || refusal(&e).contains("context token missing"), "{mode:?}: {e:?}");
+    assert!(
+        refusal(&e).contains("token_missing") || refusal(&e).contains("context token missing"),
+        "{mode:?}: {e:?}"
+    );
     let replay = c.platform.tokens.lock().unwrap().get("tools/call").cloned();
     assert!(replay.is_none());
     // The replay guard: the same token twice.
     let t = claims("task-c", "call-3", "whoami");
     let token = t.mint(SECRET).unwrap();
-    let meta: serde_json::Map<String, Value> = serde_json::from_str(&t.context.meta_json()).unwrap();
+    let meta: serde_json::Map<String, Value> =
+        serde_json::from_str(&t.context.meta_json()).unwrap();
     for round in 0..2 {
         c.platform.set("tools/call", Some(token.clone()));
         let mut params = CallToolRequestParams::new("whoami").with_arguments(Default::default());
@@ -399,29 +482,55 @@ async fn wiring(mode: Mode) {
         if round == 0 {
             assert!(got.is_ok(), "{mode:?}: {got:?}");
         } else {
-            assert!(refusal(&got.unwrap_err()).contains("already used"), "{mode:?}");
+            assert!(
+                refusal(&got.unwrap_err()).contains("already used"),
+                "{mode:?}"
+            );
         }
     }
     let wrong = claims("task-d", "call-4", "maybe");
     let e = c.call("whoami", json!({}), Some(&wrong)).await.unwrap_err();
     assert!(refusal(&e).contains("another tool"), "{mode:?}: {e:?}");
-    assert_eq!(c.server.runs.load(Ordering::SeqCst), before + 1, "{mode:?}: only the first use of the token ran");
+    assert_eq!(
+        c.server.runs.load(Ordering::SeqCst),
+        before + 1,
+        "{mode:?}: only the first use of the token ran"
+    );
 
     // The helpers in real calls: one run per idempotency key, progress.
     let first = claims("task-e", "call-5", "once");
-    let r1 = c.call("once", json!({"order": "A-1"}), Some(&first)).await.unwrap();
+    let r1 = c
+        .call("once", json!({"order": "A-1"}), Some(&first))
+        .await
+        .unwrap();
     let retry = claims("task-e", "call-5", "once"); // a retry: same key, new token
-    let r2 = c.call("once", json!({"order": "A-1"}), Some(&retry)).await.unwrap();
+    let r2 = c
+        .call("once", json!({"order": "A-1"}), Some(&retry))
+        .await
+        .unwrap();
     assert_eq!(structured(&r1), structured(&r2), "{mode:?}");
-    assert_eq!(r2.meta.as_ref().and_then(|m| m.0.get(REPLAYED)), Some(&json!(true)), "{mode:?}");
+    assert_eq!(
+        r2.meta.as_ref().and_then(|m| m.0.get(REPLAYED)),
+        Some(&json!(true)),
+        "{mode:?}"
+    );
     assert!(r1.meta.as_ref().and_then(|m| m.0.get(REPLAYED)).is_none());
     let conflict = claims("task-e", "call-5", "once");
-    let r3 = c.call("once", json!({"order": "B-2"}), Some(&conflict)).await.unwrap();
+    let r3 = c
+        .call("once", json!({"order": "B-2"}), Some(&conflict))
+        .await
+        .unwrap();
     assert_eq!(r3.is_error, Some(true), "{mode:?}");
 
     let p = claims("task-f", "call-6", "report");
-    let r = c.call_with("report", json!({}), Some(&p), Some(99)).await.unwrap();
-    assert!(format!("{:?}", r.content).contains("sent 2"), "{mode:?}: {r:?}");
+    let r = c
+        .call_with("report", json!({}), Some(&p), Some(99))
+        .await
+        .unwrap();
+    assert!(
+        format!("{:?}", r.content).contains("sent 2"),
+        "{mode:?}: {r:?}"
+    );
     // Coalesced: the first report at once, the final one always; 2 to 4 dropped.
     for _ in 0..100 {
         if c.client.progress.lock().unwrap().len() >= 2 {
@@ -429,7 +538,11 @@ async fn wiring(mode: Mode) {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(*c.client.progress.lock().unwrap(), vec![1.0, 5.0], "{mode:?}");
+    assert_eq!(
+        *c.client.progress.lock().unwrap(),
+        vec![1.0, 5.0],
+        "{mode:?}"
+    );
     c.service.cancel().await.unwrap();
 }
 
@@ -453,9 +566,15 @@ async fn without_the_layer_the_extractors_refuse_the_call() {
     let c = connect(Mode::Stateless, false, true).await;
     let a = claims("task-a", "call-1", "whoami");
     let e = c.call("whoami", json!({}), Some(&a)).await.unwrap_err();
-    assert!(refusal(&e).contains("did not pass through ToolctxLayer"), "{e:?}");
+    assert!(
+        refusal(&e).contains("did not pass through ToolctxLayer"),
+        "{e:?}"
+    );
     let e = c.call("maybe", json!({}), None).await.unwrap_err();
-    assert!(refusal(&e).contains("did not pass through ToolctxLayer"), "{e:?}");
+    assert!(
+        refusal(&e).contains("did not pass through ToolctxLayer"),
+        "{e:?}"
+    );
 }
 
 #[tokio::test]
@@ -468,5 +587,8 @@ async fn a_call_without_context_when_not_required() {
     assert!(refusal(&e).contains("needs a verified context"), "{e:?}");
     let r = c.call("once", json!({"order": "X"}), None).await.unwrap();
     assert_eq!(r.is_error, Some(true));
-    assert_eq!(r.meta.as_ref().and_then(|m| m.0.get("toolctx/idempotency")), Some(&json!("unverified")));
+    assert_eq!(
+        r.meta.as_ref().and_then(|m| m.0.get("toolctx/idempotency")),
+        Some(&json!("unverified"))
+    );
 }

@@ -51,6 +51,17 @@ impl Tally {
         self.failures.iter().chain(&self.broken)
     }
 
+    /// Counts one case's result.
+    pub fn count(&mut self, path: &str, name: &str, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.passed += 1,
+            Err(e) => {
+                self.failed += 1;
+                self.failures.push(format!("{path}: {name}: {e}"));
+            }
+        }
+    }
+
     /// `N passed, N failed`.
     pub fn summary(&self) -> String {
         format!("{} passed, {} failed", self.passed, self.failed_total())
@@ -58,7 +69,7 @@ impl Tally {
 }
 
 /// Case config merged over the file's, one level deep.
-fn merged(file: &J, case: &J) -> J {
+pub fn merged(file: &J, case: &J) -> J {
     let mut out: Map<String, J> = file
         .get("config")
         .and_then(J::as_object)
@@ -229,62 +240,91 @@ fn table_case(case: &J) -> Option<Result<(), String>> {
 
 /// Runs every case of one file into `tally`.
 pub fn run_file(path: &str, tally: &mut Tally) {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => return tally.broken.push(format!("{path}: {e}")),
-    };
-    let file: J = match serde_json::from_str(&text) {
-        Ok(f) => f,
-        Err(e) => return tally.broken.push(format!("{path}: {e}")),
-    };
-    let Some(cases) = file.get("cases").and_then(J::as_array) else {
-        return tally.broken.push(format!("{path}: no cases"));
-    };
-    for (i, case) in cases.iter().enumerate() {
-        let name = case
-            .get("name")
-            .and_then(J::as_str)
-            .map(String::from)
-            .unwrap_or_else(|| format!("#{i}"));
-        let now = case.get("now").or_else(|| file.get("now"));
+    run_file_with(path, tally, |file, case| {
         let aivax = file.get("profile").and_then(J::as_str) == Some("aivax");
-        let result = (|| {
-            if let Some(r) = table_case(case) {
-                return r;
-            }
-            if aivax {
-                let verifier = AivaxVerifier::from_json(
-                    merged(&file, case).to_string().as_bytes(),
-                    UnknownSettings::Ignore,
-                )
-                .map_err(|e| format!("config: {e}"))?;
-                let r = request(case)?;
-                return judge(
-                    case.get("expect").unwrap_or(&J::Null),
-                    &verifier.check(&r.method, &r.headers, &r.body),
-                );
-            }
-            let config = Config::from_json(
-                merged(&file, case).to_string().as_bytes(),
+        if let Some(r) = table_case(case) {
+            return r;
+        }
+        if aivax {
+            let verifier = AivaxVerifier::from_json(
+                merged(file, case).to_string().as_bytes(),
                 UnknownSettings::Ignore,
             )
             .map_err(|e| format!("config: {e}"))?;
-            let verifier = Verifier::new(config).map_err(|e| format!("config: {e}"))?;
-            let now = match now {
-                None => 0,
-                Some(n) => n.as_u64().ok_or(format!("now {n} is not Unix seconds"))?,
-            };
             let r = request(case)?;
-            let verdict = verifier.check(&r.method, &r.headers, &r.body, now);
-            judge(case.get("expect").unwrap_or(&J::Null), &verdict)
-        })();
-        match result {
-            Ok(()) => tally.passed += 1,
-            Err(e) => {
-                tally.failed += 1;
-                tally.failures.push(format!("{path}: {name}: {e}"));
-            }
+            return judge(
+                case.get("expect").unwrap_or(&J::Null),
+                &verifier.check(&r.method, &r.headers, &r.body),
+            );
         }
+        let verifier = verifier(file, case)?;
+        let now = case_now(file, case)?;
+        let r = request(case)?;
+        let verdict = verifier.check(&r.method, &r.headers, &r.body, now);
+        judge(case.get("expect").unwrap_or(&J::Null), &verdict)
+    });
+}
+
+/// The AgentArea verifier of a case: its config merged over the file's.
+pub fn verifier(file: &J, case: &J) -> Result<Verifier, String> {
+    let config = Config::from_json(
+        merged(file, case).to_string().as_bytes(),
+        UnknownSettings::Ignore,
+    )
+    .map_err(|e| format!("config: {e}"))?;
+    Verifier::new(config).map_err(|e| format!("config: {e}"))
+}
+
+/// The case's `now` (or the file's; 0 when neither has one).
+pub fn case_now(file: &J, case: &J) -> Result<u64, String> {
+    match case.get("now").or_else(|| file.get("now")) {
+        None => Ok(0),
+        Some(n) => n.as_u64().ok_or(format!("now {n} is not Unix seconds")),
+    }
+}
+
+/// Whether a case is a row of a per-feature table (`tests/vectors/conventions`)
+/// rather than a request.
+pub fn is_table_case(case: &J) -> bool {
+    table_case(case).is_some()
+}
+
+/// A vector file and its cases, each with its name (`#i` when it has
+/// none); `Err` says why the file cannot be read.
+pub fn load(path: &str) -> Result<(J, Vec<(String, J)>), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let file: J = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    let cases = file
+        .get("cases")
+        .and_then(J::as_array)
+        .ok_or(format!("{path}: no cases"))?
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            let name = case
+                .get("name")
+                .and_then(J::as_str)
+                .map(String::from)
+                .unwrap_or_else(|| format!("#{i}"));
+            (name, case.clone())
+        })
+        .collect();
+    Ok((file, cases))
+}
+
+/// Runs `check(file, case)` on every case of one file into `tally`: the
+/// loop every runner shares (reading the file, naming cases, counting).
+pub fn run_file_with(
+    path: &str,
+    tally: &mut Tally,
+    mut check: impl FnMut(&J, &J) -> Result<(), String>,
+) {
+    let (file, cases) = match load(path) {
+        Ok(loaded) => loaded,
+        Err(e) => return tally.broken.push(e),
+    };
+    for (name, case) in &cases {
+        tally.count(path, name, check(&file, case));
     }
 }
 

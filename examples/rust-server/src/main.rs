@@ -77,7 +77,9 @@ fn options() -> Result<Options, String> {
         .or_else(|| std::env::var("PORT").ok())
         .unwrap_or_else(|| "0".into());
     Ok(Options {
-        port: port.parse().map_err(|_| format!("--port {port}: not a port"))?,
+        port: port
+            .parse()
+            .map_err(|_| format!("--port {port}: not a port"))?,
         verify: !flag("--no-verify"),
         context_optional: flag("--context-optional"),
         stateless: flag("--stateless"),
@@ -104,7 +106,12 @@ impl Recorder {
 fn header_pairs(headers: &http::HeaderMap) -> Vec<(String, String)> {
     headers
         .iter()
-        .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect()
 }
 
@@ -181,10 +188,7 @@ struct Example {
 
 impl Example {
     fn new(verify: bool, record: Recorder) -> Example {
-        Example {
-            verify,
-            record,
-        }
+        Example { verify, record }
     }
 
     /// The verified context (none with --no-verify: there is no layer).
@@ -205,7 +209,8 @@ impl Example {
 
     fn ran(&self, tool: &str, ctx: &RequestContext<RoleServer>) {
         if self.record.0.is_some() {
-            self.record.write(json!({"run": tool, "headers": Example::headers(ctx)}));
+            self.record
+                .write(json!({"run": tool, "headers": Example::headers(ctx)}));
         }
     }
 }
@@ -263,7 +268,9 @@ impl Example {
         ))]))
     }
 
-    #[tool(description = "What this server saw: the verified context and the x-toolctx-* headers a proxy added")]
+    #[tool(
+        description = "What this server saw: the verified context and the x-toolctx-* headers a proxy added"
+    )]
     async fn whoami(
         &self,
         Parameters(_): Parameters<NoArgs>,
@@ -279,7 +286,8 @@ impl Example {
             .filter(|(k, _)| k.starts_with("x-toolctx-"))
             .map(|(k, v)| (k, Value::String(v)))
             .collect();
-        let saw = json!({"verified_here": self.verify, "context": context, "proxy_headers": forwarded});
+        let saw =
+            json!({"verified_here": self.verify, "context": context, "proxy_headers": forwarded});
         Ok(CallToolResult::structured(saw))
     }
 
@@ -307,7 +315,9 @@ impl ServerHandler for Example {
 fn verifier(opts: &Options) -> Result<Verifier, String> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let instance = var("TOOLCTX_INSTANCE_ID").ok_or("TOOLCTX_INSTANCE_ID is not set")?;
-    let mut secrets = vec![var("TOOLCTX_SECRET").ok_or("TOOLCTX_SECRET is not set")?.into_bytes()];
+    let mut secrets = vec![var("TOOLCTX_SECRET")
+        .ok_or("TOOLCTX_SECRET is not set")?
+        .into_bytes()];
     secrets.extend(var("TOOLCTX_SECRET_PREVIOUS").map(String::into_bytes));
     let mut config = Config::new(instance, secrets);
     config.credential = var("TOOLCTX_CREDENTIAL").map(|v| Credential {
@@ -350,7 +360,8 @@ async fn run() -> Result<(), String> {
     );
     let recorded = Recorded { inner: mcp, record };
     let router = if opts.verify {
-        axum::Router::new().route_service("/mcp", ToolctxLayer::new(verifier(&opts)?).layer(recorded))
+        axum::Router::new()
+            .route_service("/mcp", ToolctxLayer::new(verifier(&opts)?).layer(recorded))
     } else {
         axum::Router::new().route_service("/mcp", recorded)
     };

@@ -147,9 +147,15 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 pub trait IdempotencyStore: Send + Sync + 'static {
     /// When `key` holds nothing live, store `entry` for `lease` and answer
     /// `None` (the caller runs the tool); otherwise what `key` holds.
-    fn claim<'a>(&'a self, key: &'a str, entry: &'a Entry, lease: Duration) -> StoreFuture<'a, Option<Entry>>;
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+        entry: &'a Entry,
+        lease: Duration,
+    ) -> StoreFuture<'a, Option<Entry>>;
     /// Store the finished call for `ttl`, replacing the claim.
-    fn complete<'a>(&'a self, key: &'a str, entry: &'a Entry, ttl: Duration) -> StoreFuture<'a, ()>;
+    fn complete<'a>(&'a self, key: &'a str, entry: &'a Entry, ttl: Duration)
+        -> StoreFuture<'a, ()>;
     /// Drop the claim `entry`, only while `key` still holds exactly it.
     fn release<'a>(&'a self, key: &'a str, entry: &'a Entry) -> StoreFuture<'a, ()>;
 }
@@ -192,9 +198,12 @@ impl Lru {
         }
         self.tick += 1;
         self.order.insert(self.tick, key.to_string());
-        self.entries.insert(key.to_string(), (entry, expires, self.tick));
+        self.entries
+            .insert(key.to_string(), (entry, expires, self.tick));
         while self.entries.len() > max {
-            let Some((_, oldest)) = self.order.pop_first() else { break };
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
             self.entries.remove(&oldest);
         }
     }
@@ -218,7 +227,10 @@ impl MemoryStore {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Lru) -> T) -> Result<T, StoreError> {
-        let mut lru = self.inner.lock().map_err(|_| StoreError::new("memory store poisoned"))?;
+        let mut lru = self
+            .inner
+            .lock()
+            .map_err(|_| StoreError::new("memory store poisoned"))?;
         Ok(f(&mut lru))
     }
 }
@@ -230,7 +242,12 @@ impl Default for MemoryStore {
 }
 
 impl IdempotencyStore for MemoryStore {
-    fn claim<'a>(&'a self, key: &'a str, entry: &'a Entry, lease: Duration) -> StoreFuture<'a, Option<Entry>> {
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+        entry: &'a Entry,
+        lease: Duration,
+    ) -> StoreFuture<'a, Option<Entry>> {
         let r = self.with(|lru| {
             let now = Instant::now();
             match lru.live(key, now) {
@@ -244,7 +261,12 @@ impl IdempotencyStore for MemoryStore {
         Box::pin(std::future::ready(r))
     }
 
-    fn complete<'a>(&'a self, key: &'a str, entry: &'a Entry, ttl: Duration) -> StoreFuture<'a, ()> {
+    fn complete<'a>(
+        &'a self,
+        key: &'a str,
+        entry: &'a Entry,
+        ttl: Duration,
+    ) -> StoreFuture<'a, ()> {
         let r = self.with(|lru| lru.put(key, entry.clone(), Instant::now() + ttl, self.max));
         Box::pin(std::future::ready(r))
     }
@@ -264,8 +286,10 @@ impl IdempotencyStore for MemoryStore {
 /// Lowercase hex SHA-256 of the RFC 8785 form of `value` (written by the
 /// core), the npm and Python packages' `canonicalHash`.
 pub fn canonical_hash(value: &impl Serialize) -> Result<String, ErrorData> {
-    let text = serde_json::to_string(value).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-    let parsed = core_json::parse(text.as_bytes()).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+    let text =
+        serde_json::to_string(value).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+    let parsed = core_json::parse(text.as_bytes())
+        .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
     let canonical = jcs::canonicalize(&parsed)
         .map_err(|_| ErrorData::invalid_params("arguments cannot be canonicalized", None))?;
     let digest = Sha256::digest(canonical.as_bytes());
@@ -360,7 +384,10 @@ impl Idempotent {
     }
 
     /// Told when the store fails to record a finished call.
-    pub fn on_store_error(mut self, hook: impl Fn(&StoreError) + Send + Sync + 'static) -> Idempotent {
+    pub fn on_store_error(
+        mut self,
+        hook: impl Fn(&StoreError) + Send + Sync + 'static,
+    ) -> Idempotent {
         self.on_store_error = Arc::new(hook);
         self
     }
@@ -397,7 +424,12 @@ impl Idempotent {
         let deadline = Instant::now() + self.wait;
         let mut pause = Duration::from_millis(10);
         loop {
-            let Some(held) = self.store.claim(&key, &mine, self.lease).await.map_err(failed)? else {
+            let Some(held) = self
+                .store
+                .claim(&key, &mine, self.lease)
+                .await
+                .map_err(failed)?
+            else {
                 break;
             };
             if held.hash() != hash {
@@ -483,7 +515,8 @@ fn replayed(mut result: Value) -> Result<CallToolResult, ErrorData> {
             meta.insert(REPLAYED.to_string(), Value::Bool(true));
         }
     }
-    serde_json::from_value(result).map_err(|e| ErrorData::internal_error(format!("toolctx: stored result: {e}"), None))
+    serde_json::from_value(result)
+        .map_err(|e| ErrorData::internal_error(format!("toolctx: stored result: {e}"), None))
 }
 
 /// The default answer to a refused call: an `isError` result naming the
@@ -497,7 +530,10 @@ pub fn refusal(outcome: Outcome, key: &str) -> CallToolResult {
             .to_string(),
     };
     let mut meta = MetaObject::new();
-    meta.0.insert(OUTCOME_KEY.to_string(), Value::String(outcome.as_str().to_string()));
+    meta.0.insert(
+        OUTCOME_KEY.to_string(),
+        Value::String(outcome.as_str().to_string()),
+    );
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
     result.meta = Some(meta);
     result

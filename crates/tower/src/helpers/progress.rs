@@ -15,7 +15,11 @@ use rmcp::service::{RequestContext, RoleServer};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-type Send = Arc<dyn Fn(ProgressNotificationParam) -> Pin<Box<dyn Future<Output = ()> + std::marker::Send>> + std::marker::Send + Sync>;
+type Send = Arc<
+    dyn Fn(ProgressNotificationParam) -> Pin<Box<dyn Future<Output = ()> + std::marker::Send>>
+        + std::marker::Send
+        + Sync,
+>;
 
 #[derive(Default)]
 struct State {
@@ -99,7 +103,9 @@ impl Progress {
     /// report, sent at once, after which reports are ignored. Returns when
     /// this report's notification, if it was sent now, is written.
     pub async fn report(&self, done: f64, total: Option<f64>, message: Option<String>) {
-        let Some(token) = self.token.clone() else { return };
+        let Some(token) = self.token.clone() else {
+            return;
+        };
         if self.cancel.is_cancelled() {
             return;
         }
@@ -116,12 +122,15 @@ impl Progress {
             if total.is_some_and(|t| done >= t) {
                 s.finished = true;
                 true
-            } else if s.last_sent_at.is_none_or(|at| now.duration_since(at) >= self.interval) {
+            } else if s
+                .last_sent_at
+                .is_none_or(|at| now.duration_since(at) >= self.interval)
+            {
                 true
             } else {
-                let wait = s
-                    .last_sent_at
-                    .map_or(Duration::ZERO, |at| (at + self.interval).saturating_duration_since(now));
+                let wait = s.last_sent_at.map_or(Duration::ZERO, |at| {
+                    (at + self.interval).saturating_duration_since(now)
+                });
                 s.pending = Some(param.clone());
                 if !s.timer {
                     s.timer = true;
@@ -200,7 +209,10 @@ mod tests {
         p.report(3.0, Some(10.0), None).await; // not above the last: ignored
         assert_eq!(seen.lock().unwrap().len(), 1);
         tokio::time::sleep(Duration::from_millis(501)).await;
-        assert_eq!(*seen.lock().unwrap(), vec![(1.0, Some(10.0)), (3.0, Some(10.0))]);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![(1.0, Some(10.0)), (3.0, Some(10.0))]
+        );
         p.report(4.0, Some(10.0), None).await; // held
         p.report(10.0, Some(10.0), None).await; // final: at once, 4 dropped
         tokio::time::sleep(Duration::from_secs(1)).await;

@@ -79,7 +79,9 @@ pub fn check_result(result: &CallToolResult) -> Vec<LimitFinding> {
     let mut text_chars = 0usize;
     let mut images = 0usize;
     for (index, block) in result.content.iter().enumerate() {
-        let Ok(b) = serde_json::to_value(block) else { continue };
+        let Ok(b) = serde_json::to_value(block) else {
+            continue;
+        };
         let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(String::from);
         let (mime, data) = match b.get("type").and_then(Value::as_str) {
             Some("text") => {
@@ -97,7 +99,9 @@ pub fn check_result(result: &CallToolResult) -> Vec<LimitFinding> {
             _ => continue,
         };
         images += 1;
-        let mime_ok = mime.as_deref().is_some_and(|m| LIMITS.image_types.contains(&m));
+        let mime_ok = mime
+            .as_deref()
+            .is_some_and(|m| LIMITS.image_types.contains(&m));
         if !mime_ok {
             findings.push(LimitFinding {
                 code: LimitCode::ImageType,
@@ -114,7 +118,10 @@ pub fn check_result(result: &CallToolResult) -> Vec<LimitFinding> {
         if bytes > LIMITS.image_bytes {
             findings.push(LimitFinding {
                 code: LimitCode::ImageTooLarge,
-                message: format!("image {index} is {bytes} bytes, over the {}-byte limit", LIMITS.image_bytes),
+                message: format!(
+                    "image {index} is {bytes} bytes, over the {}-byte limit",
+                    LIMITS.image_bytes
+                ),
                 size: bytes,
                 limit: LIMITS.image_bytes,
                 index: Some(index),
@@ -136,7 +143,10 @@ pub fn check_result(result: &CallToolResult) -> Vec<LimitFinding> {
     if images > LIMITS.images {
         findings.push(LimitFinding {
             code: LimitCode::TooManyImages,
-            message: format!("the result has {images} images, more than {}", LIMITS.images),
+            message: format!(
+                "the result has {images} images, more than {}",
+                LIMITS.images
+            ),
             size: images,
             limit: LIMITS.images,
             index: None,
@@ -201,19 +211,31 @@ mod tests {
     fn each_limit_is_found_at_one_over() {
         let at = CallToolResult::success(vec![ContentBlock::text("é".repeat(8000))]);
         assert!(codes(&at).is_empty());
-        let over = CallToolResult::success(vec![ContentBlock::text("a".repeat(4000)), ContentBlock::text("b".repeat(4001))]);
+        let over = CallToolResult::success(vec![
+            ContentBlock::text("a".repeat(4000)),
+            ContentBlock::text("b".repeat(4001)),
+        ]);
         assert_eq!(codes(&over), ["text_offloaded"]);
         // {"k":"..."}: 8 characters around the string.
-        let mut structured = CallToolResult::success(vec![ContentBlock::text("see structuredContent")]);
+        let mut structured =
+            CallToolResult::success(vec![ContentBlock::text("see structuredContent")]);
         structured.structured_content = Some(serde_json::json!({ "k": "x".repeat(16000 - 8) }));
         assert!(codes(&structured).is_empty());
         structured.structured_content = Some(serde_json::json!({ "k": "x".repeat(16000 - 7) }));
         assert_eq!(codes(&structured), ["structured_dropped"]);
-        let images: Vec<ContentBlock> = (0..9).map(|_| ContentBlock::image("AAAA", "image/png")).collect();
+        let images: Vec<ContentBlock> = (0..9)
+            .map(|_| ContentBlock::image("AAAA", "image/png"))
+            .collect();
         assert_eq!(codes(&CallToolResult::success(images)), ["too_many_images"]);
         let bmp = CallToolResult::success(vec![ContentBlock::image("AAAA", "image/bmp")]);
         assert_eq!(codes(&bmp), ["image_type"]);
         let big = "A".repeat((5 * 1024 * 1024 + 3) / 3 * 4);
-        assert_eq!(codes(&CallToolResult::success(vec![ContentBlock::image(big, "image/png")])), ["image_too_large"]);
+        assert_eq!(
+            codes(&CallToolResult::success(vec![ContentBlock::image(
+                big,
+                "image/png"
+            )])),
+            ["image_too_large"]
+        );
     }
 }
