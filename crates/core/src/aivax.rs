@@ -14,6 +14,7 @@ use crate::config::{
     self, ConfigError, Credential, UnknownSettings, DEFAULT_MAX_BODY_BYTES, MAX_BODY_LIMIT,
 };
 use crate::envelope::{ct_eq, next_verifier_id, Envelope};
+use crate::forward::{canonical_text, Field, Forward, Upstream};
 use crate::json::{self, Item, Kind, Members, Value};
 use crate::reason::Reason;
 use crate::verdict::{Checked, HeadersVerdict, Verdict};
@@ -80,6 +81,69 @@ pub struct Moment {
     pub offset_minutes: i32,
 }
 
+/// A field of an accepted AIVAX call that can be forwarded as a header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AivaxField {
+    NonceVerified,
+    ExternalUserId,
+    CallSource,
+    ConversationToken,
+    /// `_aiv_moment` as sent.
+    Moment,
+    /// The moment in Unix seconds.
+    MomentUnix,
+    MomentOffsetMinutes,
+    /// The flat string metadata as a JSON object (canonical JSON).
+    Metadata,
+    /// The whole typed context (canonical JSON).
+    Context,
+}
+
+/// Every [`AivaxField`] by the name configurations use.
+pub const AIVAX_FIELDS: [(&str, AivaxField); 9] = [
+    ("nonce_verified", AivaxField::NonceVerified),
+    ("external_user_id", AivaxField::ExternalUserId),
+    ("call_source", AivaxField::CallSource),
+    ("conversation_token", AivaxField::ConversationToken),
+    ("moment", AivaxField::Moment),
+    ("moment_unix", AivaxField::MomentUnix),
+    ("moment_offset_minutes", AivaxField::MomentOffsetMinutes),
+    ("metadata", AivaxField::Metadata),
+    ("context", AivaxField::Context),
+];
+
+impl Field for AivaxField {
+    type Context = AivaxContext;
+    const TABLE: &'static [(&'static str, Self)] = &AIVAX_FIELDS;
+
+    fn write(self, ctx: &AivaxContext, out: &mut String) -> bool {
+        use core::fmt::Write as _;
+        let text = |v: Option<&str>, out: &mut String| v.map(|v| out.push_str(v)).is_some();
+        match self {
+            AivaxField::NonceVerified => {
+                out.push_str(if ctx.nonce_verified { "true" } else { "false" });
+                true
+            }
+            AivaxField::ExternalUserId => text(ctx.external_user_id.as_deref(), out),
+            AivaxField::CallSource => text(ctx.call_source.as_deref(), out),
+            AivaxField::ConversationToken => text(ctx.conversation_token.as_deref(), out),
+            AivaxField::Moment => text(ctx.moment.as_ref().map(|m| m.text.as_str()), out),
+            AivaxField::MomentUnix => ctx
+                .moment
+                .as_ref()
+                .map(|m| write!(out, "{}", m.unix_seconds))
+                .is_some(),
+            AivaxField::MomentOffsetMinutes => ctx
+                .moment
+                .as_ref()
+                .map(|m| write!(out, "{}", m.offset_minutes))
+                .is_some(),
+            AivaxField::Metadata => canonical_text(&ctx.metadata_json(), out),
+            AivaxField::Context => canonical_text(&ctx.to_json(), out),
+        }
+    }
+}
+
 /// What an AIVAX call carries, parsed and typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AivaxContext {
@@ -95,6 +159,8 @@ pub struct AivaxContext {
     pub metadata: Vec<(String, String)>,
     /// The request's JSON-RPC `id` as JSON text (see `Context::request_id`).
     pub request_id: Option<String>,
+    /// The headers to add upstream (see [`AivaxVerifier::upstream`]).
+    pub upstream: Vec<(String, String)>,
 }
 
 impl AivaxContext {
@@ -181,6 +247,7 @@ pub struct AivaxVerifier {
     key_digest: [u8; 32],
     credential: Option<Credential>,
     max_body_bytes: usize,
+    forward: Forward<AivaxField>,
     /// Names this verifier in the [`Checked`] proofs it makes.
     id: usize,
 }
@@ -215,8 +282,24 @@ impl AivaxVerifier {
             aivax,
             credential,
             max_body_bytes,
+            forward: Forward::new(),
             id: next_verifier_id(),
         })
+    }
+
+    /// This verifier forwarding `forward` upstream (see [`crate::forward`]).
+    pub fn with_forward(mut self, forward: Forward<AivaxField>) -> AivaxVerifier {
+        self.forward = forward;
+        self
+    }
+
+    pub fn forward(&self) -> &Forward<AivaxField> {
+        &self.forward
+    }
+
+    /// What goes upstream with `verdict` (see [`crate::Verifier::upstream`]).
+    pub fn upstream<'a>(&'a self, verdict: &'a AivaxVerdict) -> Option<Upstream<'a>> {
+        crate::forward::upstream(&self.forward, verdict)
     }
 
     /// Reads `{"hook_key": "...", "require_nonce": true, "max_bcrypt_cost":
@@ -231,8 +314,10 @@ impl AivaxVerifier {
         let mut aivax = AivaxConfig::new(Vec::new());
         let mut credential = None;
         let mut max_body_bytes = DEFAULT_MAX_BODY_BYTES;
+        let mut forward = Forward::new();
         for (name, value) in members {
             match &**name {
+                "forward" => forward = Forward::from_value(value).map_err(ConfigError::Forward)?,
                 "hook_key" => hook_key = Some(config::string(value, "hook_key")?.into_bytes()),
                 "require_nonce" => {
                     aivax.require_nonce = match value {
@@ -254,7 +339,7 @@ impl AivaxVerifier {
             }
         }
         aivax.hook_key = hook_key.ok_or(ConfigError::Missing("hook_key"))?;
-        AivaxVerifier::new(aivax, credential, max_body_bytes)
+        Ok(AivaxVerifier::new(aivax, credential, max_body_bytes)?.with_forward(forward))
     }
 
     /// Steps 0 and 1, before the body is read: on `ReadBody`, read it and
@@ -332,7 +417,11 @@ impl AivaxVerifier {
         cache: Option<&mut NonceCache>,
     ) -> AivaxVerdict {
         self.envelope().body(checked, headers, body, |call| {
-            check(&self.aivax, call.meta, cache).map(Some)
+            let mut ctx = check(&self.aivax, call.meta, cache)?;
+            ctx.upstream = self.forward.set_headers(&ctx, |m| {
+                call.meta.and_then(|o| o.get(m)).map(|v| v.to_value())
+            });
+            Ok(Some(ctx))
         })
     }
 
@@ -448,6 +537,7 @@ pub(crate) fn check(
         moment,
         metadata,
         request_id: None,
+        upstream: Vec::new(),
     })
 }
 

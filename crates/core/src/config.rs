@@ -3,6 +3,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::forward::{Forward, ForwardError};
 use crate::json::{self, Value};
 
 /// An optional static credential: a header and the values it may carry.
@@ -38,6 +39,8 @@ pub struct Config {
     pub max_body_bytes: usize,
     pub max_token_bytes: usize,
     pub protocol_majors: Vec<u64>,
+    /// What is forwarded upstream with passed and accepted requests.
+    pub forward: Forward,
 }
 
 struct Redacted(usize);
@@ -61,6 +64,7 @@ impl core::fmt::Debug for Config {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_token_bytes", &self.max_token_bytes)
             .field("protocol_majors", &self.protocol_majors)
+            .field("forward", &self.forward)
             .finish()
     }
 }
@@ -103,6 +107,8 @@ pub enum ConfigError {
     NoProtocolMajors,
     /// A setting is outside what it may be; names it.
     Invalid(&'static str),
+    /// The `forward` setting is refused (code `config_invalid`).
+    Forward(ForwardError),
 }
 
 impl ConfigError {
@@ -138,7 +144,7 @@ impl ConfigError {
             ConfigError::CredentialNoValues => "credential_no_values",
             ConfigError::Limit(_) => "limit_out_of_range",
             ConfigError::NoProtocolMajors => "no_protocol_majors",
-            ConfigError::Invalid(_) => "config_invalid",
+            ConfigError::Invalid(_) | ConfigError::Forward(_) => "config_invalid",
         }
     }
 }
@@ -161,6 +167,7 @@ impl core::fmt::Display for ConfigError {
             ConfigError::Limit(name) => write!(f, "setting `{name}` is out of range"),
             ConfigError::NoProtocolMajors => f.write_str("`protocol_majors` must not be empty"),
             ConfigError::Invalid(name) => write!(f, "setting `{name}` is invalid"),
+            ConfigError::Forward(e) => write!(f, "setting `forward`: {e}"),
         }
     }
 }
@@ -191,6 +198,7 @@ impl Config {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_token_bytes: DEFAULT_MAX_TOKEN_BYTES,
             protocol_majors: alloc::vec![1],
+            forward: Forward::new(),
         }
     }
 
@@ -277,6 +285,9 @@ impl Config {
                         .map(|v| integer(v, "protocol_majors"))
                         .collect::<Result<_, _>>()?;
                 }
+                "forward" => {
+                    config.forward = Forward::from_value(value).map_err(ConfigError::Forward)?
+                }
                 other => {
                     if unknown == UnknownSettings::Refuse {
                         return Err(ConfigError::UnknownSetting(other.into()));
@@ -361,6 +372,7 @@ mod tests {
             ConfigError::Limit("x"),
             ConfigError::NoProtocolMajors,
             ConfigError::Invalid("x"),
+            ConfigError::Forward(crate::ForwardError::EmptyMember),
         ];
         // Exhaustive: a new variant stops this compiling until it is added
         // to `every` above and its code to `CODES`.
@@ -377,10 +389,13 @@ mod tests {
                 | ConfigError::CredentialNoValues
                 | ConfigError::Limit(_)
                 | ConfigError::NoProtocolMajors
-                | ConfigError::Invalid(_) => {}
+                | ConfigError::Invalid(_)
+                | ConfigError::Forward(_) => {}
             }
         }
-        let codes: Vec<&str> = every.iter().map(ConfigError::code).collect();
+        let mut codes: Vec<&str> = every.iter().map(ConfigError::code).collect();
+        // `Forward` shares `Invalid`'s code.
+        codes.dedup();
         assert_eq!(codes, ConfigError::CODES);
     }
 

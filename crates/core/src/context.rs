@@ -1,6 +1,7 @@
 //! What a verified AgentArea `tools/call` may rely on.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use crate::claims::Claim;
 use crate::json::{write_str, JsonText};
@@ -28,6 +29,11 @@ pub struct Context {
     /// number as written); `None` when absent or of another type. Not
     /// vouched for by the token: for answering and logging.
     pub request_id: Option<String>,
+    /// The headers to add upstream, `(lower-case name, encoded value)`, as
+    /// the configuration's [`Forward`](crate::Forward) decided (see
+    /// [`Verifier::upstream`](crate::Verifier::upstream)); not part of the
+    /// context's JSON.
+    pub upstream: Vec<(String, String)>,
 }
 
 impl Context {

@@ -23,12 +23,13 @@ mod claims;
 mod config;
 mod context;
 mod envelope;
+pub mod forward;
 pub mod jcs;
 pub mod json;
 pub mod names;
 mod reason;
 mod refusal;
-mod replay;
+pub mod replay;
 mod scan;
 mod token;
 mod verdict;
@@ -40,9 +41,10 @@ pub use config::{
     DEFAULT_MAX_TOKEN_AGE_S, DEFAULT_MAX_TOKEN_BYTES, MAX_SECRET_BYTES, MIN_SECRET_BYTES,
 };
 pub use context::Context;
+pub use forward::{Forward, ForwardError, ForwardField, Upstream, FORWARD_FIELDS, TUIX_HEADERS};
 pub use reason::Reason;
 pub use refusal::Refusal;
-pub use replay::{FirstUse, ReplayCache};
+pub use replay::{ClaimAnswer, FirstUse, ReplayCache, ReplayClaim};
 pub use token::{
     decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,
 };

@@ -95,6 +95,14 @@ table_enum! {
             "context key not vouched for by the token",
         ),
         TokenReplayed => row("token_replayed", 401, -32001, "context token already used"),
+        /// The replay guard holds its capacity of live token ids: this
+        /// fresh token cannot be recorded. Retryable; never a replay.
+        ReplayGuardFull => row(
+            "replay_guard_full",
+            503,
+            -32603,
+            "replay guard is full: retry later",
+        ),
         // AIVAX profile (CONTRACT §7).
         NonceMissing => row("nonce_missing", 401, -32001, "AIVAX nonce missing"),
         NonceInvalid => row("nonce_invalid", 401, -32001, "AIVAX nonce invalid"),

@@ -84,6 +84,8 @@ pub trait Accepted: Sealed {
     /// The request's JSON-RPC `id` as JSON text (a string literal or a
     /// number as written); `None` when absent or of another type.
     fn request_id(&self) -> Option<&str>;
+    /// The headers to add upstream (see [`crate::Upstream`]).
+    fn upstream(&self) -> &[(String, String)];
 }
 
 macro_rules! accepted {
@@ -105,6 +107,10 @@ macro_rules! accepted {
 
             fn request_id(&self) -> Option<&str> {
                 self.request_id.as_deref()
+            }
+
+            fn upstream(&self) -> &[(String, String)] {
+                &self.upstream
             }
         }
     };

@@ -2,6 +2,7 @@
 //! claims, context, tool, protocol, binding) on the call that the envelope
 //! (`envelope.rs`, steps 0 to 7) hands on.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -11,9 +12,11 @@ use crate::claims::{self, protocol_major, Claim};
 use crate::config::{Config, ConfigError};
 use crate::context::Context;
 use crate::envelope::{header, next_verifier_id, Call, Envelope, Lookup};
+use crate::forward::Upstream;
 use crate::json::{self, position, Doc, Item, JsonText, Keep, Kind as JsonKind, Members};
 use crate::reason::Reason;
-use crate::replay::FirstUse;
+use crate::refusal::Refusal;
+use crate::replay::{ClaimAnswer, FirstUse, ReplayClaim};
 use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
 use crate::verdict::{Checked, HeadersVerdict, Verdict};
 
@@ -117,9 +120,13 @@ impl Verifier {
     /// [`Verifier::check`] with the replay guard: after step 14, the token's
     /// `jti` must be new. `first_use(jti, until)` records it as used until
     /// `until` (Unix seconds; the token is refused as expired from then on)
-    /// and says whether it was unused. A token without `jti` cannot be
-    /// guarded and is refused as `claim_invalid`; a used one as
-    /// `token_replayed`. [`ReplayCache`](crate::ReplayCache) is a ready store for one process.
+    /// and answers with a [`ClaimAnswer`], whose meaning is the core's
+    /// ([`ClaimAnswer::verdict`]): a used id is `token_replayed`, a full
+    /// store `replay_guard_full`, a failed one `internal_error`. A token
+    /// without `jti` cannot be guarded and is refused as `claim_invalid`.
+    /// [`ReplayCache`](crate::ReplayCache) is a ready store for one process;
+    /// a store that answers asynchronously uses [`Verifier::replay_claim`]
+    /// and [`Verifier::settle`] instead.
     pub fn check_once<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         method: &str,
@@ -145,6 +152,40 @@ impl Verifier {
         self.decide(checked, headers, body, now, Some(first_use))
     }
 
+    /// What an accepted call must record in an asynchronous replay store:
+    /// its `jti` until `exp + clock_skew_s`. A token without `jti` cannot be
+    /// guarded: refused `claim_invalid`, with the request's id.
+    pub fn replay_claim(&self, ctx: &Context) -> Result<ReplayClaim, Refusal> {
+        self.claim_of(ctx)
+            .map_err(|reason| Refusal::new(reason, ctx.request_id.clone()))
+    }
+
+    fn claim_of(&self, ctx: &Context) -> Result<ReplayClaim, Reason> {
+        let jti = ctx.jti.as_ref().ok_or(Reason::ClaimInvalid)?;
+        Ok(ReplayClaim {
+            jti: jti.clone(),
+            until: ctx.exp.saturating_add(self.config.clock_skew_s),
+        })
+    }
+
+    /// The final verdict on an accepted call once an asynchronous replay
+    /// store answered its [`Verifier::replay_claim`]: accepted on a first
+    /// use, else refused as [`ClaimAnswer::verdict`] says, with the
+    /// request's id.
+    pub fn settle(&self, ctx: Box<Context>, answer: ClaimAnswer) -> Verdict {
+        match answer.verdict() {
+            Ok(()) => Verdict::Accept(ctx),
+            Err(reason) => Verdict::Reject(Refusal::new(reason, ctx.request_id.clone())),
+        }
+    }
+
+    /// What goes upstream with `verdict`: nothing on a refusal; on a pass
+    /// or an accept, the headers to remove (every forwarded name) and, on an
+    /// accept, the ones to add (see [`crate::forward`]).
+    pub fn upstream<'a>(&'a self, verdict: &'a Verdict) -> Option<Upstream<'a>> {
+        crate::forward::upstream(&self.config.forward, verdict)
+    }
+
     fn decide<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         checked: Checked,
@@ -154,14 +195,19 @@ impl Verifier {
         first_use: Option<FirstUse<'_>>,
     ) -> Verdict {
         let rest = |call: Call<'_, '_>| {
-            let context = self.check_call(call, headers, now)?;
-            if let (Some(ctx), Some(first_use)) = (&context, first_use) {
-                let jti = ctx.jti.as_deref().ok_or(Reason::ClaimInvalid)?;
-                if !first_use(jti, ctx.exp.saturating_add(self.config.clock_skew_s)) {
-                    return Err(Reason::TokenReplayed);
-                }
+            let meta = call.meta;
+            let Some(mut ctx) = self.check_call(call, headers, now)? else {
+                return Ok(None);
+            };
+            if let Some(first_use) = first_use {
+                let claim = self.claim_of(&ctx)?;
+                first_use(&claim.jti, claim.until).verdict()?;
             }
-            Ok(context)
+            ctx.upstream = self
+                .config
+                .forward
+                .set_headers(&ctx, |m| meta.and_then(|o| o.get(m)).map(|v| v.to_value()));
+            Ok(Some(ctx))
         };
         self.envelope().body(checked, headers, body, rest)
     }
@@ -289,6 +335,7 @@ impl Verifier {
             exp,
             secret_index,
             request_id: None,
+            upstream: Vec::new(),
         }))
     }
 

@@ -7,7 +7,7 @@
 )]
 
 use toolctx_core::json::{self, Value};
-use toolctx_core::{Config, HeadersVerdict, Reason, Verdict, Verifier};
+use toolctx_core::{ClaimAnswer, Config, HeadersVerdict, Reason, Verdict, Verifier};
 
 use toolctx_fixture::{body, claims, INSTANCE, NOW, SECRET, TOOL};
 
@@ -389,9 +389,10 @@ fn replay_guard_accepts_a_token_once_within_its_lifetime() {
     ));
     // The guard remembers each id until the token could no longer pass.
     assert_eq!(cache.len(), 2);
-    assert!(cache.first_use("old", NOW + 1, NOW));
-    assert!(
+    assert_eq!(cache.first_use("old", NOW + 1, NOW), ClaimAnswer::FirstUse);
+    assert_eq!(
         cache.first_use("old", NOW + 400, NOW + 1),
+        ClaimAnswer::FirstUse,
         "forgotten once its token expired"
     );
 }
@@ -418,13 +419,31 @@ fn replay_guard_refuses_what_it_cannot_guard() {
         panic!()
     };
     assert_eq!(r.reason(), Reason::ClaimInvalid);
-    // A full cache of live ids refuses rather than forgets.
+    // A full cache of live ids answers `Full` rather than forgets, and
+    // the core refuses that `replay_guard_full` (503), never a replay.
     let mut full = ReplayCache::new(1);
-    assert!(full.first_use("a", NOW + 300, NOW));
-    assert!(!full.first_use("b", NOW + 300, NOW));
-    assert!(
+    assert_eq!(full.first_use("a", NOW + 300, NOW), ClaimAnswer::FirstUse);
+    assert_eq!(full.first_use("b", NOW + 300, NOW), ClaimAnswer::Full);
+    assert_eq!(
         full.first_use("b", NOW + 600, NOW + 300),
+        ClaimAnswer::FirstUse,
         "room again once `a` expired"
+    );
+    let mut one = ReplayCache::new(1);
+    assert_eq!(one.first_use("x", NOW + 300, NOW), ClaimAnswer::FirstUse);
+    let mut claim = |jti: &str, until: u64| one.first_use(jti, until, NOW);
+    let Verdict::Reject(r) = v.check_once(
+        "POST",
+        &headers(&c.mint(SECRET).unwrap()),
+        &body(&c),
+        NOW,
+        &mut claim,
+    ) else {
+        panic!()
+    };
+    assert_eq!(
+        (r.reason(), r.status(), r.code()),
+        (Reason::ReplayGuardFull, 503, -32603)
     );
     // A refused call does not use up its token id.
     let mut guard = ReplayCache::new(16);

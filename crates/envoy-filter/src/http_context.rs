@@ -7,12 +7,12 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, LogLevel};
-use toolctx_core::{Checked, HeadersVerdict, Refusal};
+use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Refusal};
 
 use crate::metrics::Metrics;
 use crate::profile::{self, Phase};
 use crate::reply::{internal_error, printable, send_refusal};
-use crate::settings::{header_value, Decision, Profile, Settings, Stores};
+use crate::settings::{Decision, Profile, Settings, Stores};
 use crate::watch::SharedWatch;
 use crate::{host, log, replay};
 
@@ -90,7 +90,7 @@ fn visible<'b>(settings: &Settings, block: &'b [u8]) -> Option<Headers<'b>> {
 
 fn written(settings: &Settings, name: &[u8]) -> bool {
     settings
-        .written_headers()
+        .removed_headers()
         .iter()
         .any(|w| name.eq_ignore_ascii_case(w.as_bytes()))
 }
@@ -101,7 +101,7 @@ fn take_headers<'b>(settings: &Settings, block: &'b [u8]) -> Result<Headers<'b>,
     let mut headers = host::pairs(block).ok_or("cannot read the request headers")?;
     #[cfg(feature = "test-crash")]
     crash_if_asked(&headers, "headers");
-    for name in settings.written_headers() {
+    for name in settings.removed_headers() {
         if find(&headers, name).is_some() {
             host::remove_request_header(name).map_err(|_| "cannot remove a mapped header")?;
         }
@@ -197,12 +197,11 @@ impl Filter {
         );
     }
 
-    /// Forwards an accepted call with its mapped headers set.
-    fn forward(&mut self, mapped: &[(&str, String)]) -> Action {
+    /// Forwards an accepted call with the headers the core computed set.
+    fn forward(&mut self, set: &[(String, String)]) -> Action {
         let set = profile::time(Phase::Mutation, || {
-            mapped
-                .iter()
-                .try_for_each(|(name, value)| host::add_request_header(name, &header_value(value)))
+            set.iter()
+                .try_for_each(|(name, value)| host::add_request_header(name, value))
         });
         if set.is_err() {
             return self.fail("cannot set a mapped header");
@@ -237,7 +236,12 @@ impl Filter {
             Profile::Aivax { .. } => None,
         };
         let mut claim = guard.map(|g| {
-            move |jti: &str, until: u64| replay::first_use(&mut replay::Host, g, jti, until, now)
+            move |jti: &str, until: u64| {
+                replay::first_use(&mut replay::Host, g, jti, until, now).unwrap_or_else(|e| {
+                    log(LogLevel::Error, &e);
+                    ClaimAnswer::Failed
+                })
+            }
         });
         let decision = {
             #[cfg(feature = "aivax")]
@@ -253,7 +257,7 @@ impl Filter {
         };
         match decision {
             Ok(Decision::Pass) => self.pass(),
-            Ok(Decision::Accept(mapped)) => self.forward(&mapped),
+            Ok(Decision::Accept(set)) => self.forward(&set),
             Ok(Decision::Reject(r)) => self.refuse(settings, &r, headers),
             Err(e) => self.fail(&e),
         }

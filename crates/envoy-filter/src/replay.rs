@@ -6,8 +6,9 @@
 //! each one shared-data entry holding at most `ways` records of
 //! `(until, SHA-256(jti))`, 40 bytes each. Records whose `until` has passed
 //! are dropped on the next write to their bucket. A bucket full of live
-//! records refuses every new token that hashes to it (fail closed, as
-//! `token_replayed`): size `slots * ways` well above the live tokens.
+//! records answers [`ClaimAnswer::Full`] for every new token that hashes to
+//! it, which the core refuses `replay_guard_full` (503, retryable; never a
+//! replay): size `slots * ways` well above the live tokens.
 //!
 //! Updates are compare-and-swap on the entry's `cas`, retried on conflict.
 //! Envoy's `set_shared_data` with no `cas` overwrites, and with a `cas` on
@@ -16,6 +17,8 @@
 //! the bucket when absent and fails when another worker created it first.
 
 use sha2::{Digest, Sha256};
+
+use toolctx_core::ClaimAnswer;
 
 use crate::settings::ReplayGuard;
 
@@ -37,11 +40,35 @@ const TRIES: usize = 16;
 /// Why the store could not answer (the request is refused with a 500).
 pub type Error = String;
 
-fn bucket_of(guard: &ReplayGuard, digest: &[u8; 32]) -> String {
-    let mut first = [0u8; 8];
-    first.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
-    let index = u64::from_le_bytes(first) % u64::from(guard.slots.max(1));
-    format!("{}{index}", guard.prefix)
+/// The shared-data table of a [`ReplayGuard::Table`].
+struct Table<'g> {
+    slots: u32,
+    ways: u32,
+    prefix: &'g str,
+}
+
+impl<'g> Table<'g> {
+    fn of(guard: &'g ReplayGuard) -> Result<Table<'g>, Error> {
+        match guard {
+            ReplayGuard::Table {
+                slots,
+                ways,
+                prefix,
+            } => Ok(Table {
+                slots: *slots,
+                ways: *ways,
+                prefix,
+            }),
+            ReplayGuard::Redis(_) => Err("replay guard: the filter has no Redis store".into()),
+        }
+    }
+
+    fn bucket_of(&self, digest: &[u8; 32]) -> String {
+        let mut first = [0u8; 8];
+        first.copy_from_slice(digest.get(..8).unwrap_or(&[0; 8]));
+        let index = u64::from_le_bytes(first) % u64::from(self.slots.max(1));
+        format!("{}{index}", self.prefix)
+    }
 }
 
 /// The live records of a bucket.
@@ -73,8 +100,8 @@ fn encode(records: &[(u64, [u8; 32])]) -> Vec<u8> {
 }
 
 /// Creates `key` as an empty bucket unless it exists.
-fn create(store: &mut dyn Store, guard: &ReplayGuard, key: &str) -> Result<(), Error> {
-    let scratch = format!("{}cas", guard.prefix);
+fn create(store: &mut dyn Store, table: &Table<'_>, key: &str) -> Result<(), Error> {
+    let scratch = format!("{}cas", table.prefix);
     store.set(&scratch, &[VERSION], None)?;
     let (_, taken) = store.get(&scratch)?;
     let taken = taken.ok_or("replay guard: shared data returned no cas")?;
@@ -84,33 +111,35 @@ fn create(store: &mut dyn Store, guard: &ReplayGuard, key: &str) -> Result<(), E
     Ok(())
 }
 
-/// Records `jti` as used until `until` (Unix seconds); whether it was
-/// unused. `false` also when its bucket is full of live token ids.
+/// Records `jti` as used until `until` (Unix seconds) and says how that
+/// went; `Err` when shared data could not answer (the core refuses that
+/// `internal_error`).
 pub fn first_use(
     store: &mut dyn Store,
     guard: &ReplayGuard,
     jti: &str,
     until: u64,
     now: u64,
-) -> Result<bool, Error> {
+) -> Result<ClaimAnswer, Error> {
+    let table = Table::of(guard)?;
     let digest: [u8; 32] = Sha256::digest(jti.as_bytes()).into();
-    let key = bucket_of(guard, &digest);
+    let key = table.bucket_of(&digest);
     for _ in 0..TRIES {
         let (value, cas) = store.get(&key)?;
         let (Some(value), Some(cas)) = (value, cas) else {
-            create(store, guard, &key)?;
+            create(store, &table, &key)?;
             continue;
         };
         let mut live = records(&value, now)?;
         if live.iter().any(|(_, d)| *d == digest) {
-            return Ok(false);
+            return Ok(ClaimAnswer::Used);
         }
-        if live.len() >= guard.ways as usize {
-            return Ok(false);
+        if live.len() >= table.ways as usize {
+            return Ok(ClaimAnswer::Full);
         }
         live.push((until, digest));
         if store.set(&key, &encode(&live), Some(cas))? {
-            return Ok(true);
+            return Ok(ClaimAnswer::FirstUse);
         }
     }
     Err("replay guard: shared data kept changing under the filter".into())
@@ -176,34 +205,35 @@ mod tests {
     }
 
     fn guard(slots: u32, ways: u32) -> ReplayGuard {
-        ReplayGuard {
+        ReplayGuard::Table {
             slots,
             ways,
             prefix: "t/".into(),
-            redis: None,
         }
     }
+
+    use ClaimAnswer::{FirstUse, Full, Used};
 
     #[test]
     fn once_per_jti_until_it_expires() {
         let mut s = Fake::default();
         let g = guard(64, 4);
-        assert!(first_use(&mut s, &g, "a", 100, 10).unwrap());
-        assert!(!first_use(&mut s, &g, "a", 100, 11).unwrap());
-        assert!(first_use(&mut s, &g, "b", 100, 11).unwrap());
+        assert_eq!(first_use(&mut s, &g, "a", 100, 10).unwrap(), FirstUse);
+        assert_eq!(first_use(&mut s, &g, "a", 100, 11).unwrap(), Used);
+        assert_eq!(first_use(&mut s, &g, "b", 100, 11).unwrap(), FirstUse);
         // Past `until` the record is gone (the core refuses the token as
         // expired by then anyway).
-        assert!(first_use(&mut s, &g, "a", 200, 100).unwrap());
+        assert_eq!(first_use(&mut s, &g, "a", 200, 100).unwrap(), FirstUse);
     }
 
     #[test]
-    fn a_full_bucket_fails_closed_and_frees_on_expiry() {
+    fn a_full_bucket_answers_full_and_frees_on_expiry() {
         let mut s = Fake::default();
         let g = guard(1, 2);
-        assert!(first_use(&mut s, &g, "a", 100, 0).unwrap());
-        assert!(first_use(&mut s, &g, "b", 50, 0).unwrap());
-        assert!(!first_use(&mut s, &g, "c", 100, 0).unwrap());
-        assert!(first_use(&mut s, &g, "c", 100, 60).unwrap());
+        assert_eq!(first_use(&mut s, &g, "a", 100, 0).unwrap(), FirstUse);
+        assert_eq!(first_use(&mut s, &g, "b", 50, 0).unwrap(), FirstUse);
+        assert_eq!(first_use(&mut s, &g, "c", 100, 0).unwrap(), Full);
+        assert_eq!(first_use(&mut s, &g, "c", 100, 60).unwrap(), FirstUse);
         // Bounded: one bucket, at most `ways` records.
         assert_eq!(s.map["t/0"].0.len(), 1 + 2 * RECORD);
     }
@@ -212,7 +242,7 @@ mod tests {
     fn a_concurrent_writer_forces_a_retry_and_wins_for_its_jti() {
         let mut s = Fake::default();
         let g = guard(1, 4);
-        assert!(first_use(&mut s, &g, "x", 100, 0).unwrap());
+        assert_eq!(first_use(&mut s, &g, "x", 100, 0).unwrap(), FirstUse);
         // Another worker records "y" between our read and our write.
         let digest: [u8; 32] = Sha256::digest(b"y").into();
         let mut done = false;
@@ -227,7 +257,7 @@ mod tests {
                 map.insert("t/0".into(), (v, *next));
             }
         }));
-        assert!(!first_use(&mut s, &g, "y", 100, 0).unwrap());
+        assert_eq!(first_use(&mut s, &g, "y", 100, 0).unwrap(), Used);
     }
 
     #[test]
@@ -244,7 +274,7 @@ mod tests {
                 map.insert("t/0".into(), (encode(&[(100, digest)]), *next));
             }
         }));
-        assert!(!first_use(&mut s, &g, "z", 100, 0).unwrap());
+        assert_eq!(first_use(&mut s, &g, "z", 100, 0).unwrap(), Used);
     }
 
     #[test]

@@ -56,11 +56,6 @@ pub fn decide(settings: &Settings, store: Option<&Store>, req: &Request, now: u6
         // its limit before reading it, so this does not happen).
         Ok(_) if req.partial => Outcome::Error("a cut body was not refused".into()),
         Ok(Decision::Pass) => Outcome::Pass,
-        Ok(Decision::Accept(headers)) => Outcome::Accept(
-            headers
-                .into_iter()
-                .map(|(name, value)| (name.to_string(), value))
-                .collect(),
-        ),
+        Ok(Decision::Accept(headers)) => Outcome::Accept(headers),
     }
 }

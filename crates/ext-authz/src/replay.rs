@@ -1,15 +1,16 @@
 //! The replay guard's stores: in process (one replica), or Redis shared by
-//! every replica, one key per token id written with `SET key 1 NX PX ms`,
-//! as the npm package's `redisReplayStore` does. A store that cannot answer
-//! is an error, and the call is refused with `internal_error`: never let
-//! through.
+//! every replica with the core's command (`toolctx_core::replay::redis`,
+//! the one every front end sends). They only record and answer; the core
+//! says what an answer means (a store that cannot answer: `internal_error`,
+//! never let through; a full one: `replay_guard_full`).
 
 use std::sync::Mutex;
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::runtime::Handle;
-use toolctx_core::ReplayCache;
+use toolctx_core::replay::redis::{answer, claim_args};
+use toolctx_core::{ClaimAnswer, ReplayCache, ReplayClaim};
 use toolctx_gateway_config::{RedisReplay, ReplayGuard};
 
 /// How long one Redis command may take before the call is refused.
@@ -17,7 +18,7 @@ const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
 
 pub enum Store {
     /// One process: at most `slots x ways` live token ids (the filter's
-    /// setting); full of live ids, it refuses new tokens.
+    /// setting); full of live ids, it answers `Full`.
     Memory(Mutex<ReplayCache>),
     Redis {
         conn: ConnectionManager,
@@ -40,12 +41,11 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// The store `guard` names; connects to Redis when it names one.
     pub async fn open(guard: &ReplayGuard) -> Result<Store, String> {
-        match &guard.redis {
-            None => {
-                let capacity = (guard.slots as usize).saturating_mul(guard.ways as usize);
-                Ok(Store::Memory(Mutex::new(ReplayCache::new(capacity))))
-            }
-            Some(r) => Store::redis(r).await,
+        match guard {
+            ReplayGuard::Table { .. } => Ok(Store::Memory(Mutex::new(ReplayCache::new(
+                guard.capacity().unwrap_or(usize::MAX),
+            )))),
+            ReplayGuard::Redis(r) => Store::redis(r).await,
         }
     }
 
@@ -74,9 +74,17 @@ impl Store {
         })
     }
 
-    /// Records `jti` as used until `until`; whether it was unused. Blocks:
-    /// call it from a blocking thread (the service decides on one).
-    pub fn first_use(&self, jti: &str, until: u64, now: u64) -> Result<bool, String> {
+    /// Records `jti` as used until `until` and answers; a store that
+    /// cannot answer says why in the log and answers `Failed`. Blocks: call
+    /// it from a blocking thread (the service decides on one).
+    pub fn first_use(&self, jti: &str, until: u64, now: u64) -> ClaimAnswer {
+        self.claim(jti, until, now).unwrap_or_else(|why| {
+            eprintln!("toolctx: {why}");
+            ClaimAnswer::Failed
+        })
+    }
+
+    fn claim(&self, jti: &str, until: u64, now: u64) -> Result<ClaimAnswer, String> {
         match self {
             Store::Memory(cache) => cache
                 .lock()
@@ -88,20 +96,17 @@ impl Store {
                 handle,
             } => {
                 let mut conn = conn.clone();
-                let ms = until.saturating_sub(now).max(1).saturating_mul(1000);
-                let key = format!("{key_prefix}{jti}");
-                let set = async move {
-                    redis::cmd("SET")
-                        .arg(key)
-                        .arg("1")
-                        .arg("NX")
-                        .arg("PX")
-                        .arg(ms)
-                        .query_async::<Option<String>>(&mut conn)
-                        .await
+                let claim = ReplayClaim {
+                    jti: jti.to_string(),
+                    until,
                 };
+                let mut cmd = redis::Cmd::new();
+                for arg in claim_args(key_prefix, &claim, now) {
+                    cmd.arg(arg);
+                }
+                let set = async move { cmd.query_async::<Option<String>>(&mut conn).await };
                 match handle.block_on(async { tokio::time::timeout(REDIS_TIMEOUT, set).await }) {
-                    Ok(Ok(written)) => Ok(written.is_some()),
+                    Ok(Ok(reply)) => Ok(answer(reply.as_deref() == Some("OK"))),
                     Ok(Err(e)) => Err(format!("replay guard: Redis failed ({:?})", e.kind())),
                     Err(_) => Err("replay guard: Redis did not answer in time".into()),
                 }
@@ -116,17 +121,16 @@ mod tests {
 
     #[tokio::test]
     async fn memory_store_is_once_per_jti_and_bounded() {
-        let guard = ReplayGuard {
+        let guard = ReplayGuard::Table {
             slots: 1,
             ways: 2,
             prefix: "p/".into(),
-            redis: None,
         };
         let store = Store::open(&guard).await.unwrap();
-        assert!(store.first_use("a", 100, 0).unwrap());
-        assert!(!store.first_use("a", 100, 1).unwrap());
-        assert!(store.first_use("b", 100, 1).unwrap());
-        // Full of live ids: refuses (fail closed).
-        assert!(!store.first_use("c", 100, 1).unwrap());
+        assert_eq!(store.first_use("a", 100, 0), ClaimAnswer::FirstUse);
+        assert_eq!(store.first_use("a", 100, 1), ClaimAnswer::Used);
+        assert_eq!(store.first_use("b", 100, 1), ClaimAnswer::FirstUse);
+        // Full of live ids: `Full` (the core refuses replay_guard_full).
+        assert_eq!(store.first_use("c", 100, 1), ClaimAnswer::Full);
     }
 }

@@ -12,7 +12,6 @@ use envoy_types::ext_authz::v3::pb::{
 };
 use envoy_types::pb::google::rpc;
 use toolctx_core::{Reason, Refusal};
-use toolctx_gateway_config::header_value;
 
 use crate::decide::Outcome;
 
@@ -93,7 +92,7 @@ pub fn build<S: AsRef<str>>(
                 .collect();
             let headers = set
                 .iter()
-                .map(|(name, value)| header(name, header_value(value).into_owned()))
+                .map(|(name, value)| header(name, value.clone()))
                 .collect();
             ok(headers, remove)
         }

@@ -88,7 +88,7 @@ impl Inner {
         self.record(&outcome, &req);
         response::build(
             &outcome,
-            self.settings.written_headers(),
+            self.settings.removed_headers(),
             self.settings.include_reason,
         )
     }

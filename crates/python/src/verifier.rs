@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt};
 use toolctx_core::{
-    Checked, Config, HeadersVerdict, Reason, Refusal, ReplayCache, UnknownSettings, Verdict,
+    Checked, ClaimAnswer, Config, HeadersVerdict, ReplayCache, UnknownSettings, Verdict,
     Verifier as Core,
 };
 
@@ -272,13 +272,16 @@ impl Verifier {
                             Ok(mut cache) => cache.first_use(jti, until, now),
                             Err(_) => {
                                 poisoned = true;
-                                false
+                                ClaimAnswer::Failed
                             }
                         });
                 let error = poisoned.then(|| PyRuntimeError::new_err("replay cache lock poisoned"));
                 (v, error)
             }
             Replay::Shared(store) => {
+                // The store records and answers (True: first use, False:
+                // used; an exception: it could not answer); the core says
+                // what that means.
                 let mut error = None;
                 let v = self
                     .core
@@ -296,10 +299,13 @@ impl Verifier {
                                         ))
                                     }
                                 });
-                            fresh.unwrap_or_else(|e| {
-                                error = Some(e);
-                                false
-                            })
+                            match fresh {
+                                Ok(fresh) => ClaimAnswer::of(fresh),
+                                Err(e) => {
+                                    error = Some(e);
+                                    ClaimAnswer::Failed
+                                }
+                            }
                         })
                     });
                 (v, error)
@@ -307,29 +313,22 @@ impl Verifier {
         }
     }
 
-    /// The verdict as Python: a store that failed refuses the call
-    /// (`internal_error`, the core's row), never lets it through.
+    /// The verdict as Python; a store that failed (refused `internal_error`
+    /// by the core) is said in the `toolctx` log first.
     fn answer(
         &self,
         py: Python<'_>,
         v: Verdict,
         store_error: Option<PyErr>,
     ) -> PyResult<Py<PyAny>> {
-        let v = match (v, store_error) {
-            (Verdict::Reject(r), Some(e)) if r.reason() == Reason::TokenReplayed => {
-                let logging = py.import("logging")?;
-                let log = logging.call_method1("getLogger", ("toolctx",))?;
-                log.call_method1(
-                    "warning",
-                    ("replay store failed; call refused: %s", e.value(py).repr()?),
-                )?;
-                Verdict::Reject(Refusal::new(
-                    Reason::InternalError,
-                    r.id_json().ne("null").then(|| r.id_json().to_string()),
-                ))
-            }
-            (v, _) => v,
-        };
+        if let Some(e) = store_error {
+            let logging = py.import("logging")?;
+            let log = logging.call_method1("getLogger", ("toolctx",))?;
+            log.call_method1(
+                "warning",
+                ("replay store failed; call refused: %s", e.value(py).repr()?),
+            )?;
+        }
         verdict(py, v, self.include_reason, |py, ctx| {
             Ok(Py::new(py, Context::new(ctx))?.into_any())
         })

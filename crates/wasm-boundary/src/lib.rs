@@ -272,6 +272,7 @@ mod tests {
             exp: 2,
             secret_index: 0,
             request_id: None,
+            upstream: Vec::new(),
         };
         let json = ctx.to_json();
         assert_eq!(accepted(&ctx), format!("a{json}"));

@@ -1,0 +1,37 @@
+//! Which gateway reads the configuration, and what that changes.
+
+/// Which front end reads the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// The proxy-wasm filter: environment variables reach it through
+    /// `vm_config.environment_variables.host_env_keys`; its replay guard
+    /// lives in Envoy's shared data.
+    EnvoyFilter,
+    /// The ext_authz service: a process of its own, reading its own
+    /// environment; its replay guard is in process or in Redis. Only with
+    /// the `service` feature, which keeps its code out of the filter's wasm.
+    #[cfg(feature = "service")]
+    Service,
+}
+
+impl Host {
+    /// Where a missing environment variable must be set.
+    pub(crate) fn env_hint(self) -> &'static str {
+        match self {
+            Host::EnvoyFilter => {
+                "is set in the VM: list them in vm_config.environment_variables.host_env_keys"
+            }
+            #[cfg(feature = "service")]
+            Host::Service => "is set in the service's environment",
+        }
+    }
+
+    /// Why a secret may not be written inline.
+    pub(crate) fn inline_hint(self) -> &'static str {
+        match self {
+            Host::EnvoyFilter => "Envoy's /config_dump would show them",
+            #[cfg(feature = "service")]
+            Host::Service => "configuration files are read by more people than secrets should be",
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The optional replay guard's settings (`replay_guard`). What a store's
+//! answer means is the core's rule (`toolctx_core::ClaimAnswer`); this only
+//! says where the records live.
+
+use toolctx_core::json::Value;
+pub use toolctx_core::replay::redis::DEFAULT_KEY_PREFIX as DEFAULT_REDIS_KEY_PREFIX;
+
+#[cfg(feature = "service")]
+use crate::load::from_env;
+use crate::load::{number, Cx};
+use crate::Host;
+
+/// Where the replay guard (CONTRACT §3 `token_replayed`) keeps its records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplayGuard {
+    /// A bounded table: in the filter, `slots` buckets of Envoy's shared
+    /// data (every worker of the VM sees them), chosen by a hash of the
+    /// jti, each holding at most `ways` token ids under `prefix` (one space
+    /// per instance id); in the service, one in-process table of
+    /// `slots x ways` ids.
+    Table {
+        slots: u32,
+        ways: u32,
+        prefix: String,
+    },
+    /// Service only: Redis, shared by every replica.
+    Redis(RedisReplay),
+}
+
+impl ReplayGuard {
+    /// How many live token ids a table holds (`None` for Redis).
+    pub fn capacity(&self) -> Option<usize> {
+        match self {
+            ReplayGuard::Table { slots, ways, .. } => {
+                usize::try_from(u64::from(*slots) * u64::from(*ways)).ok()
+            }
+            ReplayGuard::Redis(_) => None,
+        }
+    }
+
+    /// For the log line.
+    pub(crate) fn summary(&self) -> String {
+        match self {
+            ReplayGuard::Table { slots, ways, .. } => format!("{slots} slots x {ways} ways"),
+            ReplayGuard::Redis(redis) => format!("redis (url from {})", redis.url_env),
+        }
+    }
+}
+
+/// The service's replay guard in Redis: one key per token id, written with
+/// the core's command (`toolctx_core::replay::redis::claim_args`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisReplay {
+    /// The variable the URL came from (it may hold a password).
+    pub url_env: String,
+    /// `redis://[user:password@]host:port[/db]`, from the environment.
+    pub url: String,
+    /// Prefixed to every token id (default [`DEFAULT_REDIS_KEY_PREFIX`]).
+    pub key_prefix: String,
+}
+
+impl std::fmt::Debug for RedisReplay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisReplay")
+            .field("url_env", &self.url_env)
+            .field("key_prefix", &self.key_prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+pub const MAX_REPLAY_SLOTS: u32 = 1 << 20;
+pub const DEFAULT_REPLAY_WAYS: u32 = 4;
+pub const MAX_REPLAY_WAYS: u32 = 16;
+
+/// `replay_guard`: `{"slots": N, "ways": M}`, or for the service
+/// `{"redis_url_env": "VAR", "redis_key_prefix": "..."}`.
+pub(crate) fn replay_guard(
+    value: &Value<'_>,
+    instance_id: &str,
+    cx: &mut Cx<'_>,
+) -> Result<ReplayGuard, String> {
+    let Value::Object(m) = value else {
+        return Err("`replay_guard` must be an object {\"slots\": N}".into());
+    };
+    #[cfg(feature = "service")]
+    if cx.host == Host::Service && value.get("redis_url_env").is_some() {
+        return redis_guard(value, m, cx);
+    }
+    if let Some((k, _)) = m.iter().find(|(k, _)| *k != "slots" && *k != "ways") {
+        if cx.host == Host::EnvoyFilter && k.starts_with("redis") {
+            return Err(format!(
+                "`replay_guard.{k}`: Redis is for the ext_authz service; the filter keeps its \
+                 records in Envoy's shared data (`slots`, `ways`)"
+            ));
+        }
+        return Err(format!("unknown setting `replay_guard.{k}`"));
+    }
+    let slots = number(
+        value.get("slots").unwrap_or(&Value::Null),
+        "replay_guard.slots",
+    )?;
+    let ways = match value.get("ways") {
+        None => u64::from(DEFAULT_REPLAY_WAYS),
+        Some(w) => number(w, "replay_guard.ways")?,
+    };
+    let slots = u32::try_from(slots)
+        .ok()
+        .filter(|s| (1..=MAX_REPLAY_SLOTS).contains(s))
+        .ok_or_else(|| format!("`replay_guard.slots` must be 1 to {MAX_REPLAY_SLOTS}"))?;
+    let ways = u32::try_from(ways)
+        .ok()
+        .filter(|w| (1..=MAX_REPLAY_WAYS).contains(w))
+        .ok_or_else(|| format!("`replay_guard.ways` must be 1 to {MAX_REPLAY_WAYS}"))?;
+    Ok(ReplayGuard::Table {
+        slots,
+        ways,
+        prefix: format!("toolctx/replay/{instance_id}/"),
+    })
+}
+
+#[cfg(feature = "service")]
+fn redis_guard(
+    value: &Value<'_>,
+    members: &[(std::borrow::Cow<'_, str>, Value<'_>)],
+    cx: &mut Cx<'_>,
+) -> Result<ReplayGuard, String> {
+    if let Some((k, _)) = members
+        .iter()
+        .find(|(k, _)| *k != "redis_url_env" && *k != "redis_key_prefix")
+    {
+        return Err(format!(
+            "unknown setting `replay_guard.{k}` (with `redis_url_env` the records live in Redis: \
+             no `slots` or `ways`)"
+        ));
+    }
+    let var = value
+        .get("redis_url_env")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or("`replay_guard.redis_url_env` must name an environment variable")?;
+    let (url_env, url) = from_env(&[var], "replay_guard.redis_url_env", cx)?
+        .into_iter()
+        .next()
+        .ok_or("`replay_guard.redis_url_env` names no variable")?;
+    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
+        return Err(format!(
+            "the Redis URL in {url_env} must start with redis:// or rediss://"
+        ));
+    }
+    let key_prefix = match value.get("redis_key_prefix") {
+        None => DEFAULT_REDIS_KEY_PREFIX.to_string(),
+        Some(p) => p
+            .as_str()
+            .ok_or("`replay_guard.redis_key_prefix` must be a string")?
+            .to_string(),
+    };
+    Ok(ReplayGuard::Redis(RedisReplay {
+        url_env,
+        url,
+        key_prefix,
+    }))
+}

@@ -1,0 +1,383 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use super::*;
+use toolctx_core::aivax::AivaxField;
+use toolctx_core::{ClaimAnswer, ForwardField as Field, Verifier};
+
+const S1: &str = "0123456789abcdef0123456789abcdef-one";
+const S2: &str = "0123456789abcdef0123456789abcdef-two";
+
+fn env(name: &str) -> Option<String> {
+    match name {
+        "S1" => Some(S1.into()),
+        "S2" => Some(S2.into()),
+        "SHORT" => Some("short".into()),
+        "EMPTY" => Some(String::new()),
+        "CRED" => Some("Bearer abc".into()),
+        "HOOK" => Some("hook-key-value".into()),
+        "LONG" => Some("k".repeat(73)),
+        _ => None,
+    }
+}
+
+fn load_str(s: &str) -> Result<Loaded, String> {
+    load(s.as_bytes(), &env)
+}
+
+fn agentarea(l: &Loaded) -> (&Verifier, &[(Field, String)], &Option<ReplayGuard>) {
+    match &l.settings.profile {
+        Profile::AgentArea { verifier, replay } => {
+            (verifier, verifier.config().forward.fields(), replay)
+        }
+        #[cfg(feature = "aivax")]
+        Profile::Aivax { .. } => panic!("not agentarea"),
+    }
+}
+
+#[test]
+fn loads_secrets_from_env_for_rotation() {
+    let l =
+        load_str(r#"{"instance_id":"i","secret_env":["S1","S2","UNSET"],"max_body_bytes":100}"#)
+            .unwrap();
+    assert_eq!(
+        agentarea(&l).0.config().secrets,
+        vec![S1.as_bytes().to_vec(), S2.as_bytes().to_vec()]
+    );
+    assert_eq!(l.settings.max_body_bytes(), 100);
+    assert!(l.settings.include_reason);
+    assert_eq!(l.notes.len(), 1);
+}
+
+#[test]
+fn refuses_inline_secrets_and_credentials() {
+    let e = load_str(r#"{"instance_id":"i","secrets":["0123456789abcdef0123456789abcdef"]}"#)
+        .unwrap_err();
+    assert!(e.contains("inline `secrets`"), "{e}");
+    let e = load_str(r#"{"instance_id":"i","secret_env":["S1"],"credential":{"header":"authorization","values":["x"]}}"#)
+        .unwrap_err();
+    assert!(e.contains("inline `credential.values`"), "{e}");
+}
+
+#[test]
+fn says_what_is_wrong_without_the_secret() {
+    let e = load_str(r#"{"instance_id":"i","secret_env":["SHORT"]}"#).unwrap_err();
+    assert!(
+        e.contains("SHORT") && e.contains("5 bytes") && !e.contains("short"),
+        "{e}"
+    );
+    let e = load_str(r#"{"instance_id":"i","secret_env":["UNSET","EMPTY"]}"#).unwrap_err();
+    assert!(e.contains("host_env_keys"), "{e}");
+    let e = load_str(r#"{"instance_id":"i"}"#).unwrap_err();
+    assert!(e.contains("secret_env"), "{e}");
+    let e = load_str(r#"{"instance_id":"i","secret_env":["S1"],"clock_skew":3}"#).unwrap_err();
+    assert!(e.contains("clock_skew"), "{e}");
+    let e = load_str(r#"{"instance_id":"i","secret_env":["S1"],"max_body_bytes":0}"#).unwrap_err();
+    assert!(e.contains("max_body_bytes"), "{e}");
+    assert!(load_str("[]").is_err() && load_str("{").is_err());
+}
+
+#[test]
+fn reads_credential_and_header_map() {
+    let l = load_str(
+        r#"{"instance_id":"i","secret_env":["S1"],"include_reason":false,
+            "credential":{"header":"authorization","values_env":["CRED"]},
+            "headers":{"task_id":"X-Toolctx-Task-Id","context":"x-toolctx-context"}}"#,
+    )
+    .unwrap();
+    let c = agentarea(&l).0.config().credential.clone().unwrap();
+    assert_eq!(c.values, vec!["Bearer abc".to_string()]);
+    assert!(!l.settings.include_reason);
+    assert_eq!(
+        agentarea(&l).1,
+        [
+            (Field::TaskId, "x-toolctx-task-id".into()),
+            (Field::Context, "x-toolctx-context".into())
+        ]
+    );
+    for bad in [
+        r#"{"nope":"x-a"}"#,
+        r#"{"task_id":"x a"}"#,
+        r#"{"task_id":"x-agentarea-context"}"#,
+        r#"{"task_id":"x-a","jti":"X-A"}"#,
+    ] {
+        let text = format!(r#"{{"instance_id":"i","secret_env":["S1"],"headers":{bad}}}"#);
+        assert!(load_str(&text).is_err(), "{bad}");
+    }
+}
+
+#[cfg(feature = "aivax")]
+#[test]
+fn reads_aivax_profile_with_the_key_from_env() {
+    let l = load_str(
+        r#"{"profile":"aivax","hook_key_env":"HOOK","require_nonce":false,"max_bcrypt_cost":10,
+            "credential":{"header":"authorization","values_env":["CRED"]},"max_body_bytes":1000,
+            "headers":{"external_user_id":"x-aivax-user","context":"x-aivax-context"},
+            "meta_headers":{"sessionId":"X-Session-Id"}}"#,
+    )
+    .unwrap();
+    let Profile::Aivax {
+        verifier,
+        nonce_cache,
+    } = &l.settings.profile
+    else {
+        panic!("not aivax")
+    };
+    assert_eq!(verifier.max_body_bytes(), 1000);
+    assert_eq!(*nonce_cache, 0, "the nonce cache is off by default");
+    assert_eq!(
+        verifier.forward().fields()[0],
+        (AivaxField::ExternalUserId, "x-aivax-user".into())
+    );
+    assert_eq!(
+        l.settings.removed_headers(),
+        vec!["x-aivax-user", "x-aivax-context", "x-session-id"]
+    );
+    let dbg = format!("{:?}", l.settings);
+    assert!(
+        !dbg.contains("hook-key-value") && !dbg.contains("Bearer abc"),
+        "{dbg}"
+    );
+    let cached =
+        load_str(r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":256}"#).unwrap();
+    assert!(matches!(
+        cached.settings.profile,
+        Profile::Aivax {
+            nonce_cache: 256,
+            ..
+        }
+    ));
+    assert!(cached
+        .settings
+        .summary()
+        .contains("nonce cache 256 entries"));
+    assert!(
+        load_str(r#"{"instance_id":"i","secret_env":["S1"],"nonce_cache":8}"#)
+            .unwrap_err()
+            .contains("belongs to")
+    );
+    for (bad, says) in [
+        (r#"{"profile":"aivax","hook_key":"k"}"#, "inline `hook_key`"),
+        (r#"{"profile":"aivax"}"#, "hook_key_env"),
+        (
+            r#"{"profile":"aivax","hook_key_env":"UNSET"}"#,
+            "host_env_keys",
+        ),
+        (
+            r#"{"profile":"aivax","hook_key_env":"HOOK","max_bcrypt_cost":32}"#,
+            "4 to 31",
+        ),
+        (r#"{"profile":"aivax","hook_key_env":"LONG"}"#, "72 bytes"),
+        (
+            r#"{"profile":"aivax","hook_key_env":"HOOK","secret_env":["S1"]}"#,
+            "agentarea profile",
+        ),
+        (
+            r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":4097}"#,
+            "0 (off) to 4096",
+        ),
+        (
+            r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":-1}"#,
+            "non-negative integer",
+        ),
+        (
+            r#"{"profile":"aivax","hook_key_env":"HOOK","x":1}"#,
+            "unknown setting `x`",
+        ),
+        (r#"{"profile":"other"}"#, "`profile`"),
+        (
+            r#"{"instance_id":"i","secret_env":["S1"],"hook_key_env":"HOOK"}"#,
+            "aivax",
+        ),
+        (
+            r#"{"profile":"aivax","hook_key_env":"HOOK","headers":{"task_id":"x-a"}}"#,
+            "unknown aivax",
+        ),
+    ] {
+        let e = load_str(bad).unwrap_err();
+        assert!(
+            e.contains(says) && !e.contains("hook-key-value"),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
+fn reads_meta_headers_and_replay_guard() {
+    let l = load_str(
+        r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},
+            "meta_headers":{"sessionId":"X-Session-Id","idempotencyKey":"X-Idempotency-Key"},
+            "replay_guard":{"slots":1024}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        agentarea(&l).0.config().forward.meta_members(),
+        [
+            ("sessionId".to_string(), "x-session-id".to_string()),
+            (
+                "idempotencyKey".to_string(),
+                "x-idempotency-key".to_string()
+            )
+        ]
+    );
+    assert_eq!(
+        l.settings.removed_headers(),
+        ["x-task", "x-session-id", "x-idempotency-key"]
+    );
+    assert_eq!(
+        agentarea(&l).2.clone().unwrap(),
+        ReplayGuard::Table {
+            slots: 1024,
+            ways: 4,
+            prefix: "toolctx/replay/i/".into()
+        }
+    );
+    // `tuix: true` is the same two headers.
+    let tuix = load_str(
+        r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},"tuix":true}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        tuix.settings.removed_headers(),
+        l.settings.removed_headers()
+    );
+    for bad in [
+        r#""meta_headers":{"sessionId":"x-task"}"#,
+        r#""meta_headers":{"sessionId":"content-length"}"#,
+        r#""meta_headers":{"":"x-b"}"#,
+        r#""meta_headers":[]"#,
+        r#""tuix":true,"meta_headers":{"n":"X-Session-Id"}"#,
+        r#""tuix":1"#,
+        r#""replay_guard":{"slots":0}"#,
+        r#""replay_guard":{"slots":1,"ways":17}"#,
+        r#""replay_guard":{"slotz":1}"#,
+        r#""replay_guard":true"#,
+    ] {
+        let text = format!(
+            r#"{{"instance_id":"i","secret_env":["S1"],"headers":{{"task_id":"x-task"}},{bad}}}"#
+        );
+        assert!(load_str(&text).is_err(), "{bad}");
+    }
+}
+
+#[cfg(feature = "service")]
+#[test]
+fn redis_replay_guard_is_for_the_service_only() {
+    let env = |name: &str| match name {
+        "REDIS" => Some("redis://:pw-secret@127.0.0.1:6379/0".to_string()),
+        "BAD" => Some("http://x".to_string()),
+        other => env(other),
+    };
+    let text =
+        br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"redis_url_env":"REDIS"}}"#;
+    let e = load(text, &env).unwrap_err();
+    assert!(e.contains("ext_authz service"), "{e}");
+    let l = load_for(Host::Service, text, &env).unwrap();
+    let Some(ReplayGuard::Redis(r)) = agentarea(&l).2.clone() else {
+        panic!("not redis")
+    };
+    assert_eq!(r.key_prefix, DEFAULT_REDIS_KEY_PREFIX);
+    let shown = format!("{:?} {}", l.settings, l.settings.summary());
+    assert!(
+        !shown.contains("pw-secret") && shown.contains("REDIS"),
+        "{shown}"
+    );
+    for (bad, says) in [
+        (r#"{"redis_url_env":"REDIS","slots":4}"#, "no `slots`"),
+        (r#"{"redis_url_env":"UNSET"}"#, "service's environment"),
+        (r#"{"redis_url_env":"BAD"}"#, "redis://"),
+        (
+            r#"{"redis_url_env":"REDIS","redis_key_prefix":1}"#,
+            "string",
+        ),
+    ] {
+        let text = format!(r#"{{"instance_id":"i","secret_env":["S1"],"replay_guard":{bad}}}"#);
+        let e = load_for(Host::Service, text.as_bytes(), &env).unwrap_err();
+        assert!(e.contains(says) && !e.contains("pw-secret"), "{bad}: {e}");
+    }
+    // The in-process table is the same setting as the filter's.
+    let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":8}}"#;
+    let l = load_for(Host::Service, text, &env).unwrap();
+    assert_eq!(agentarea(&l).2.clone().unwrap().capacity(), Some(32));
+    let e = load_for(
+        Host::Service,
+        br#"{"instance_id":"i","secret_env":["UNSET"]}"#,
+        &env,
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("service's environment") && !e.contains("host_env_keys"),
+        "{e}"
+    );
+}
+
+#[test]
+fn check_body_maps_accepted_calls_and_needs_a_store_for_the_guard() {
+    let now = 1_767_225_600;
+    let claims = format!(
+        r#"{{"iss":"agentarea","aud":"i","iat":{now},"exp":{},"jti":"j-1","protocol":"1","task_id":"t-1","tool_call_id":"c-1","workspace_id":"w","idempotency_key":"t-1:c-1"}}"#,
+        now + 300
+    );
+    let token = toolctx_core::sign_compact(
+        br#"{"alg":"HS256","typ":"JWT"}"#,
+        claims.as_bytes(),
+        S1.as_bytes(),
+    );
+    let headers = vec![
+        ("content-type".to_string(), b"application/json".to_vec()),
+        ("x-agentarea-context".to_string(), token.into_bytes()),
+    ];
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1","sessionId":"s"}}}"#;
+    // What the gateway does with the call under `config`, as text (the
+    // decision borrows the settings, which live only inside).
+    let run = |config: &str, first_use: Option<ClaimJti<'_>>| {
+        let s = load_str(config).unwrap().settings;
+        let toolctx_core::HeadersVerdict::ReadBody(checked) = s.check_headers("POST", &headers)
+        else {
+            panic!("headers refused")
+        };
+        let stores = Stores {
+            first_use,
+            ..Stores::default()
+        };
+        s.check_body(checked, &headers, body, now, stores)
+            .map(|d| match d {
+                Decision::Reject(r) => format!("reject {}", r.reason().as_str()),
+                other => format!("{other:?}"),
+            })
+    };
+    let plain = r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},"meta_headers":{"sessionId":"x-session-id"}}"#;
+    let accepted = Decision::Accept(vec![
+        ("x-task".to_string(), "t-1".to_string()),
+        ("x-session-id".to_string(), "s".to_string()),
+    ]);
+    assert_eq!(run(plain, None).unwrap(), format!("{accepted:?}"));
+    let guarded = r#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":4}}"#;
+    assert!(run(guarded, None).is_err());
+    let mut seen = Vec::new();
+    let mut once = |jti: &str, until: u64| {
+        seen.push((jti.to_string(), until));
+        ClaimAnswer::Used
+    };
+    assert_eq!(
+        run(guarded, Some(&mut once)).unwrap(),
+        "reject token_replayed"
+    );
+    assert_eq!(seen, vec![("j-1".to_string(), now + 300 + 30)]);
+    // A store that cannot answer: internal_error, never token_replayed;
+    // a full one: replay_guard_full.
+    let mut down = |_: &str, _: u64| ClaimAnswer::Failed;
+    assert_eq!(
+        run(guarded, Some(&mut down)).unwrap(),
+        "reject internal_error"
+    );
+    let mut full = |_: &str, _: u64| ClaimAnswer::Full;
+    assert_eq!(
+        run(guarded, Some(&mut full)).unwrap(),
+        "reject replay_guard_full"
+    );
+}
