@@ -39,6 +39,7 @@ const UPSTREAM: &str = "x-vectors-upstream";
 /// What reached the upstream.
 struct Seen {
     verification: Option<Verification>,
+    headers: http::HeaderMap,
     body: Vec<u8>,
 }
 
@@ -66,6 +67,7 @@ impl Service<Request<RequestBody<hyper::body::Incoming>>> for Upstream {
             if let Ok(mut s) = slot.lock() {
                 *s = Some(Seen {
                     verification: parts.extensions.get::<Verification>().cloned(),
+                    headers: parts.headers.clone(),
                     body,
                 });
             }
@@ -123,6 +125,7 @@ async fn send(
     addr: std::net::SocketAddr,
     seen: &Upstream,
     r: &toolctx_vectors::Request,
+    verifier: &toolctx_core::Verifier,
 ) -> Result<Verdict, String> {
     let stream = tokio::net::TcpStream::connect(addr)
         .await
@@ -157,10 +160,12 @@ async fn send(
         let v = got
             .verification
             .ok_or("no Verification in the request's extensions")?;
-        return Ok(match v.shared() {
+        let verdict = match v.shared() {
             Some(ctx) => Verdict::Accept(Box::new((*ctx).clone())),
             None => Verdict::Pass,
-        });
+        };
+        forwarded(verifier, &verdict, &r.headers, &got.headers)?;
+        return Ok(verdict);
     }
     if upstream.is_some() {
         return Err("refused, yet the upstream saw the request".into());
@@ -196,6 +201,61 @@ async fn send(
         return Err("refusal without content-type application/json".into());
     }
     Ok(Verdict::Reject(refusal))
+}
+
+/// The upstream saw the headers the core forwards with `verdict`: every
+/// removed name gone (unless the core set it), every set pair there, every
+/// other header as sent.
+fn forwarded(
+    verifier: &toolctx_core::Verifier,
+    verdict: &Verdict,
+    sent: &[(String, String)],
+    seen: &http::HeaderMap,
+) -> Result<(), String> {
+    let up = verifier
+        .upstream(verdict)
+        .ok_or("no upstream for a request handed on")?;
+    for name in up.remove {
+        let set: Vec<&str> = up
+            .set
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let got: Vec<&[u8]> = seen
+            .get_all(name.as_str())
+            .iter()
+            .map(HeaderValue::as_bytes)
+            .collect();
+        if got != set.iter().map(|v| v.as_bytes()).collect::<Vec<_>>() {
+            return Err(format!(
+                "header {name}: upstream saw {got:?}, the core forwards {set:?}"
+            ));
+        }
+    }
+    for (name, value) in up.set {
+        if !seen
+            .get_all(name.as_str())
+            .iter()
+            .any(|v| v.as_bytes() == value.as_bytes())
+        {
+            return Err(format!("header {name}: {value:?} not forwarded"));
+        }
+    }
+    for (name, value) in sent {
+        let lower = name.to_ascii_lowercase();
+        if up.remove.contains(&lower) {
+            continue;
+        }
+        if !seen
+            .get_all(lower.as_str())
+            .iter()
+            .any(|v| v.as_bytes() == value.as_bytes())
+        {
+            return Err(format!("header {name} did not reach the upstream as sent"));
+        }
+    }
+    Ok(())
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -258,11 +318,11 @@ async fn main() {
                 }
                 let verifier = toolctx_vectors::verifier(&file, &case)?;
                 let now = toolctx_vectors::case_now(&file, &case)?;
-                let layer = ToolctxLayer::new(verifier).clock(move || now);
+                let layer = ToolctxLayer::new(verifier.clone()).clock(move || now);
                 if let Ok(mut c) = current.lock() {
                     *c = Some(layer.layer(upstream.clone()));
                 }
-                let verdict = send(addr, &upstream, &request).await?;
+                let verdict = send(addr, &upstream, &request, &verifier).await?;
                 toolctx_vectors::judge(case.get("expect").unwrap_or(&J::Null), &verdict)
                     .map(|()| None)
             }

@@ -18,7 +18,7 @@ use tower_service::Service;
 
 use crate::body::{read_limited, Read, RequestBody, ResponseBody};
 use crate::decide::{self, Head, Outcome};
-use crate::replay::{Guard, MemoryReplayStore};
+use crate::replay::ReplayStore;
 
 /// What the layer found on a request it handed on, in the request's
 /// extensions: the verified context of an accepted `tools/call`, or none
@@ -47,7 +47,7 @@ type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
 #[derive(Clone)]
 struct Shared {
     verifier: Verifier,
-    guard: Option<Arc<Guard>>,
+    guard: Option<Arc<dyn ReplayStore>>,
     clock: Clock,
     include_reason: bool,
 }
@@ -105,10 +105,12 @@ impl ToolctxLayer {
         }
     }
 
-    /// The replay guard in this process's memory: each token id is
-    /// accepted once within its lifetime.
-    pub fn replay_guard(self, store: MemoryReplayStore) -> ToolctxLayer {
-        self.with(|s| s.guard = Some(Arc::new(Guard::Memory(store))))
+    /// The replay guard: each token id is accepted once within its
+    /// lifetime, recorded in `store` ([`MemoryReplayStore`](crate::MemoryReplayStore)
+    /// for one process, `RedisReplayStore` with the feature `redis` for
+    /// several). A store that fails refuses the call (`internal_error`).
+    pub fn replay_guard(self, store: impl ReplayStore) -> ToolctxLayer {
+        self.with(|s| s.guard = Some(Arc::new(store)))
     }
 
     /// The clock, in Unix seconds (tests; the default reads the system's).
@@ -204,7 +206,7 @@ where
             let (mut parts, body) = req.into_parts();
             let reason = shared.include_reason;
             let checked =
-                match decide::head(&shared.verifier, parts.method.as_str(), &parts.headers) {
+                match decide::head(&shared.verifier, parts.method.as_str(), &mut parts.headers) {
                     Head::Pass => {
                         parts.extensions.insert(Verification { context: None });
                         let req = Request::from_parts(parts, RequestBody::Unread { body });
@@ -227,7 +229,7 @@ where
                 &shared.verifier,
                 shared.guard.as_deref(),
                 checked,
-                &parts.headers,
+                &mut parts.headers,
                 &bytes,
                 over_limit,
                 now,

@@ -16,11 +16,15 @@ mod decide;
 #[cfg(feature = "rmcp")]
 pub mod helpers;
 mod layer;
+#[cfg(feature = "redis")]
+mod redis;
 mod replay;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 
 pub use body::{RequestBody, ResponseBody};
 pub use layer::{ResponseFuture, Toolctx, ToolctxLayer, Verification};
-pub use replay::MemoryReplayStore;
+#[cfg(feature = "redis")]
+pub use redis::{Redis, RedisReplayStore, DEFAULT_TIMEOUT};
+pub use replay::{ClaimFuture, MemoryReplayStore, ReplayStore};
 pub use toolctx_core;

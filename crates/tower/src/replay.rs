@@ -1,11 +1,27 @@
-//! The replay guard's stores: a token id is accepted once within its
-//! lifetime. What a store's answer means is the core's to say.
+//! The replay guard's stores: each token id is claimed once within its
+//! lifetime. A store only answers what it found ([`ClaimAnswer`]); what the
+//! answer means (accepted, `token_replayed`, `replay_guard_full`,
+//! `internal_error`) is the core's to say, in `Verifier::settle`.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 
-use toolctx_core::{Checked, ReplayCache, Verdict, Verifier};
+use toolctx_core::{ClaimAnswer, ReplayCache, ReplayClaim};
 
-/// Token ids in this process's memory (the core's `ReplayCache`): for a
+/// The future a [`ReplayStore`] answers with.
+pub type ClaimFuture<'a> = Pin<Box<dyn Future<Output = ClaimAnswer> + Send + 'a>>;
+
+/// Where the replay guard records token ids. `claim` must be atomic across
+/// every process sharing the store; a store that cannot answer (down,
+/// timed out) answers [`ClaimAnswer::Failed`], never `FirstUse`.
+pub trait ReplayStore: Send + Sync + 'static {
+    /// Records `claim.jti` as used until `claim.until` (Unix seconds) if it
+    /// was not, and says which.
+    fn claim<'a>(&'a self, claim: &'a ReplayClaim, now: u64) -> ClaimFuture<'a>;
+}
+
+/// Token ids in this process's memory (the core's [`ReplayCache`]): for a
 /// server with one process.
 #[derive(Debug)]
 pub struct MemoryReplayStore {
@@ -22,28 +38,11 @@ impl MemoryReplayStore {
     }
 }
 
-pub(crate) enum Guard {
-    Memory(MemoryReplayStore),
-}
-
-impl Guard {
-    pub(crate) fn check_body_once(
-        &self,
-        verifier: &Verifier,
-        checked: Checked,
-        headers: &[(&[u8], &[u8])],
-        body: &[u8],
-        now: u64,
-    ) -> Verdict {
-        match self {
-            Guard::Memory(store) => {
-                let Ok(mut cache) = store.cache.lock() else {
-                    return Verdict::Reject(crate::decide::internal_error());
-                };
-                verifier.check_body_once(checked, headers, body, now, &mut |jti, until| {
-                    cache.first_use(jti, until, now)
-                })
-            }
-        }
+impl ReplayStore for MemoryReplayStore {
+    fn claim<'a>(&'a self, claim: &'a ReplayClaim, now: u64) -> ClaimFuture<'a> {
+        let answer = self.cache.lock().map_or(ClaimAnswer::Failed, |mut c| {
+            c.first_use(&claim.jti, claim.until, now)
+        });
+        Box::pin(std::future::ready(answer))
     }
 }
