@@ -105,3 +105,105 @@ impl ReplayStore for RedisReplayStore {
         })
     }
 }
+
+#[cfg(feature = "rmcp")]
+mod idempotency {
+    use std::time::Duration;
+
+    use crate::helpers::{Entry, IdempotencyStore, StoreError, StoreFuture};
+
+    use super::Redis;
+
+    // Deletes the claim only while it is still exactly ours (the npm and
+    // Python stores' script).
+    const RELEASE: &str =
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+    /// The idempotency store in Redis, for several replicas (the npm and
+    /// Python packages' layout): the claim is one `SET key value NX PX
+    /// lease`, the result a `SET key value PX ttl`, the release a
+    /// compare-and-delete script. A command that fails or times out fails
+    /// the call (it never runs unguarded).
+    #[derive(Debug, Clone)]
+    pub struct RedisStore {
+        redis: Redis,
+        prefix: String,
+    }
+
+    impl RedisStore {
+        /// Keys `toolctx:idem:<key>`.
+        pub fn new(redis: Redis) -> RedisStore {
+            RedisStore::with_prefix(redis, "toolctx:idem:")
+        }
+
+        pub fn with_prefix(redis: Redis, prefix: impl Into<String>) -> RedisStore {
+            RedisStore {
+                redis,
+                prefix: prefix.into(),
+            }
+        }
+    }
+
+    fn ms(d: Duration) -> String {
+        d.as_millis().max(1).to_string()
+    }
+
+    impl IdempotencyStore for RedisStore {
+        fn claim<'a>(&'a self, key: &'a str, entry: &'a Entry, lease: Duration) -> StoreFuture<'a, Option<Entry>> {
+            Box::pin(async move {
+                let k = format!("{}{key}", self.prefix);
+                let value = entry.encode();
+                // The held value can expire between the SET and the GET: try again.
+                for _ in 0..3 {
+                    let set = [
+                        "SET".to_string(),
+                        k.clone(),
+                        value.clone(),
+                        "NX".into(),
+                        "PX".into(),
+                        ms(lease),
+                    ];
+                    let reply: Option<String> = self.redis.query(&set).await.map_err(StoreError::new)?;
+                    if reply.is_some() {
+                        return Ok(None);
+                    }
+                    let held: Option<Vec<u8>> =
+                        self.redis.query(&["GET".to_string(), k.clone()]).await.map_err(StoreError::new)?;
+                    if let Some(held) = held {
+                        return Entry::decode(&held).map(Some);
+                    }
+                }
+                Err(StoreError::new(format!("could not claim or read {k}")))
+            })
+        }
+
+        fn complete<'a>(&'a self, key: &'a str, entry: &'a Entry, ttl: Duration) -> StoreFuture<'a, ()> {
+            Box::pin(async move {
+                let set = [
+                    "SET".to_string(),
+                    format!("{}{key}", self.prefix),
+                    entry.encode(),
+                    "PX".into(),
+                    ms(ttl),
+                ];
+                self.redis.query::<()>(&set).await.map_err(StoreError::new)
+            })
+        }
+
+        fn release<'a>(&'a self, key: &'a str, entry: &'a Entry) -> StoreFuture<'a, ()> {
+            Box::pin(async move {
+                let eval = [
+                    "EVAL".to_string(),
+                    RELEASE.to_string(),
+                    "1".into(),
+                    format!("{}{key}", self.prefix),
+                    entry.encode(),
+                ];
+                self.redis.query::<i64>(&eval).await.map(|_| ()).map_err(StoreError::new)
+            })
+        }
+    }
+}
+
+#[cfg(feature = "rmcp")]
+pub use idempotency::RedisStore;
