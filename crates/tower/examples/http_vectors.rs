@@ -173,8 +173,9 @@ async fn send(
     // A refusal: it must be exactly the core's rendering of its reason and id.
     let doc: J =
         serde_json::from_slice(&body).map_err(|e| format!("refusal body not JSON: {e}"))?;
-    let reason = doc["error"]["data"]["reason"]
-        .as_str()
+    let reason = doc
+        .pointer("/error/data/reason")
+        .and_then(J::as_str)
         .and_then(Reason::from_code)
         .ok_or_else(|| format!("no known reason in {}", String::from_utf8_lossy(&body)))?;
     // The id as written (serde_json would reformat `1e400`): the text

@@ -24,9 +24,9 @@ pub mod rmcp;
 
 pub use body::{RequestBody, ResponseBody};
 pub use layer::{ResponseFuture, Toolctx, ToolctxLayer, Verification};
-#[cfg(feature = "redis")]
-pub use redis::{Redis, RedisReplayStore, DEFAULT_TIMEOUT};
 #[cfg(all(feature = "redis", feature = "rmcp"))]
 pub use redis::RedisStore;
+#[cfg(feature = "redis")]
+pub use redis::{Redis, RedisReplayStore, DEFAULT_TIMEOUT};
 pub use replay::{ClaimFuture, MemoryReplayStore, ReplayStore};
 pub use toolctx_core;

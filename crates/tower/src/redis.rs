@@ -149,7 +149,12 @@ mod idempotency {
     }
 
     impl IdempotencyStore for RedisStore {
-        fn claim<'a>(&'a self, key: &'a str, entry: &'a Entry, lease: Duration) -> StoreFuture<'a, Option<Entry>> {
+        fn claim<'a>(
+            &'a self,
+            key: &'a str,
+            entry: &'a Entry,
+            lease: Duration,
+        ) -> StoreFuture<'a, Option<Entry>> {
             Box::pin(async move {
                 let k = format!("{}{key}", self.prefix);
                 let value = entry.encode();
@@ -163,12 +168,16 @@ mod idempotency {
                         "PX".into(),
                         ms(lease),
                     ];
-                    let reply: Option<String> = self.redis.query(&set).await.map_err(StoreError::new)?;
+                    let reply: Option<String> =
+                        self.redis.query(&set).await.map_err(StoreError::new)?;
                     if reply.is_some() {
                         return Ok(None);
                     }
-                    let held: Option<Vec<u8>> =
-                        self.redis.query(&["GET".to_string(), k.clone()]).await.map_err(StoreError::new)?;
+                    let held: Option<Vec<u8>> = self
+                        .redis
+                        .query(&["GET".to_string(), k.clone()])
+                        .await
+                        .map_err(StoreError::new)?;
                     if let Some(held) = held {
                         return Entry::decode(&held).map(Some);
                     }
@@ -177,7 +186,12 @@ mod idempotency {
             })
         }
 
-        fn complete<'a>(&'a self, key: &'a str, entry: &'a Entry, ttl: Duration) -> StoreFuture<'a, ()> {
+        fn complete<'a>(
+            &'a self,
+            key: &'a str,
+            entry: &'a Entry,
+            ttl: Duration,
+        ) -> StoreFuture<'a, ()> {
             Box::pin(async move {
                 let set = [
                     "SET".to_string(),
@@ -199,7 +213,11 @@ mod idempotency {
                     format!("{}{key}", self.prefix),
                     entry.encode(),
                 ];
-                self.redis.query::<i64>(&eval).await.map(|_| ()).map_err(StoreError::new)
+                self.redis
+                    .query::<i64>(&eval)
+                    .await
+                    .map(|_| ())
+                    .map_err(StoreError::new)
             })
         }
     }

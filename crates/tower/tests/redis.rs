@@ -5,7 +5,12 @@
 //! killed mid-run: every call is refused or fails, none runs unguarded or
 //! twice.
 #![cfg(all(feature = "redis", feature = "rmcp"))]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod support;
 
@@ -37,9 +42,22 @@ impl Drop for Server {
 
 impl Server {
     fn start() -> Option<Server> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .stdout(Stdio::null())
             .spawn();
         let child = match child {
@@ -70,22 +88,36 @@ impl Server {
 const TIMEOUT: Duration = Duration::from_millis(300);
 
 fn layer(redis: &Redis) -> ToolctxLayer {
-    ToolctxLayer::new(config("")).clock(|| NOW).replay_guard(RedisReplayStore::new(redis.clone()))
+    ToolctxLayer::new(config(""))
+        .clock(|| NOW)
+        .replay_guard(RedisReplayStore::new(redis.clone()))
 }
 
 #[tokio::test]
 async fn the_replay_guard_in_redis_paused_and_killed() {
-    let Some(mut server) = Server::start() else { return };
-    let (a, b) = (Redis::connect(&server.url(), TIMEOUT).await.unwrap(), Redis::connect(&server.url(), TIMEOUT).await.unwrap());
+    let Some(mut server) = Server::start() else {
+        return;
+    };
+    let (a, b) = (
+        Redis::connect(&server.url(), TIMEOUT).await.unwrap(),
+        Redis::connect(&server.url(), TIMEOUT).await.unwrap(),
+    );
     let inner = Inner::default();
-    let (mut one, mut two) = (layer(&a).layer(inner.clone()), layer(&b).layer(inner.clone()));
+    let (mut one, mut two) = (
+        layer(&a).layer(inner.clone()),
+        layer(&b).layer(inner.clone()),
+    );
     let c = claims(&format!("jti-{}", std::process::id()));
     let (body, token) = (call_body(&c, ""), c.mint(SECRET).unwrap());
     let send = |t: &str| post(&body, &[("x-agentarea-context", t)]);
     assert_eq!(answer(&mut one, send(&token)).await.0, 200);
     // The other replica shares the store: the same token is a replay there.
     let (status, text) = answer(&mut two, send(&token)).await;
-    assert_eq!((status, text.contains("token_replayed")), (401, true), "{text}");
+    assert_eq!(
+        (status, text.contains("token_replayed")),
+        (401, true),
+        "{text}"
+    );
 
     // Paused: each call is refused within the timeout, never run.
     server.signal("STOP");
@@ -97,10 +129,18 @@ async fn the_replay_guard_in_redis_paused_and_killed() {
     for i in 0..5 {
         let t0 = Instant::now();
         let (status, text) = answer(&mut one, send(&fresh(i))).await;
-        assert_eq!((status, text.contains("internal_error")), (500, true), "paused: {text}");
+        assert_eq!(
+            (status, text.contains("internal_error")),
+            (500, true),
+            "paused: {text}"
+        );
         assert!(t0.elapsed() < TIMEOUT * 4, "waited {:?}", t0.elapsed());
     }
-    assert_eq!(inner.0.lock().unwrap().len(), before, "a call ran while Redis was paused");
+    assert_eq!(
+        inner.0.lock().unwrap().len(),
+        before,
+        "a call ran while Redis was paused"
+    );
     server.signal("CONT");
     // Back: a fresh token is accepted once (the paused claims may have
     // landed late; those tokens stay refused, which is the safe side).
@@ -130,7 +170,9 @@ async fn the_replay_guard_in_redis_paused_and_killed() {
 
 #[tokio::test]
 async fn the_idempotency_store_in_redis_paused() {
-    let Some(server) = Server::start() else { return };
+    let Some(server) = Server::start() else {
+        return;
+    };
     let ctx = {
         let verifier = config("");
         let c = claims("j-idem");
@@ -144,7 +186,11 @@ async fn the_idempotency_store_in_redis_paused() {
     let runs = Arc::new(AtomicU64::new(0));
     let redis = Redis::connect(&server.url(), TIMEOUT).await.unwrap();
     let namespace = format!("t{}:", std::process::id());
-    let guard = || Idempotent::new(RedisStore::new(redis.clone())).namespace(namespace.clone()).wait(Duration::from_millis(200));
+    let guard = || {
+        Idempotent::new(RedisStore::new(redis.clone()))
+            .namespace(namespace.clone())
+            .wait(Duration::from_millis(200))
+    };
     let (first, second) = (guard(), guard());
     let ct = CancellationToken::new();
     let run = |g: Idempotent, args: serde_json::Value| {
@@ -152,7 +198,9 @@ async fn the_idempotency_store_in_redis_paused() {
         async move {
             g.run(Some(&ctx), &args, &ct, || async {
                 let n = runs.fetch_add(1, Ordering::SeqCst) + 1;
-                Ok::<CallToolResponse, rmcp::ErrorData>(CallToolResult::structured(json!({ "runs": n })).into())
+                Ok::<CallToolResponse, rmcp::ErrorData>(
+                    CallToolResult::structured(json!({ "runs": n })).into(),
+                )
             })
             .await
         }
@@ -170,17 +218,26 @@ async fn the_idempotency_store_in_redis_paused() {
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 
     // 20 concurrent retries of a new key at both guards: one run.
-    let ctx2 = toolctx_core::Context { idempotency_key: "task-1:call-2".into(), ..ctx.clone() };
+    let ctx2 = toolctx_core::Context {
+        idempotency_key: "task-1:call-2".into(),
+        ..ctx.clone()
+    };
     let mut tasks = Vec::new();
     for i in 0..20 {
-        let g = if i % 2 == 0 { first.clone() } else { second.clone() };
+        let g = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
         let (runs, ct, ctx2) = (runs.clone(), ct.clone(), ctx2.clone());
         tasks.push(tokio::spawn(async move {
             g.wait(Duration::from_secs(5))
                 .run(Some(&ctx2), &json!({"b": 1}), &ct, || async {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     runs.fetch_add(1, Ordering::SeqCst);
-                    Ok::<CallToolResponse, rmcp::ErrorData>(CallToolResult::structured(json!({})).into())
+                    Ok::<CallToolResponse, rmcp::ErrorData>(
+                        CallToolResult::structured(json!({})).into(),
+                    )
                 })
                 .await
         }));
@@ -188,11 +245,18 @@ async fn the_idempotency_store_in_redis_paused() {
     for t in tasks {
         assert!(t.await.unwrap().is_ok());
     }
-    assert_eq!(runs.load(Ordering::SeqCst), 2, "the concurrent retries ran once");
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        2,
+        "the concurrent retries ran once"
+    );
 
     // Paused: the call fails, the tool does not run.
     server.signal("STOP");
-    let ctx3 = toolctx_core::Context { idempotency_key: "task-1:call-3".into(), ..ctx.clone() };
+    let ctx3 = toolctx_core::Context {
+        idempotency_key: "task-1:call-3".into(),
+        ..ctx.clone()
+    };
     let g = first.clone();
     let t0 = Instant::now();
     let got = g

@@ -295,8 +295,8 @@ pub fn canonical_hash(value: &impl Serialize) -> Result<String, ErrorData> {
     let digest = Sha256::digest(canonical.as_bytes());
     let mut hex = String::with_capacity(64);
     for b in digest.iter() {
-        hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-        hex.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{b:02x}");
     }
     Ok(hex)
 }

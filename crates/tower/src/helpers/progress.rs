@@ -186,7 +186,9 @@ mod tests {
     use super::*;
     use rmcp::model::NumberOrString;
 
-    fn recorder() -> (Progress, Arc<Mutex<Vec<(f64, Option<f64>)>>>) {
+    type Sent = Arc<Mutex<Vec<(f64, Option<f64>)>>>;
+
+    fn recorder() -> (Progress, Sent) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = seen.clone();
         let p = Progress::with_sender(

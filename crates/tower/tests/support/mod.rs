@@ -1,6 +1,12 @@
 //! What the layer tests share: a recording inner service, tokens and
 //! requests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -135,4 +141,3 @@ where
     let body = res.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8(body.to_vec()).unwrap())
 }
-
