@@ -231,9 +231,7 @@ def test_conventions() -> None:
     assert toolctx.canonical_json({"b": 1.0, "a": [True, None]}) == '{"a":[true,null],"b":1}'
     k1 = toolctx.tuix_idempotency_key("s", "t", "tool", {"x": 1, "y": None, "z": ""})
     assert k1 == toolctx.tuix_idempotency_key("s", "t", "tool", {"x": 1}) and len(k1) == 64
-    assert toolctx.tuix_headers({"params": {"_meta": {"sessionId": "s-1", "idempotencyKey": "bad value\n"}}}) == {
-        "X-Session-Id": "s-1"
-    }
+    assert toolctx.TUIX_HEADERS == {"sessionId": "x-session-id", "idempotencyKey": "x-idempotency-key"}
     with pytest.raises(ValueError):
         toolctx.canonical_json(float("nan"))
 

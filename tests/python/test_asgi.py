@@ -122,17 +122,29 @@ async def test_a_large_body_is_refused_without_reading_it_all() -> None:
     assert sent[0]["status"] == 413 and reads == 2 and inner.seen == []
 
 
-async def test_tuix_headers_are_replaced_from_verified_meta(verifier) -> None:
+async def test_tuix_headers_are_replaced_from_verified_meta() -> None:
     inner = Recorder()
+    verifier = toolctx.Verifier(INSTANCE, [SECRET], forward={"tuix": True, "headers": {"task_id": "X-Task"}})
     c = claims()
-    body = call_body(c, sessionId="sess-9", idempotencyKey="idem-3")
-    headers = [(b"x-agentarea-context", c.mint(SECRET).encode()), (b"x-session-id", b"spoofed")]
-    await drive(ToolctxMiddleware(inner, verifier, tuix_headers=True), "POST", headers, [body])
-    await drive(ToolctxMiddleware(inner, verifier, tuix_headers=True), "GET", [(b"x-idempotency-key", b"spoofed")], [])
+    body = call_body(c, sessionId="sess 9", idempotencyKey=5)
+    spoofed = [(b"X-Session-Id", b"spoofed"), (b"x-session-id", b"again"), (b"x-task", b"t")]
+    headers = [(b"x-agentarea-context", c.mint(SECRET).encode()), *spoofed]
+    app = ToolctxMiddleware(inner, verifier, tuix_headers=True)
+    await drive(app, "POST", headers, [body])
+    await drive(app, "GET", [(b"X-Idempotency-Key", b"spoofed"), (b"accept", b"*/*")], [])
     (accepted, _, _), (passed, _, _) = inner.seen
-    assert dict(accepted["headers"])[b"x-session-id"] == b"sess-9"
-    assert dict(accepted["headers"])[b"x-idempotency-key"] == b"idem-3"
-    assert b"x-idempotency-key" not in dict(passed["headers"])
+    got = [(n.lower(), v) for n, v in accepted["headers"]]
+    # The core's values (CONTRACT §7: a space as %20, a number as its JSON
+    # text), each once; every spoofed copy gone.
+    assert [v for n, v in got if n == b"x-session-id"] == [b"sess%209"]
+    assert [v for n, v in got if n == b"x-idempotency-key"] == [b"5"]
+    assert [v for n, v in got if n == b"x-task"] == [c.task_id.encode()]
+    assert [n.lower() for n, _ in passed["headers"]] == [b"accept"]
+
+
+def test_tuix_headers_flag_needs_a_verifier_that_forwards_them(verifier) -> None:
+    with pytest.raises(TypeError, match="forward"):
+        ToolctxMiddleware(Recorder(), verifier, tuix_headers=True)
 
 
 async def test_a_verifier_that_cannot_run_refuses(verifier) -> None:

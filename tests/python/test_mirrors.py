@@ -37,4 +37,5 @@ def test_idempotency_outcomes_and_marker_are_the_npm_packages() -> None:
 
 def test_tuix_headers_are_the_npm_packages() -> None:
     text = (NPM / "tuix.ts").read_text()
-    assert dict(re.findall(r"^\s+(\w+): '(X-[\w-]+)',", text, re.M)) == dict(TUIX_HEADERS)
+    found = dict(re.findall(r"^\s+(\w+): '(X-[\w-]+)',", text, re.M))
+    assert {k: v.lower() for k, v in found.items()} == dict(TUIX_HEADERS)

@@ -46,6 +46,26 @@ def test_replay_guard_shared_by_two_verifiers(redis_url) -> None:
     assert (refused.status, refused.reason) == (500, "internal_error")
 
 
+def test_the_store_sends_the_cores_command(redis_url) -> None:
+    """What Redis receives is exactly `toolctx_core::replay::redis::claim_args`."""
+    client = redis.Redis.from_url(redis_url)
+    v = toolctx.Verifier(INSTANCE, [SECRET], replay=toolctx.RedisReplayStore(client, prefix="t3:"))
+    c = claims()
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "_meta": c.meta()}})
+    now = c.iat + 5
+    with client.monitor() as monitor:
+        assert v.verify("POST", [(toolctx.TOKEN_HEADER, c.mint(SECRET))], body, now).outcome == "accept"
+        seen = None
+        for _ in range(20):  # MONITOR also shows its own handshake
+            command = monitor.next_command()["command"]
+            if command.startswith("SET "):
+                seen = command
+                break
+    expected = toolctx._native.redis_claim_args("t3:", c.jti, c.exp + 30, now)
+    assert seen is not None and seen.split(" ") == expected
+    assert expected[:4] == ["SET", f"t3:{c.jti}", "1", "NX"] and expected[4] == "PX"
+
+
 async def test_replay_guard_behind_the_middleware(redis_url, serve) -> None:
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse

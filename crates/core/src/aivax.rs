@@ -95,7 +95,7 @@ pub enum AivaxField {
     MomentOffsetMinutes,
     /// The flat string metadata as a JSON object (canonical JSON).
     Metadata,
-    /// The whole typed context (canonical JSON).
+    /// The whole typed context, as [`AivaxContext::to_json`] writes it.
     Context,
 }
 
@@ -139,7 +139,10 @@ impl Field for AivaxField {
                 .map(|m| write!(out, "{}", m.offset_minutes))
                 .is_some(),
             AivaxField::Metadata => canonical_text(&ctx.metadata_json(), out),
-            AivaxField::Context => canonical_text(&ctx.to_json(), out),
+            AivaxField::Context => {
+                out.push_str(&ctx.to_json());
+                true
+            }
         }
     }
 }

@@ -70,7 +70,8 @@ pub enum ForwardField {
     Iat,
     Exp,
     SecretIndex,
-    /// The whole verified context, as canonical JSON.
+    /// The whole verified context, as [`Context::to_json`] writes it
+    /// (numbers exactly as the token has them).
     Context,
 }
 
@@ -129,18 +130,30 @@ impl Field for ForwardField {
             ForwardField::SecretIndex => {
                 let _ = write!(out, "{}", ctx.secret_index);
             }
-            ForwardField::Context => return canonical_text(&ctx.to_json(), out),
+            ForwardField::Context => ctx.write_json(out),
         }
         true
     }
 }
 
-/// Appends the canonical form (RFC 8785) of the JSON `text`; `false` when it
-/// has none.
+/// Appends the canonical form (RFC 8785) of the JSON `text`, or the text
+/// itself when it has none (a number no IEEE 754 double can hold): a value
+/// is never dropped or rounded on its way upstream.
 pub(crate) fn canonical_text(text: &str, out: &mut String) -> bool {
-    json::parse(text.as_bytes())
-        .ok()
-        .is_some_and(|v| jcs::canonicalize_into(&v, out).is_ok())
+    match json::parse(text.as_bytes()) {
+        Ok(v) => canonical_or_compact(&v, out),
+        Err(_) => false,
+    }
+}
+
+/// Appends the canonical form of `v`, or its compact text when it has none.
+fn canonical_or_compact(v: &Value<'_>, out: &mut String) -> bool {
+    let start = out.len();
+    if jcs::canonicalize_into(v, out).is_err() {
+        out.truncate(start);
+        v.write(out);
+    }
+    true
 }
 
 /// Why a forward configuration was refused; its `Display` names the
@@ -275,8 +288,8 @@ impl<F: Field> Forward<F> {
     /// The headers to add for an accepted call: the configured fields of
     /// `ctx`, then the configured `_meta` members found by `meta` (its
     /// value's JSON), each encoded with [`header_value`]. A field the
-    /// context lacks, a member that is absent or `null`, or a value with no
-    /// canonical JSON forwards nothing.
+    /// context lacks, or a member that is absent or `null`, forwards
+    /// nothing.
     pub(crate) fn set_headers<'m>(
         &self,
         ctx: &F::Context,
@@ -301,7 +314,7 @@ impl<F: Field> Forward<F> {
                     text.push_str(&s);
                     true
                 }
-                Some(other) => jcs::canonicalize_into(&other, &mut text).is_ok(),
+                Some(other) => canonical_or_compact(&other, &mut text),
             };
             if found {
                 out.push((header.clone(), header_value(&text).into_owned()));

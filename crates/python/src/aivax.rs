@@ -31,12 +31,15 @@ pub struct AivaxVerifier {
 #[pymethods]
 impl AivaxVerifier {
     /// `AivaxVerifier(hook_key, *, require_nonce=True, max_bcrypt_cost=12,
-    /// credential=None, max_body_bytes=1048576, include_reason=True)`;
+    /// credential=None, max_body_bytes=1048576, forward=None,
+    /// include_reason=True)`, `forward` as `Verifier`'s (with AIVAX's
+    /// context fields);
     /// validated by the core, `ConfigError` when refused (never showing the
     /// hook key).
     #[new]
     #[pyo3(signature = (hook_key, *, require_nonce = None, max_bcrypt_cost = None,
-        credential = None, max_body_bytes = None, include_reason = true))]
+        credential = None, max_body_bytes = None, forward = None, include_reason = true))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         hook_key: &Bound<'_, PyAny>,
@@ -44,6 +47,7 @@ impl AivaxVerifier {
         max_bcrypt_cost: Option<&Bound<'_, PyAny>>,
         credential: Option<&Bound<'_, PyAny>>,
         max_body_bytes: Option<&Bound<'_, PyAny>>,
+        forward: Option<&Bound<'_, PyAny>>,
         include_reason: bool,
     ) -> PyResult<AivaxVerifier> {
         let settings = PyDict::new(py);
@@ -53,6 +57,7 @@ impl AivaxVerifier {
             ("max_bcrypt_cost", max_bcrypt_cost),
             ("credential", credential),
             ("max_body_bytes", max_body_bytes),
+            ("forward", forward),
         ] {
             if let Some(v) = value.filter(|v| !v.is_none()) {
                 settings.set_item(name, v)?;
@@ -71,6 +76,12 @@ impl AivaxVerifier {
     #[getter]
     fn max_body_bytes(&self) -> usize {
         self.core.max_body_bytes()
+    }
+
+    /// The forwarded header names (see `Verifier.removed_headers`).
+    #[getter]
+    fn removed_headers(&self) -> Vec<String> {
+        self.core.forward().removed().to_vec()
     }
 
     /// `Pass`, `Accept` (with an `AivaxContext`) or `Reject`; the
@@ -94,9 +105,13 @@ impl AivaxVerifier {
                 .core
                 .check_cached(&method, &headers, &body, &mut nonces))
         });
-        verdict(py, v?, self.include_reason, |py, ctx| {
-            Ok(Py::new(py, AivaxContext::new(ctx))?.into_any())
-        })
+        verdict(
+            py,
+            v?,
+            self.include_reason,
+            self.core.forward().removed(),
+            |py, ctx| Ok(Py::new(py, AivaxContext::new(ctx))?.into_any()),
+        )
     }
 
     /// Steps 0 and 1 only: `Pass`, `Reject`, or `None` (read the body and
@@ -109,7 +124,7 @@ impl AivaxVerifier {
     ) -> PyResult<Option<Py<PyAny>>> {
         let headers = headers_of(headers)?;
         match self.core.check_headers(method, &headers) {
-            HeadersVerdict::Pass => Ok(Some(Py::new(py, Pass)?.into_any())),
+            HeadersVerdict::Pass => Ok(Some(Pass::object(py, self.core.forward().removed())?)),
             HeadersVerdict::Reject(r) => Ok(Some(reject(py, r, self.include_reason)?)),
             HeadersVerdict::ReadBody(_) => Ok(None),
         }

@@ -121,3 +121,14 @@ pub fn refuse(
     }
     reject(py, Refusal::new(reason, id_json), include_reason)
 }
+
+/// The Redis command that records `jti` until `until` at `now`, as every
+/// front end sends it (`SET <prefix><jti> 1 NX PX <ms>`).
+#[pyfunction]
+pub fn redis_claim_args(prefix: &str, jti: &str, until: u64, now: u64) -> Vec<String> {
+    let claim = toolctx_core::ReplayClaim {
+        jti: jti.to_string(),
+        until,
+    };
+    toolctx_core::replay::redis::claim_args(prefix, &claim, now).to_vec()
+}

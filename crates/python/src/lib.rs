@@ -28,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::Context>()?;
     m.add_class::<context::AivaxContext>()?;
     m.add_class::<verdict::Pass>()?;
+    m.add_class::<verdict::Upstream>()?;
     m.add_class::<verdict::Accept>()?;
     m.add_class::<verdict::Reject>()?;
     m.add_class::<signing::Claims>()?;
@@ -38,6 +39,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ISSUER", toolctx_core::ISSUER)?;
     m.add("TOKEN_TTL_S", toolctx_core::TOKEN_TTL_S)?;
     m.add("CORE_VERSION", env!("CARGO_PKG_VERSION"))?;
+    m.add("TUIX_HEADERS", toolctx_core::TUIX_HEADERS.to_vec())?;
+    m.add(
+        "REDIS_KEY_PREFIX",
+        toolctx_core::replay::redis::DEFAULT_KEY_PREFIX,
+    )?;
+    m.add_function(wrap_pyfunction!(conventions::redis_claim_args, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::qualified_tool_name, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::server_label, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::canonical_json, m)?)?;

@@ -2,14 +2,87 @@
 //! context) and `Reject`, frozen, every field as the core gave it.
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
-use toolctx_core::{Refusal, Verdict};
+use pyo3::types::{PyBytes, PyString, PyTuple};
+use toolctx_core::{Accepted, Refusal, Verdict};
 
 use crate::convert::parse_to_py;
 
-/// Not this contract's business: forward the request untouched.
+/// What goes upstream with a request that passed or was accepted, as the
+/// core decided it: remove every header named in `remove` (any letter
+/// case, every copy), then add `set` (values already encoded).
 #[pyclass(frozen, module = "toolctx")]
-pub struct Pass;
+pub struct Upstream {
+    remove: Vec<String>,
+    set: Vec<(String, String)>,
+}
+
+impl Upstream {
+    pub fn new(remove: &[String], set: Vec<(String, String)>) -> Upstream {
+        Upstream {
+            remove: remove.to_vec(),
+            set,
+        }
+    }
+}
+
+#[pymethods]
+impl Upstream {
+    /// Lower-case header names to remove.
+    #[getter]
+    fn remove<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.remove)
+    }
+
+    /// `(lower-case name, value)` pairs to add after that.
+    #[getter]
+    fn set<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.set)
+    }
+
+    /// ASGI headers (pairs of bytes) with this applied: the removed names
+    /// left out, the set ones appended.
+    fn apply<'py>(
+        &self,
+        py: Python<'py>,
+        headers: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> PyResult<Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
+        let removed = |name: &[u8]| {
+            self.remove
+                .iter()
+                .any(|r| name.eq_ignore_ascii_case(r.as_bytes()))
+        };
+        let kept = headers.iter().filter(|(n, _)| !removed(n));
+        let added = self.set.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
+        Ok(kept
+            .map(|(n, v)| (n.as_slice(), v.as_slice()))
+            .chain(added)
+            .map(|(n, v)| (PyBytes::new(py, n), PyBytes::new(py, v)))
+            .collect())
+    }
+
+    fn __bool__(&self) -> bool {
+        !(self.remove.is_empty() && self.set.is_empty())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Upstream(remove={:?}, set={:?})", self.remove, self.set)
+    }
+}
+
+/// Not this contract's business: forward the request, with `upstream`
+/// applied (the forwarded headers' spoofed copies removed).
+#[pyclass(frozen, module = "toolctx")]
+pub struct Pass {
+    #[pyo3(get)]
+    upstream: Py<Upstream>,
+}
+
+impl Pass {
+    pub fn object(py: Python<'_>, removed: &[String]) -> PyResult<Py<PyAny>> {
+        let upstream = Py::new(py, Upstream::new(removed, Vec::new()))?;
+        Ok(Py::new(py, Pass { upstream })?.into_any())
+    }
+}
 
 #[pymethods]
 impl Pass {
@@ -27,11 +100,14 @@ impl Pass {
     }
 }
 
-/// A verified `tools/call`: run the tool with `context`.
+/// A verified `tools/call`: run the tool with `context`, the request
+/// handed on with `upstream` applied.
 #[pyclass(frozen, module = "toolctx")]
 pub struct Accept {
     #[pyo3(get)]
     context: Py<PyAny>,
+    #[pyo3(get)]
+    upstream: Py<Upstream>,
 }
 
 #[pymethods]
@@ -129,18 +205,21 @@ pub fn reject(py: Python<'_>, refusal: Refusal, include_reason: bool) -> PyResul
     Ok(Py::new(py, Reject { refusal, body })?.into_any())
 }
 
-/// Any profile's verdict, the accepted context made by `context`.
-pub fn verdict<C>(
+/// Any profile's verdict, the accepted context made by `context`;
+/// `removed` is the verifier's forwarded header names.
+pub fn verdict<C: Accepted>(
     py: Python<'_>,
     v: Verdict<C>,
     include_reason: bool,
+    removed: &[String],
     context: impl FnOnce(Python<'_>, C) -> PyResult<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     match v {
-        Verdict::Pass => Ok(Py::new(py, Pass)?.into_any()),
+        Verdict::Pass => Pass::object(py, removed),
         Verdict::Accept(ctx) => {
+            let upstream = Py::new(py, Upstream::new(removed, ctx.upstream().to_vec()))?;
             let context = context(py, *ctx)?;
-            Ok(Py::new(py, Accept { context })?.into_any())
+            Ok(Py::new(py, Accept { context, upstream })?.into_any())
         }
         Verdict::Reject(r) => reject(py, r, include_reason),
     }

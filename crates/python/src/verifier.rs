@@ -53,7 +53,7 @@ impl MemoryReplay {
 }
 
 /// The settings of CONTRACT §1 other than the secrets, by their names.
-const SETTINGS: [&str; 8] = [
+const SETTINGS: [&str; 9] = [
     "instance_id",
     "credential",
     "require_context",
@@ -62,6 +62,7 @@ const SETTINGS: [&str; 8] = [
     "max_body_bytes",
     "max_token_bytes",
     "protocol_majors",
+    "forward",
 ];
 
 /// Verifies MCP `tools/call` requests against their signed context.
@@ -79,13 +80,17 @@ impl Verifier {
     /// `Verifier(instance_id, secrets, *, credential=None,
     /// require_context=True, clock_skew_s=30, max_token_age_s=600,
     /// max_body_bytes=1048576, max_token_bytes=8192, protocol_majors=(1,),
-    /// include_reason=True, replay=None)`. The settings are the core's
+    /// forward=None, include_reason=True, replay=None)`. `forward` is what
+    /// goes upstream (`{"headers": {"task_id": "x-task-id", ...},
+    /// "tuix": True, "meta": {"<_meta member>": "<header>"}}`): the verdict's
+    /// `upstream` lists the headers to remove and to add. The settings are the core's
     /// (read and validated by it); a bad one raises `ConfigError` with the
     /// core's `code`, never showing a secret.
     #[new]
     #[pyo3(signature = (instance_id, secrets, *, credential = None, require_context = None,
         clock_skew_s = None, max_token_age_s = None, max_body_bytes = None,
-        max_token_bytes = None, protocol_majors = None, include_reason = true, replay = None))]
+        max_token_bytes = None, protocol_majors = None, forward = None, include_reason = true,
+        replay = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -98,6 +103,7 @@ impl Verifier {
         max_body_bytes: Option<&Bound<'_, PyAny>>,
         max_token_bytes: Option<&Bound<'_, PyAny>>,
         protocol_majors: Option<&Bound<'_, PyAny>>,
+        forward: Option<&Bound<'_, PyAny>>,
         include_reason: bool,
         replay: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Verifier> {
@@ -110,6 +116,7 @@ impl Verifier {
             max_body_bytes,
             max_token_bytes,
             protocol_majors,
+            forward,
         ];
         let settings = PyDict::new(py);
         for (name, value) in SETTINGS.iter().zip(given) {
@@ -139,6 +146,13 @@ impl Verifier {
     #[getter]
     fn clock_skew_s(&self) -> u64 {
         self.core.config().clock_skew_s
+    }
+
+    /// The forwarded header names: removed from every request that passes
+    /// or is accepted.
+    #[getter]
+    fn removed_headers(&self) -> Vec<String> {
+        self.core.config().forward.removed().to_vec()
     }
 
     #[getter]
@@ -190,7 +204,7 @@ impl Verifier {
     ) -> PyResult<Py<PyAny>> {
         let headers = headers_of(headers)?;
         match self.core.check_headers(method, &headers) {
-            HeadersVerdict::Pass => Ok(Py::new(py, Pass)?.into_any()),
+            HeadersVerdict::Pass => Pass::object(py, self.core.config().forward.removed()),
             HeadersVerdict::Reject(r) => reject(py, r, self.include_reason),
             HeadersVerdict::ReadBody(proof) => Ok(Py::new(
                 py,
@@ -329,7 +343,8 @@ impl Verifier {
                 ("replay store failed; call refused: %s", e.value(py).repr()?),
             )?;
         }
-        verdict(py, v, self.include_reason, |py, ctx| {
+        let removed = self.core.config().forward.removed();
+        verdict(py, v, self.include_reason, removed, |py, ctx| {
             Ok(Py::new(py, Context::new(ctx))?.into_any())
         })
     }

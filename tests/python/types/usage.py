@@ -39,4 +39,4 @@ def app(inner: object, v: toolctx.Verifier) -> ToolctxMiddleware:
     codes: tuple[str, ...] = toolctx.config_error_codes()
     report: Progress = Progress(None)
     assert codes and LIMITS["text_chars"] == 8000 and check_result({}) == [] and report.sent == 0
-    return ToolctxMiddleware(inner, v, tuix_headers=True)  # type: ignore[arg-type]
+    return ToolctxMiddleware(inner, v)  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ from toolctx._native import (
     ReadBody,
     Reject,
     ToolctxError,
+    Upstream,
     Verifier,
     canonical_json,
     canonical_json_text,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # the stubs' Literal lists of the core's codes
 
 from toolctx.context import aivax_context_from, context_from, current_aivax_context, current_context
 from toolctx.replay import RedisReplayStore
-from toolctx.tuix import TUIX_HEADERS, tuix_headers, without_tuix_headers
+from toolctx.tuix import TUIX_HEADERS
 
 __all__ = [
     "CORE_VERSION",
@@ -64,6 +65,7 @@ __all__ = [
     "RedisReplayStore",
     "Reject",
     "ToolctxError",
+    "Upstream",
     "Verifier",
     "aivax_context_from",
     "canonical_json",
@@ -78,7 +80,5 @@ __all__ = [
     "refusal_table",
     "refuse",
     "server_label",
-    "tuix_headers",
     "tuix_idempotency_key",
-    "without_tuix_headers",
 ]

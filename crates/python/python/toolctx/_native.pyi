@@ -2,7 +2,7 @@
 # mirror the core's (toolctx.reasons(), toolctx.config_error_codes());
 # tests/python/test_api.py fails when they drift.
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, final
+from typing import Any, Literal, Protocol, TypedDict, final
 
 from typing_extensions import Self
 
@@ -37,6 +37,7 @@ Reason = Literal[
     "meta_missing",
     "claim_missing",
     "token_replayed",
+    "replay_guard_full",
     "nonce_missing",
     "nonce_invalid",
     "internal_error",
@@ -68,6 +69,31 @@ META_PREFIX: str
 ISSUER: str
 TOKEN_TTL_S: int
 CORE_VERSION: str
+#: The Tuix headers: ``(_meta member, lower-case header name)``.
+TUIX_HEADERS: list[tuple[str, str]]
+#: The replay guard's Redis key prefix when none is configured.
+REDIS_KEY_PREFIX: str
+
+class ForwardSettings(TypedDict, total=False):
+    """``Verifier(forward=...)``: context fields and ``_meta`` members
+    forwarded upstream as headers (CONTRACT §7)."""
+
+    headers: Mapping[str, str]
+    meta: Mapping[str, str]
+    tuix: bool
+
+@final
+class Upstream:
+    """What goes upstream with a passed or accepted request, as the core
+    decided it: remove every header in ``remove`` (any case, every copy),
+    then add ``set`` (values already encoded)."""
+
+    @property
+    def remove(self) -> tuple[str, ...]: ...
+    @property
+    def set(self) -> tuple[tuple[str, str], ...]: ...
+    def apply(self, headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]: ...
+    def __bool__(self) -> bool: ...
 
 class ToolctxError(ValueError):
     code: str
@@ -141,6 +167,8 @@ class AivaxContext:
 class Pass:
     @property
     def outcome(self) -> Literal["pass"]: ...
+    @property
+    def upstream(self) -> Upstream: ...
 
 @final
 class Accept:
@@ -148,6 +176,8 @@ class Accept:
     def outcome(self) -> Literal["accept"]: ...
     @property
     def context(self) -> Context | AivaxContext: ...
+    @property
+    def upstream(self) -> Upstream: ...
 
 @final
 class Reject:
@@ -200,11 +230,14 @@ class Verifier:
         max_body_bytes: int | None = None,
         max_token_bytes: int | None = None,
         protocol_majors: Sequence[int] | None = None,
+        forward: ForwardSettings | None = None,
         include_reason: bool = True,
         replay: MemoryReplay | ReplayStore | None = None,
     ) -> Self: ...
     @property
     def max_body_bytes(self) -> int: ...
+    @property
+    def removed_headers(self) -> list[str]: ...
     @property
     def clock_skew_s(self) -> int: ...
     @property
@@ -226,10 +259,13 @@ class AivaxVerifier:
         max_bcrypt_cost: int | None = None,
         credential: Mapping[str, Any] | None = None,
         max_body_bytes: int | None = None,
+        forward: ForwardSettings | None = None,
         include_reason: bool = True,
     ) -> Self: ...
     @property
     def max_body_bytes(self) -> int: ...
+    @property
+    def removed_headers(self) -> list[str]: ...
     def verify(self, method: str, headers: Headers, body: Body) -> Pass | Accept | Reject: ...
     def check_headers(self, method: str, headers: Headers) -> Pass | Reject | None: ...
     def refuse(self, reason: Reason, id_json: str | None = None) -> Reject: ...
@@ -286,3 +322,4 @@ def refusal_table() -> tuple[tuple[Reason, int, int, str], ...]: ...
 def config_error_codes() -> tuple[ConfigErrorCode, ...]: ...
 def context_claims() -> tuple[str, ...]: ...
 def refuse(reason: Reason, id_json: str | None = None, include_reason: bool = True) -> Reject: ...
+def redis_claim_args(prefix: str, jti: str, until: int, now: int) -> list[str]: ...

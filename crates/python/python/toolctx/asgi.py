@@ -19,21 +19,23 @@ MCP SDK's Streamable HTTP app, FastMCP's ``http_app``)::
   ``scope["state"]["toolctx"]`` (Starlette's ``request.state.toolctx``) and
   in a context variable (``toolctx.current_context()``); a tool gets it with
   ``toolctx.context_from(ctx)``.
+- What the verifier forwards (``Verifier(..., forward=...)``) is the core's
+  decision: on every request that passes or is accepted the middleware
+  applies the verdict's ``upstream`` to ``scope["headers"]`` (the forwarded
+  names removed, whatever the caller sent; on an accepted call the core's
+  values added).
 - Anything that goes wrong inside the middleware refuses the request
   (``internal_error``, 500): it never fails open.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from toolctx._native import AivaxContext, AivaxVerifier, ReadBody, Verifier, refuse
+from toolctx._native import TUIX_HEADERS, AivaxContext, AivaxVerifier, ReadBody, Upstream, Verifier, refuse
 from toolctx.context import AIVAX_SCOPE_KEY, SCOPE_KEY, _current, _current_aivax
-from toolctx.tuix import tuix_headers as _tuix_headers
-from toolctx.tuix import without_tuix_headers
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -49,13 +51,15 @@ class _Disconnected(Exception):
 
 
 class ToolctxMiddleware:
-    """``ToolctxMiddleware(app, verifier, *, tuix_headers=False, clock=None)``.
+    """``ToolctxMiddleware(app, verifier, *, clock=None)``.
 
-    ``verifier`` is a ``toolctx.Verifier`` or a ``toolctx.AivaxVerifier``.
-    ``tuix_headers=True`` removes ``X-Session-Id`` and ``X-Idempotency-Key``
-    from every request and, on an accepted call, sets them from its
-    ``_meta`` (CONTRACT §7). ``clock`` returns Unix seconds as an ``int``
-    (default: the core reads the system clock), for tests.
+    ``verifier`` is a ``toolctx.Verifier`` or a ``toolctx.AivaxVerifier``;
+    the headers it forwards are its ``forward`` setting (for the Tuix
+    headers, ``forward={"tuix": True}``). ``tuix_headers=True`` is kept for
+    code written against 0.1: it only checks that the verifier forwards the
+    Tuix headers, and refuses to start otherwise. ``clock`` returns Unix
+    seconds as an ``int`` (default: the core reads the system clock), for
+    tests.
     """
 
     def __init__(
@@ -68,9 +72,13 @@ class ToolctxMiddleware:
     ) -> None:
         if not isinstance(verifier, (Verifier, AivaxVerifier)):
             raise TypeError("ToolctxMiddleware needs a toolctx.Verifier or toolctx.AivaxVerifier")
+        if tuix_headers and not all(h in verifier.removed_headers for _, h in TUIX_HEADERS):
+            raise TypeError(
+                "tuix_headers=True: the verifier decides what is forwarded; "
+                'construct it with forward={"tuix": True}'
+            )
         self.app = app
         self.verifier = verifier
-        self.tuix = tuix_headers
         self.clock = clock
         self._aivax = isinstance(verifier, AivaxVerifier)
 
@@ -78,9 +86,6 @@ class ToolctxMiddleware:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
-        if self.tuix:
-            scope = dict(scope)
-            scope["headers"] = without_tuix_headers(scope.get("headers") or [])
         try:
             await self._handle(scope, receive, send)
         except _Disconnected:
@@ -96,7 +101,7 @@ class ToolctxMiddleware:
             await _answer(send, self._internal_error())
             return
         if first is not None and first.outcome == "pass":
-            await self.app(scope, receive, send)
+            await self.app(_forwarded(scope, first.upstream), receive, send)
             return
         if first is not None and first.outcome == "reject":
             await _answer(send, first)
@@ -112,20 +117,14 @@ class ToolctxMiddleware:
             await _answer(send, verdict)
             return
         replay = _replaying(body, receive)
+        scope = _forwarded(scope, verdict.upstream)
         if verdict.outcome == "pass":
             await self.app(scope, replay, send)
             return
         context = verdict.context
-        scope = dict(scope)
         state = dict(scope.get("state") or {})
         state[AIVAX_SCOPE_KEY if self._aivax else SCOPE_KEY] = context
         scope["state"] = state
-        if self.tuix:
-            try:
-                set_headers = _tuix_headers(json.loads(body))
-            except ValueError:
-                set_headers = {}
-            scope["headers"] = without_tuix_headers(scope["headers"], set_headers)
         if isinstance(context, AivaxContext):
             aivax_token = _current_aivax.set(context)
             try:
@@ -157,6 +156,14 @@ class ToolctxMiddleware:
             # The shared store is a network call: never on the event loop.
             return await _in_thread(self.verifier.verify_body, first, body, now)
         return self.verifier.verify_body(first, body, now)
+
+
+def _forwarded(scope: Scope, upstream: Upstream) -> Scope:
+    """A copy of ``scope`` with the core's ``upstream`` applied to its headers."""
+    scope = dict(scope)
+    if upstream:
+        scope["headers"] = upstream.apply(scope.get("headers") or [])
+    return scope
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
