@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The official MCP conformance suite (@modelcontextprotocol/conformance,
-pinned in package.json), unchanged, against the example server
-(examples/node-server) three ways:
+pinned in package.json), unchanged, against the example servers
+(examples/node-server three ways, examples/rust-server two):
 
-  unprotected  `server.mjs --no-verify`: no toolctx at all;
-  middleware   `server.mjs --context-optional`: the toolctx npm middleware,
-               `requireContext: false`;
+  unprotected  `--no-verify`: no toolctx at all;
+  middleware   `--context-optional`: the toolctx npm middleware
+               (`requireContext: false`), or for the Rust server
+               toolctx-tower's layer (`require_context: false`);
   envoy        Envoy 1.40 with the toolctx filter (`require_context: false`)
-               in front of a `--no-verify` copy.
+               in front of a `--no-verify` copy (Node example only: the
+               filter does not depend on the upstream).
 
 The suite sends no token (it cannot add request headers) and no agentarea/*
 keys, so with `requireContext: false` toolctx must let every request through
@@ -18,9 +20,14 @@ be exactly those listed in baseline.json, each with its reason.
 
 The suite runs with `--suite all` once per protocol version each server file
 serves: server.mjs (MCP SDK v2) at 2025-11-25 and 2026-07-28, server-v1.mjs
-(SDK 1.x, which has no 2026-07-28) at 2025-11-25.
+(SDK 1.x, which has no 2026-07-28) at 2025-11-25, rust-server (rmcp 3.11,
+the binary TOOLCTX_RUST_SERVER, default target/debug/toolctx-example-rust-server)
+at both.
 
-    CONFORMANCE_NODE=.tools/node22/.../node ENVOY=... tests/conformance/run.py [--update-baseline]
+    CONFORMANCE_NODE=.tools/node22/.../node ENVOY=... tests/conformance/run.py [--servers A,B] [--update-baseline]
+
+`--servers` runs only the named ones (default: all), and checks only their
+baseline entries.
 
 Needs Node 22 for the suite (CONFORMANCE_NODE), the system Node for the
 example server, Envoy (ENVOY) and the release filter (TOOLCTX_ENVOY_WASM,
@@ -48,12 +55,16 @@ SUITE = os.path.join(HERE, "node_modules", "@modelcontextprotocol", "conformance
 BASELINE = os.path.join(HERE, "baseline.json")
 OUT = os.path.join(ROOT, "target", "conformance")
 
-# Server file -> the protocol versions its SDK serves.
-SERVERS = {"server.mjs": ["2025-11-25", "2026-07-28"], "server-v1.mjs": ["2025-11-25"]}
+# Server -> the protocol versions its SDK serves.
+SERVERS = {"server.mjs": ["2025-11-25", "2026-07-28"], "server-v1.mjs": ["2025-11-25"],
+           "rust-server": ["2025-11-25", "2026-07-28"]}
+RUST = "rust-server"
 SETUPS = ["unprotected", "middleware", "envoy"]
-# The run that is repeated against a server that requires context, to show
+# The setups each server runs in.
+SERVER_SETUPS = {RUST: ["unprotected", "middleware"]}
+# The runs that are repeated against a server that requires context, to show
 # that the comparison notices a toolctx that changes results.
-CONTROL = ("server.mjs", "2025-11-25")
+CONTROLS = {("server.mjs", "2025-11-25"), ("rust-server", "2025-11-25")}
 # Results a baseline entry records: everything but a pass or a note.
 NOT_PASSED = ("FAILURE", "WARNING", "SKIPPED")
 
@@ -65,7 +76,13 @@ def start_server(name, *flags):
     """The example server on a free port; returns its URL."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLCTX_")}
     env.update(ENV)
-    p = harness.start(["node", name, "--port", "0", "--exit-with-stdin", *flags], cwd=EXAMPLE, env=env,
+    if name == RUST:
+        binary = os.environ.get("TOOLCTX_RUST_SERVER") or os.path.join(ROOT, "target", "debug",
+                                                                       "toolctx-example-rust-server")
+        argv = [binary]
+    else:
+        argv = ["node", name]
+    p = harness.start([*argv, "--port", "0", "--exit-with-stdin", *flags], cwd=EXAMPLE, env=env,
                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     m = re.match(r"listening (http://127\.0\.0\.1:\d+/mcp)", line)
@@ -151,6 +168,12 @@ def baseline_of(results):
 
 def main():
     update = "--update-baseline" in sys.argv[1:]
+    chosen = list(SERVERS)
+    if "--servers" in sys.argv[1:]:
+        chosen = sys.argv[sys.argv.index("--servers") + 1].split(",")
+        unknown = set(chosen) - set(SERVERS)
+        if unknown:
+            raise SystemExit("--servers: unknown %s (known: %s)" % (", ".join(sorted(unknown)), ", ".join(SERVERS)))
     with open(BASELINE) as f:
         baseline = json.load(f)
     reasons = baseline["reasons"]
@@ -163,32 +186,36 @@ def main():
     total_diffs = 0
     new_baseline = {}
     all_results = {}
-    for server, specs in SERVERS.items():
+    for server in chosen:
+        specs = SERVERS[server]
+        setups = SERVER_SETUPS.get(server, SETUPS)
         urls = {"unprotected": start_server(server, "--no-verify"),
-                "middleware": start_server(server, "--context-optional"),
-                "envoy": start_envoy(start_server(server, "--no-verify"))}
+                "middleware": start_server(server, "--context-optional")}
+        if "envoy" in setups:
+            urls["envoy"] = start_envoy(start_server(server, "--no-verify"))
         for spec in specs:
             results = {}
-            for setup in SETUPS:
+            for setup in setups:
                 out_dir = os.path.join(OUT, "results", "%s-%s-%s" % (server.replace(".mjs", ""), spec, setup))
                 subprocess.run(["rm", "-rf", out_dir], check=True)
                 t0 = time.time()
                 results[setup] = run_suite(urls[setup], spec, out_dir)
                 results[setup + "_s"] = time.time() - t0
-            all_results["%s %s" % (server, spec)] = {s: results[s] for s in SETUPS}
-            diffs = {s: differences(results["unprotected"], results[s]) for s in SETUPS[1:]}
-            print("\n%s at %s (%s)" % (server, spec, ", ".join("%s %.1f s" % (s, results[s + "_s"]) for s in SETUPS)))
-            print("  %-46s %12s %12s %12s %8s" % ("scenario", *SETUPS, "differ"))
-            scenarios = sorted(set().union(*(results[s] for s in SETUPS)))
+            all_results["%s %s" % (server, spec)] = {s: results[s] for s in setups}
+            diffs = {s: differences(results["unprotected"], results[s]) for s in setups[1:]}
+            print("\n%s at %s (%s)" % (server, spec, ", ".join("%s %.1f s" % (s, results[s + "_s"]) for s in setups)))
+            row = "  %-46s" + " %12s" * len(setups) + " %8s"
+            print(row % ("scenario", *setups, "differ"))
+            scenarios = sorted(set().union(*(results[s] for s in setups)))
             for scenario in scenarios:
-                cols = ["%d/%d/%d" % counts(results[s].get(scenario, [])) for s in SETUPS]
-                n = sum(1 for s in SETUPS[1:] for d in diffs[s] if d[0] == scenario)
-                print("  %-46s %12s %12s %12s %8d" % (scenario, *cols, n))
-            sums = ["%d/%d/%d" % tuple(map(sum, zip(*(counts(c) for c in results[s].values())))) for s in SETUPS]
+                cols = ["%d/%d/%d" % counts(results[s].get(scenario, [])) for s in setups]
+                n = sum(1 for s in setups[1:] for d in diffs[s] if d[0] == scenario)
+                print(row % (scenario, *cols, n))
+            sums = ["%d/%d/%d" % tuple(map(sum, zip(*(counts(c) for c in results[s].values())))) for s in setups]
             n_diffs = sum(len(d) for d in diffs.values())
-            print("  %-46s %12s %12s %12s %8d" % ("all %d scenarios" % len(scenarios), *sums, n_diffs))
+            print(row % ("all %d scenarios" % len(scenarios), *sums, n_diffs))
             total_diffs += n_diffs
-            for s in SETUPS[1:]:
+            for s in setups[1:]:
                 for scenario, cid, x, y in diffs[s]:
                     print("  DIFF %s %s:%s unprotected %s %r, %s %s %r" % (s, scenario, cid, x[0], x[1][:120],
                                                                           s, y[0], y[1][:120]))
@@ -198,7 +225,7 @@ def main():
                     "ok" if ok else "FAIL", s, spec, "the same" if ok else "%d checks differ from the" % len(diffs[s])))
             key = "%s %s" % (server, spec)
             new_baseline[key] = baseline_of(results["unprotected"])
-            if server == CONTROL[0] and spec == CONTROL[1]:
+            if (server, spec) in CONTROLS:
                 # The control: a verifier that requires context refuses the
                 # suite's token-less tools/call, and the comparison must see it.
                 out_dir = os.path.join(OUT, "results", "%s-%s-control" % (server.replace(".mjs", ""), spec))
@@ -225,14 +252,15 @@ def main():
                 problems.append("%s %s: %s in the baseline, %s now" % (key, k, want, found[k]))
             elif why not in reasons:
                 problems.append("%s %s: reason %r is not explained in the baseline's reasons" % (key, k, why))
-    for key in set(baseline["expected"]) - set(new_baseline):
+    ran = {"%s %s" % (server, spec) for server in chosen for spec in SERVERS[server]}
+    for key in {k for k in baseline["expected"] if k.split(" ")[0] in chosen} - ran:
         problems.append("baseline entry %r: no such run" % key)
     for p in problems:
         print("BASELINE %s" % p)
     ok = not problems
     passed, failed = passed + ok, failed + (not ok)
     print("%s - the results without toolctx are the baseline's (%d entries, %d reasons)" % (
-        "ok" if ok else "FAIL", sum(len(v) for v in baseline["expected"].values()), len(reasons)))
+        "ok" if ok else "FAIL", sum(len(baseline["expected"].get(k, {})) for k in ran), len(reasons)))
 
     if update:
         for key, found in new_baseline.items():

@@ -50,7 +50,9 @@ TOOL = "toolctx_probe"
 # request: Node's http parser (llhttp) writes a bare 400 for framing it
 # cannot parse and 431 past its 16 KiB header limit; workerd (kj-http) its
 # own 400 and 431 (413 allowed too, as for Envoy).
-OWN = {"node": {400, 431}, "workerd": {400, 413, 431}}
+# hyper (under axum, in examples/rust-server) answers 400 itself for framing
+# it cannot parse and 431 for a head over its limits.
+OWN = {"node": {400, 431}, "workerd": {400, 413, 431}, "rust": {400, 431}}
 # Envoy's default limits (max_headers_count, max_request_headers_kb 60), which
 # the generator's huge_headers class expects Envoy to enforce itself.
 ENVOY_MAX_HEADERS = 100
@@ -74,9 +76,10 @@ def expectations(target, req, port):
     if target == "node" and len(req.headers) >= ENVOY_MAX_HEADERS and req.expect == "refuse":
         # Envoy's own header-count limit (431); Node (2000 headers) hands them on and the core judges.
         req.expect = "any"
-    if target == "workerd" and req.expect == "refuse" and any(n == "x-pad" and len(v) >= ENVOY_MAX_HEADER_BYTES
-                                                              for n, v in req.headers):
-        # A 60 KiB header: over Envoy's limit (431), under workerd's; the core judges.
+    if target in ("workerd", "rust") and req.expect == "refuse" and any(
+            n == "x-pad" and len(v) >= ENVOY_MAX_HEADER_BYTES for n, v in req.headers):
+        # A 60 KiB header: over Envoy's limit (431), under workerd's and
+        # hyper's (which reads heads up to about 400 KiB); the core judges.
         req.expect = "any"
 
 
@@ -177,6 +180,31 @@ class NodeTarget(Servers):
         expectations("node", req, self.ports[req.listener])
 
 
+class RustTarget(Servers):
+    """examples/rust-server (rmcp behind toolctx-tower's layer, stateless),
+    recording what the layer handed on and every tool run like the Node
+    example (the binary: TOOLCTX_RUST_SERVER, default
+    target/debug/toolctx-example-rust-server)."""
+
+    name = "rust"
+    own = frozenset(OWN["rust"])
+
+    def __init__(self, keys, work):
+        binary = os.environ.get("TOOLCTX_RUST_SERVER") or os.path.join(
+            ROOT, "target", "debug", "toolctx-example-rust-server")
+        super().__init__([binary, "--stateless"], keys, work)
+
+    def expect(self, req):
+        expectations("rust", req, self.ports[req.listener])
+
+    def adjust(self, req, status, body):
+        if req.framing == "chunked-bad" and status == 500 and b'"reason":"internal_error"' in (body or b""):
+            # hyper reports broken chunked framing as an error reading the
+            # body, after the head was handed on; the layer then refuses as
+            # the core does for anything failing inside (internal_error).
+            req.outcome = "own"
+
+
 class WorkerdTarget(traffic.Target):
     """The example Worker in workerd, in front of a recording origin (the
     tool: every tools/call reaching it is one run)."""
@@ -271,12 +299,14 @@ def tools_call(method, body):
 
 def main():
     labels = {"node": "the Node middleware (examples/node-server)",
-              "workerd": "the example Worker inside workerd"}
+              "workerd": "the example Worker inside workerd",
+              "rust": "toolctx-tower's layer in front of rmcp (examples/rust-server)"}
+    targets = {"node": NodeTarget, "workerd": WorkerdTarget, "rust": RustTarget}
 
     def make(name, keys, work):
-        return (NodeTarget if name == "node" else WorkerdTarget)(keys, work), labels[name], TOOL
+        return targets[name](keys, work), labels[name], TOOL
 
-    return traffic.main(make, __doc__, targets=("node", "workerd"))
+    return traffic.main(make, __doc__, targets=tuple(targets))
 
 
 if __name__ == "__main__":

@@ -1013,8 +1013,15 @@ def app_answered_itself(req):
     if req.status == 202 and not req.reply:
         return "taken for a notification, 202"
     reply = req.reply or b""
-    if reply.startswith(b"event:"):
-        reply = b"".join(l[5:] for l in reply.split(b"\n") if l.startswith(b"data:"))
+    if req.status == 415 and reply.startswith(b"fail to deserialize request body"):
+        # rmcp's own answer to a body its JSON-RPC types do not read (a
+        # bit-flipped "jsonrpc" member, say), in plain text.
+        return "415 rmcp: not a JSON-RPC message it reads"
+    if reply.startswith(b"event:") or reply.startswith(b"data:"):
+        # SSE: the last event with data (rmcp sends an empty priming event first).
+        events = [b"".join(l[5:].strip() for l in e.split(b"\n") if l.startswith(b"data:"))
+                  for e in reply.split(b"\n\n")]
+        reply = next((e for e in reversed(events) if e), b"")
     try:
         answer = json.loads(reply)
         err = answer.get("error")
@@ -1051,6 +1058,9 @@ def _send(target, feed, gen, seed, workers, slow):
     one drip-fed body each."""
     def classify_(req, status, headers, body):
         classify(req, status, headers, body, upstream=target.upstream, own=target.own, own_label="own")
+        adjust = getattr(target, "adjust", None)
+        if adjust is not None:
+            adjust(req, status, body)
 
     def worker():
         while True:

@@ -13,7 +13,6 @@
 //! with serde_json, not with the reader under test, and with its
 //! `arbitrary_precision`: numbers stay exactly as written, and every
 //! expectation is compared by value through the core's JSON equality.
-#![forbid(unsafe_code)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -53,6 +52,17 @@ impl Tally {
         self.failures.iter().chain(&self.broken)
     }
 
+    /// Counts one case's result.
+    pub fn count(&mut self, path: &str, name: &str, result: Result<(), String>) {
+        match result {
+            Ok(()) => self.passed += 1,
+            Err(e) => {
+                self.failed += 1;
+                self.failures.push(format!("{path}: {name}: {e}"));
+            }
+        }
+    }
+
     /// `N passed, N failed`.
     pub fn summary(&self) -> String {
         format!("{} passed, {} failed", self.passed, self.failed_total())
@@ -60,7 +70,7 @@ impl Tally {
 }
 
 /// Case config merged over the file's, one level deep.
-fn merged(file: &J, case: &J) -> J {
+pub fn merged(file: &J, case: &J) -> J {
     let mut out: Map<String, J> = file
         .get("config")
         .and_then(J::as_object)
@@ -160,56 +170,6 @@ pub fn judge<C: Accepted>(expect: &J, verdict: &Verdict<C>) -> Result<(), String
     }
 }
 
-/// The request's headers as they would reach the upstream: every copy of a
-/// removed name dropped (any letter case), then the added pairs.
-pub fn upstream_headers(
-    headers: &[(String, String)],
-    upstream: Option<Upstream<'_>>,
-) -> Vec<(String, String)> {
-    let Some(up) = upstream else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, String)> = headers
-        .iter()
-        .filter(|(n, _)| !up.remove.iter().any(|r| r.eq_ignore_ascii_case(n)))
-        .cloned()
-        .collect();
-    out.extend(up.set.iter().cloned());
-    out
-}
-
-/// Checks `expect.forward` (header name -> value, or `null` for a header
-/// that must not arrive) against the headers that reached the upstream;
-/// `Err` names the header, what was expected and what arrived.
-pub fn judge_forward(expect: &J, arrived: &[(String, String)]) -> Result<(), String> {
-    let Some(want) = expect.get("forward").and_then(J::as_object) else {
-        return Ok(());
-    };
-    for (name, value) in want {
-        let got: Vec<&str> = arrived
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect();
-        let ok = match value.as_str() {
-            Some(v) => got == [v],
-            None => got.is_empty(),
-        };
-        if !ok {
-            let got = match got.as_slice() {
-                [] => "nothing".to_string(),
-                vs => vs
-                    .iter()
-                    .map(|v| format!("{v:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            };
-            return Err(format!("forward {name}: expected {value}, got {got}"));
-        }
-    }
-    Ok(())
-}
-
 /// A case's request as a front end receives it.
 pub struct Request {
     pub method: String,
@@ -281,70 +241,149 @@ fn table_case(case: &J) -> Option<Result<(), String>> {
 
 /// Runs every case of one file into `tally`.
 pub fn run_file(path: &str, tally: &mut Tally) {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => return tally.broken.push(format!("{path}: {e}")),
-    };
-    let file: J = match serde_json::from_str(&text) {
-        Ok(f) => f,
-        Err(e) => return tally.broken.push(format!("{path}: {e}")),
-    };
-    let Some(cases) = file.get("cases").and_then(J::as_array) else {
-        return tally.broken.push(format!("{path}: no cases"));
-    };
-    for (i, case) in cases.iter().enumerate() {
-        let name = case
-            .get("name")
-            .and_then(J::as_str)
-            .map(String::from)
-            .unwrap_or_else(|| format!("#{i}"));
-        let now = case.get("now").or_else(|| file.get("now"));
+    run_file_with(path, tally, |file, case| {
         let aivax = file.get("profile").and_then(J::as_str) == Some("aivax");
-        let result = (|| {
-            if let Some(r) = table_case(case) {
-                return r;
-            }
-            if aivax {
-                let verifier = AivaxVerifier::from_json(
-                    merged(&file, case).to_string().as_bytes(),
-                    UnknownSettings::Ignore,
-                )
-                .map_err(|e| format!("config: {e}"))?;
-                let r = request(case)?;
-                let expect = case.get("expect").unwrap_or(&J::Null);
-                let verdict = verifier.check(&r.method, &r.headers, &r.body);
-                judge(expect, &verdict)?;
-                return judge_forward(
-                    expect,
-                    &upstream_headers(&r.headers, verifier.upstream(&verdict)),
-                );
-            }
-            let config = Config::from_json(
-                merged(&file, case).to_string().as_bytes(),
+        if let Some(r) = table_case(case) {
+            return r;
+        }
+        if aivax {
+            let verifier = AivaxVerifier::from_json(
+                merged(file, case).to_string().as_bytes(),
                 UnknownSettings::Ignore,
             )
             .map_err(|e| format!("config: {e}"))?;
-            let verifier = Verifier::new(config).map_err(|e| format!("config: {e}"))?;
-            let now = match now {
-                None => 0,
-                Some(n) => n.as_u64().ok_or(format!("now {n} is not Unix seconds"))?,
-            };
             let r = request(case)?;
-            let verdict = verifier.check(&r.method, &r.headers, &r.body, now);
             let expect = case.get("expect").unwrap_or(&J::Null);
+            let verdict = verifier.check(&r.method, &r.headers, &r.body);
             judge(expect, &verdict)?;
-            judge_forward(
+            return judge_forward(
                 expect,
                 &upstream_headers(&r.headers, verifier.upstream(&verdict)),
-            )
-        })();
-        match result {
-            Ok(()) => tally.passed += 1,
-            Err(e) => {
-                tally.failed += 1;
-                tally.failures.push(format!("{path}: {name}: {e}"));
-            }
+            );
         }
+        let verifier = verifier(file, case)?;
+        let now = case_now(file, case)?;
+        let r = request(case)?;
+        let verdict = verifier.check(&r.method, &r.headers, &r.body, now);
+        let expect = case.get("expect").unwrap_or(&J::Null);
+        judge(expect, &verdict)?;
+        judge_forward(
+            expect,
+            &upstream_headers(&r.headers, verifier.upstream(&verdict)),
+        )
+    });
+}
+
+/// The request's headers as they would reach the upstream: every copy of a
+/// removed name dropped (any letter case), then the added pairs.
+pub fn upstream_headers(
+    headers: &[(String, String)],
+    upstream: Option<Upstream<'_>>,
+) -> Vec<(String, String)> {
+    let Some(up) = upstream else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(n, _)| !up.remove.iter().any(|r| r.eq_ignore_ascii_case(n)))
+        .cloned()
+        .collect();
+    out.extend(up.set.iter().cloned());
+    out
+}
+
+/// Checks `expect.forward` (header name -> value, or `null` for a header
+/// that must not arrive) against the headers that reached the upstream;
+/// `Err` names the header, what was expected and what arrived.
+pub fn judge_forward(expect: &J, arrived: &[(String, String)]) -> Result<(), String> {
+    let Some(want) = expect.get("forward").and_then(J::as_object) else {
+        return Ok(());
+    };
+    for (name, value) in want {
+        let got: Vec<&str> = arrived
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let ok = match value.as_str() {
+            Some(v) => got == [v],
+            None => got.is_empty(),
+        };
+        if !ok {
+            let got = match got.as_slice() {
+                [] => "nothing".to_string(),
+                vs => vs
+                    .iter()
+                    .map(|v| format!("{v:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            return Err(format!("forward {name}: expected {value}, got {got}"));
+        }
+    }
+    Ok(())
+}
+
+/// The AgentArea verifier of a case: its config merged over the file's.
+pub fn verifier(file: &J, case: &J) -> Result<Verifier, String> {
+    let config = Config::from_json(
+        merged(file, case).to_string().as_bytes(),
+        UnknownSettings::Ignore,
+    )
+    .map_err(|e| format!("config: {e}"))?;
+    Verifier::new(config).map_err(|e| format!("config: {e}"))
+}
+
+/// The case's `now` (or the file's; 0 when neither has one).
+pub fn case_now(file: &J, case: &J) -> Result<u64, String> {
+    match case.get("now").or_else(|| file.get("now")) {
+        None => Ok(0),
+        Some(n) => n.as_u64().ok_or(format!("now {n} is not Unix seconds")),
+    }
+}
+
+/// Whether a case is a row of a per-feature table (`tests/vectors/conventions`)
+/// rather than a request.
+pub fn is_table_case(case: &J) -> bool {
+    table_case(case).is_some()
+}
+
+/// A vector file and its cases, each with its name (`#i` when it has
+/// none); `Err` says why the file cannot be read.
+pub fn load(path: &str) -> Result<(J, Vec<(String, J)>), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let file: J = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    let cases = file
+        .get("cases")
+        .and_then(J::as_array)
+        .ok_or(format!("{path}: no cases"))?
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            let name = case
+                .get("name")
+                .and_then(J::as_str)
+                .map(String::from)
+                .unwrap_or_else(|| format!("#{i}"));
+            (name, case.clone())
+        })
+        .collect();
+    Ok((file, cases))
+}
+
+/// Runs `check(file, case)` on every case of one file into `tally`: the
+/// loop every runner shares (reading the file, naming cases, counting).
+pub fn run_file_with(
+    path: &str,
+    tally: &mut Tally,
+    mut check: impl FnMut(&J, &J) -> Result<(), String>,
+) {
+    let (file, cases) = match load(path) {
+        Ok(loaded) => loaded,
+        Err(e) => return tally.broken.push(e),
+    };
+    for (name, case) in &cases {
+        tally.count(path, name, check(&file, case));
     }
 }
 

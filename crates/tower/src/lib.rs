@@ -1,0 +1,32 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+// Shipped code may not panic; unit tests may.
+#![cfg_attr(
+    test,
+    allow(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic
+    )
+)]
+
+mod body;
+mod decide;
+#[cfg(feature = "rmcp")]
+pub mod helpers;
+mod layer;
+#[cfg(feature = "redis")]
+mod redis;
+mod replay;
+#[cfg(feature = "rmcp")]
+pub mod rmcp;
+
+pub use body::{RequestBody, ResponseBody};
+pub use layer::{ResponseFuture, Toolctx, ToolctxLayer, Verification};
+#[cfg(all(feature = "redis", feature = "rmcp"))]
+pub use redis::RedisStore;
+#[cfg(feature = "redis")]
+pub use redis::{Redis, RedisReplayStore, DEFAULT_TIMEOUT};
+pub use replay::{ClaimFuture, MemoryReplayStore, ReplayStore};
+pub use toolctx_core;

@@ -1,0 +1,227 @@
+//! The Redis stores (feature `redis`): the replay guard's, with the core's
+//! key and command (`SET <key> 1 NX PX <ms>`, `toolctx_core::replay::redis`),
+//! and a connection shared with the idempotency store. Every command is
+//! bounded by a timeout: a paused Redis fails calls, it never holds them,
+//! and never lets one through unguarded.
+
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use toolctx_core::replay::redis::{answer, claim_args, DEFAULT_KEY_PREFIX};
+use toolctx_core::{ClaimAnswer, ReplayClaim};
+
+use crate::replay::{ClaimFuture, ReplayStore};
+
+/// The default bound on a reply (and on connecting).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A Redis connection (reconnecting) whose every command has a timeout.
+#[derive(Clone)]
+pub struct Redis {
+    conn: ConnectionManager,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Redis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the URL: it may hold a password.
+        f.debug_struct("Redis")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Redis {
+    /// Connects to `url` (`redis://127.0.0.1:6379`); commands time out after
+    /// `timeout`. The error names the problem, never the URL.
+    pub async fn connect(url: &str, timeout: Duration) -> Result<Redis, String> {
+        let client = redis::Client::open(url)
+            .map_err(|e| format!("the Redis URL is invalid ({:?})", e.kind()))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(timeout))
+            .set_response_timeout(Some(timeout))
+            .set_number_of_retries(1);
+        let conn = tokio::time::timeout(timeout, client.get_connection_manager_with_config(config))
+            .await
+            .map_err(|_| "Redis did not answer in time".to_string())?
+            .map_err(|e| format!("cannot reach Redis ({:?})", e.kind()))?;
+        Ok(Redis { conn, timeout })
+    }
+
+    /// Sends one command (its arguments) and reads the reply as `T`.
+    pub async fn query<T: redis::FromRedisValue>(&self, args: &[String]) -> Result<T, String> {
+        let mut cmd = redis::Cmd::new();
+        for a in args {
+            cmd.arg(a);
+        }
+        let mut conn = self.conn.clone();
+        match tokio::time::timeout(self.timeout, cmd.query_async::<T>(&mut conn)).await {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(e)) => Err(format!("Redis failed ({:?})", e.kind())),
+            Err(_) => Err(format!(
+                "Redis did not answer within {} ms",
+                self.timeout.as_millis()
+            )),
+        }
+    }
+}
+
+/// The replay guard's store in Redis, for several replicas: one key per
+/// token id, set only if absent, expiring with the token.
+#[derive(Debug, Clone)]
+pub struct RedisReplayStore {
+    redis: Redis,
+    prefix: String,
+}
+
+impl RedisReplayStore {
+    /// Keys `toolctx:jti:<jti>`.
+    pub fn new(redis: Redis) -> RedisReplayStore {
+        RedisReplayStore::with_prefix(redis, DEFAULT_KEY_PREFIX)
+    }
+
+    pub fn with_prefix(redis: Redis, prefix: impl Into<String>) -> RedisReplayStore {
+        RedisReplayStore {
+            redis,
+            prefix: prefix.into(),
+        }
+    }
+}
+
+impl ReplayStore for RedisReplayStore {
+    fn claim<'a>(&'a self, claim: &'a ReplayClaim, now: u64) -> ClaimFuture<'a> {
+        Box::pin(async move {
+            match self
+                .redis
+                .query::<Option<String>>(&claim_args(&self.prefix, claim, now))
+                .await
+            {
+                Ok(reply) => answer(reply.as_deref() == Some("OK")),
+                Err(why) => {
+                    eprintln!("toolctx: replay guard: {why}");
+                    ClaimAnswer::Failed
+                }
+            }
+        })
+    }
+}
+
+#[cfg(feature = "rmcp")]
+mod idempotency {
+    use std::time::Duration;
+
+    use crate::helpers::{Entry, IdempotencyStore, StoreError, StoreFuture};
+
+    use super::Redis;
+
+    // Deletes the claim only while it is still exactly ours (the npm and
+    // Python stores' script).
+    const RELEASE: &str =
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+    /// The idempotency store in Redis, for several replicas (the npm and
+    /// Python packages' layout): the claim is one `SET key value NX PX
+    /// lease`, the result a `SET key value PX ttl`, the release a
+    /// compare-and-delete script. A command that fails or times out fails
+    /// the call (it never runs unguarded).
+    #[derive(Debug, Clone)]
+    pub struct RedisStore {
+        redis: Redis,
+        prefix: String,
+    }
+
+    impl RedisStore {
+        /// Keys `toolctx:idem:<key>`.
+        pub fn new(redis: Redis) -> RedisStore {
+            RedisStore::with_prefix(redis, "toolctx:idem:")
+        }
+
+        pub fn with_prefix(redis: Redis, prefix: impl Into<String>) -> RedisStore {
+            RedisStore {
+                redis,
+                prefix: prefix.into(),
+            }
+        }
+    }
+
+    fn ms(d: Duration) -> String {
+        d.as_millis().max(1).to_string()
+    }
+
+    impl IdempotencyStore for RedisStore {
+        fn claim<'a>(
+            &'a self,
+            key: &'a str,
+            entry: &'a Entry,
+            lease: Duration,
+        ) -> StoreFuture<'a, Option<Entry>> {
+            Box::pin(async move {
+                let k = format!("{}{key}", self.prefix);
+                let value = entry.encode();
+                // The held value can expire between the SET and the GET: try again.
+                for _ in 0..3 {
+                    let set = [
+                        "SET".to_string(),
+                        k.clone(),
+                        value.clone(),
+                        "NX".into(),
+                        "PX".into(),
+                        ms(lease),
+                    ];
+                    let reply: Option<String> =
+                        self.redis.query(&set).await.map_err(StoreError::new)?;
+                    if reply.is_some() {
+                        return Ok(None);
+                    }
+                    let held: Option<Vec<u8>> = self
+                        .redis
+                        .query(&["GET".to_string(), k.clone()])
+                        .await
+                        .map_err(StoreError::new)?;
+                    if let Some(held) = held {
+                        return Entry::decode(&held).map(Some);
+                    }
+                }
+                Err(StoreError::new(format!("could not claim or read {k}")))
+            })
+        }
+
+        fn complete<'a>(
+            &'a self,
+            key: &'a str,
+            entry: &'a Entry,
+            ttl: Duration,
+        ) -> StoreFuture<'a, ()> {
+            Box::pin(async move {
+                let set = [
+                    "SET".to_string(),
+                    format!("{}{key}", self.prefix),
+                    entry.encode(),
+                    "PX".into(),
+                    ms(ttl),
+                ];
+                self.redis.query::<()>(&set).await.map_err(StoreError::new)
+            })
+        }
+
+        fn release<'a>(&'a self, key: &'a str, entry: &'a Entry) -> StoreFuture<'a, ()> {
+            Box::pin(async move {
+                let eval = [
+                    "EVAL".to_string(),
+                    RELEASE.to_string(),
+                    "1".into(),
+                    format!("{}{key}", self.prefix),
+                    entry.encode(),
+                ];
+                self.redis
+                    .query::<i64>(&eval)
+                    .await
+                    .map(|_| ())
+                    .map_err(StoreError::new)
+            })
+        }
+    }
+}
+
+#[cfg(feature = "rmcp")]
+pub use idempotency::RedisStore;

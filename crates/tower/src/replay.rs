@@ -1,0 +1,48 @@
+//! The replay guard's stores: each token id is claimed once within its
+//! lifetime. A store only answers what it found ([`ClaimAnswer`]); what the
+//! answer means (accepted, `token_replayed`, `replay_guard_full`,
+//! `internal_error`) is the core's to say, in `Verifier::settle`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+
+use toolctx_core::{ClaimAnswer, ReplayCache, ReplayClaim};
+
+/// The future a [`ReplayStore`] answers with.
+pub type ClaimFuture<'a> = Pin<Box<dyn Future<Output = ClaimAnswer> + Send + 'a>>;
+
+/// Where the replay guard records token ids. `claim` must be atomic across
+/// every process sharing the store; a store that cannot answer (down,
+/// timed out) answers [`ClaimAnswer::Failed`], never `FirstUse`.
+pub trait ReplayStore: Send + Sync + 'static {
+    /// Records `claim.jti` as used until `claim.until` (Unix seconds) if it
+    /// was not, and says which.
+    fn claim<'a>(&'a self, claim: &'a ReplayClaim, now: u64) -> ClaimFuture<'a>;
+}
+
+/// Token ids in this process's memory (the core's [`ReplayCache`]): for a
+/// server with one process.
+#[derive(Debug)]
+pub struct MemoryReplayStore {
+    cache: Mutex<ReplayCache>,
+}
+
+impl MemoryReplayStore {
+    /// A store for at most `capacity` live token ids (the call rate times
+    /// the token lifetime: 1000 calls/s x 330 s is 330,000).
+    pub fn new(capacity: usize) -> MemoryReplayStore {
+        MemoryReplayStore {
+            cache: Mutex::new(ReplayCache::new(capacity)),
+        }
+    }
+}
+
+impl ReplayStore for MemoryReplayStore {
+    fn claim<'a>(&'a self, claim: &'a ReplayClaim, now: u64) -> ClaimFuture<'a> {
+        let answer = self.cache.lock().map_or(ClaimAnswer::Failed, |mut c| {
+            c.first_use(&claim.jti, claim.until, now)
+        });
+        Box::pin(std::future::ready(answer))
+    }
+}
