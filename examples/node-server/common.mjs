@@ -12,7 +12,7 @@
 //                        tools/call with no token and no agentarea/* keys in
 //                        _meta passes without context (the MCP conformance
 //                        suite's runs, tests/conformance)
-//   --tuix               the middleware with `tuixHeaders: true`: X-Session-Id
+//   --tuix               the verifier with `forward: { tuix: true }`: X-Session-Id
 //                        and X-Idempotency-Key removed from every request and
 //                        set from an accepted call's _meta (CONTRACT §7)
 //   --json-response      answer with application/json instead of an SSE stream
@@ -181,12 +181,14 @@ export function listen(serveMcp) {
       secrets,
       credential,
       ...(options.contextOptional && { requireContext: false }),
+      // What goes upstream is the core's decision (CONTRACT §7).
+      ...(options.tuix && { forward: { tuix: true } }),
     });
     // One line per refusal on stderr, for the operator (never a token or secret).
     const onVerdict = (e) => {
       if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId, peer: e.peer }));
     };
-    const middleware = toolctx(verifier, { onVerdict, tuixHeaders: options.tuix });
+    const middleware = toolctx(verifier, { onVerdict });
     handle = (req, res) => middleware(req, res, (err) => (err ? internalError(res, 'internal error') : serve(req, res, req.body)));
   }
 

@@ -7,7 +7,7 @@
 //
 // Bindings: ORIGIN_URL and TOOLCTX_INSTANCE_ID (vars in wrangler.jsonc),
 // TOOLCTX_SECRET and, during a rotation, TOOLCTX_SECRET_NEXT (secrets);
-// TOOLCTX_TUIX "1" (optional) turns the Tuix headers on (`tuixHeaders`:
+// TOOLCTX_TUIX "1" (optional) turns the Tuix headers on (`forward: { tuix: true }`:
 // X-Session-Id and X-Idempotency-Key set from an accepted call's _meta,
 // spoofed copies removed).
 import { createVerifier, withToolctx } from 'toolctx';
@@ -38,12 +38,13 @@ function fromBindings(env) {
   const verifier = createVerifier({
     instanceId: env.TOOLCTX_INSTANCE_ID,
     secrets: [env.TOOLCTX_SECRET, env.TOOLCTX_SECRET_NEXT].filter((s) => s !== undefined && s !== ''),
+    ...(env.TOOLCTX_TUIX === '1' && { forward: { tuix: true } }),
   });
   // One log line per refusal (wrangler tail shows it); never a token or secret.
   const onVerdict = (e) => {
     if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId }));
   };
-  return withToolctx(verifier, (request) => proxy(request, origin), { onVerdict, tuixHeaders: env.TOOLCTX_TUIX === '1' });
+  return withToolctx(verifier, (request) => proxy(request, origin), { onVerdict });
 }
 
 /** The same method, headers and body, to the origin's URL plus this request's path and query. */
