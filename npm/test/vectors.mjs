@@ -300,8 +300,8 @@ const latin1 = (v) => (typeof v === 'string' ? v : Buffer.from(v).toString('lati
  * `toolctx(verifier, { now })`; the views `[label, pairs]` of the headers
  * it left on `req` (`rawHeaders`, `headers`), or throws when it refused.
  */
-async function nodeForwarded(opts, req, now) {
-  const verifier = createVerifier(opts);
+async function nodeForwarded(opts, req, now, create = createVerifier) {
+  const verifier = create(opts);
   try {
     const middleware = toolctx(verifier, { now: () => now });
     const incoming = new IncomingMessage(new Socket());
@@ -374,6 +374,10 @@ export const nodeConventions = {
       verifier.free();
     }
   },
+  /** What the Node middleware hands on for an AIVAX case (see `nodeForwarded`). */
+  aivaxForwarded(opts, req) {
+    return nodeForwarded(opts, req, 0, createAivaxVerifier);
+  },
 };
 
 async function runFile(path, tally, verdict, conventions, forwarded) {
@@ -406,7 +410,10 @@ async function runFile(path, tally, verdict, conventions, forwarded) {
         }
       }
       if (failure === null && aivax && isObject(c.expect) && Object.hasOwn(c.expect, 'forward')) {
-        failure = 'expect.forward on an AIVAX case: not checked by this runner';
+        if (conventions?.aivaxForwarded === undefined) throw new Error('this runner has no front end to check expect.forward');
+        tally.forward++;
+        const opts = options(merged(file, c), AIVAX_OPTION_NAMES);
+        failure = judgeForward(c.expect.forward, await conventions.aivaxForwarded(opts, request(c)));
       }
     } catch (e) {
       failure = e.message;

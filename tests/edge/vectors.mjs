@@ -65,6 +65,15 @@ try {
     {
       table: (input) => ask(conventions, { table: input }),
       aivax: (options, req) => ask(conventions, { aivax: { options, request: wireRequest(req) } }),
+      // The conventions worker ships the conventions module alone (no fetch
+      // wrapper): the AIVAX verdict's own `upstream`, applied to the request.
+      aivaxForwarded: async (options, req) => {
+        const result = await ask(conventions, { aivax: { options, request: wireRequest(req) } });
+        if (result.upstream === undefined) throw new Error(`no upstream on the verdict: ${JSON.stringify(result)}`);
+        const { remove, set } = result.upstream;
+        const kept = req.headers.filter(([n]) => !remove.includes(n.toLowerCase()));
+        return [["the AIVAX verdict's upstream inside workerd", [...kept, ...set]]];
+      },
     },
     async (options, req, now) => [['the Request withToolctx hands on', await ask(vectors, { options, now, request: wireRequest(req), forward: true }, 'forwarded')]],
   );
