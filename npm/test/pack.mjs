@@ -204,7 +204,8 @@ console.log(JSON.stringify({ reason: r.reason, subpaths }));
 // bundler's (bundler, with module preserve).
 test('the declarations type-check a consumer under node16 and bundler resolution', () => {
   linkExampleDependencies();
-  for (const dep of ['express', 'redis', '@types']) {
+  // @opentelemetry: the optional peer, installed as a consumer who records telemetry has it.
+  for (const dep of ['express', 'redis', '@types', '@opentelemetry']) {
     const at = join(project, 'node_modules', dep);
     if (!existsSync(at)) symlinkSync(join(npmDir, 'node_modules', dep), at);
   }
