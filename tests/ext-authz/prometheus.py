@@ -24,7 +24,8 @@ class Prometheus:
         self.dir = tempfile.mkdtemp(prefix="toolctx-prometheus-")
         config = os.path.join(self.dir, "prometheus.yml")
         with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+            # evaluation_interval: recording rules run every second (the default is a minute).
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
                     "scrape_configs:\n  - job_name: toolctx\n    static_configs:\n"
                     "      - targets: [%s]\n" % ", ".join("'127.0.0.1:%d'" % p for p in target_ports))
             if rules:
