@@ -352,7 +352,9 @@ impl Filter {
             Ok(Decision::Accept(set)) => {
                 for (name, value) in &set {
                     if !s.add_request_header(name, value) {
-                        self.fail(module, s, "cannot set a mapped header");
+                        // Envoy 1.40's ABI refuses an empty value: refuse
+                        // rather than hand the call on without the core's header.
+                        self.fail(module, s, "Envoy refused to add a forwarded header (its dynamic-module ABI cannot add an empty value)");
                         return false;
                     }
                 }
