@@ -81,11 +81,17 @@ check_examples() { # check_examples FILTER.wasm
   scratch="$(mktemp -d)"
   for config in "$ROOT"/examples/*/envoy.yaml; do
     sed "s#/etc/envoy/toolctx_envoy.wasm#$1#g" "$config" >"$scratch/envoy.yaml"
-    if grep -q toolctx_envoy "$config"; then
+    local search=""
+    if grep -q dynamic_modules "$config"; then
+      # The dynamic module: Envoy loads libtoolctx_envoy_module.so from
+      # ENVOY_DYNAMIC_MODULES_SEARCH_PATH (the release build).
+      [ -f "$ROOT/target/envoy/libtoolctx_envoy_module.so" ] || build_envoy_module
+      search="$ROOT/target/envoy"
+    elif grep -q toolctx_envoy "$config"; then
       grep -q "$1" "$scratch/envoy.yaml" || { echo "${config#"$ROOT"/}: the filter's path was not swapped in" >&2; return 1; }
     fi
     # The filter refuses a configuration whose secret variables are unset.
-    if ! TOOLCTX_SECRET=0123456789abcdef0123456789abcdef TOOLCTX_CREDENTIAL='Bearer example' \
+    if ! ENVOY_DYNAMIC_MODULES_SEARCH_PATH="$search" TOOLCTX_SECRET=0123456789abcdef0123456789abcdef TOOLCTX_CREDENTIAL='Bearer example' \
       "$ENVOY" --mode validate -c "$scratch/envoy.yaml" -l error --base-id "$$" >"$scratch/out" 2>&1; then
       cat "$scratch/out" >&2
       echo "${config#"$ROOT"/}: envoy --mode validate failed" >&2
