@@ -58,7 +58,7 @@ TASK = "6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b"
 class Server:
     def __init__(self, variant, wrap=()):
         env = dict(os.environ, TOOLCTX_INSTANCE_ID=eb.INSTANCE, TOOLCTX_SECRET=eb.SECRET)
-        self.proc = subprocess.Popen([*wrap, SERVER, variant, "--port", "0"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([*wrap, SERVER, variant, "--port", "0"],
                                      stdout=subprocess.PIPE, env=env, text=True, stderr=subprocess.DEVNULL if wrap else None,
                                      preexec_fn=(lambda: os.sched_setaffinity(0, SERVER_CPUS)) if PIN else None)
         line = self.proc.stdout.readline()
@@ -67,8 +67,8 @@ class Server:
         self.port = int(line.split(":")[2].split("/")[0])
 
     def stop(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
+        self.proc.terminate()  # valgrind writes its counts on SIGTERM too
+        self.proc.wait(timeout=30)
 
 
 def check(name, port, kind, want_task):

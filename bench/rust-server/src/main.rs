@@ -18,7 +18,6 @@
 //!
 //! The tool answers with the task id it was handed, so each variant's
 //! context hand-off is exercised. Prints `listening http://127.0.0.1:PORT/mcp`.
-//! Exits when standard input closes.
 
 use std::sync::Arc;
 
@@ -152,14 +151,7 @@ async fn handwritten(State(keys): State<Arc<Keys>>, req: Request, next: Next) ->
 }
 
 #[tokio::main]
-async fn main() {
-    if let Err(e) = run().await {
-        eprintln!("{e}");
-        std::process::exit(1);
-    }
-}
-
-async fn run() -> Result<(), String> {
+async fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let variant = args.first().cloned().unwrap_or_default();
     let port: u16 = match args.iter().position(|a| a == "--port") {
@@ -209,11 +201,6 @@ async fn run() -> Result<(), String> {
         .map_err(|e| format!("listen on 127.0.0.1:{port}: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     println!("listening http://127.0.0.1:{port}/mcp");
-    tokio::spawn(async {
-        let mut sink = Vec::new();
-        let _ = tokio::io::AsyncReadExt::read_to_end(&mut tokio::io::stdin(), &mut sink).await;
-        std::process::exit(0);
-    });
     axum::serve(listener, router)
         .await
         .map_err(|e| e.to_string())

@@ -128,8 +128,8 @@ impl ReplayCache {
 
 /// The replay guard in Redis, shared by every replica of every front end:
 /// one key per token id, set only if absent, expiring with the token.
-/// Front ends send exactly [`claim_args`] and read the reply with
-/// [`answer`]; a Redis error or timeout is [`ClaimAnswer::Failed`].
+/// Front ends send exactly [`claim_args`](redis::claim_args) and read the reply with
+/// [`answer`](redis::answer); a Redis error or timeout is [`ClaimAnswer::Failed`].
 pub mod redis {
     use alloc::format;
     use alloc::string::String;
