@@ -15,6 +15,7 @@ the import, or after a verifier was created, gets every verdict from then on.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -186,7 +187,8 @@ def _log_refusal(reject: Any, peer: str | None, tool: str | None) -> None:
         reject.reason,
         reject.status,
         reject.id_json,
-        tool or "-",
+        # As JSON, like the id: a tool name is the caller's text, and a line break in it must not start a log line.
+        json.dumps(tool, ensure_ascii=False),
         peer or "-",
         extra={"reason": reject.reason, "status": reject.status, "request_id": reject.id, "tool": tool, "peer": peer},
     )
