@@ -186,7 +186,7 @@ export function listen(serveMcp) {
     });
     // One line per refusal on stderr, for the operator (never a token or secret).
     const onVerdict = (e) => {
-      if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId, peer: e.peer }));
+      if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId, tool: e.tool, peer: e.peer }));
     };
     const middleware = toolctx(verifier, { onVerdict });
     handle = (req, res) => middleware(req, res, (err) => (err ? internalError(res, 'internal error') : serve(req, res, req.body)));

@@ -7,6 +7,7 @@
  */
 import { callOnHead, configJson, Held, rethrow, Verdicts } from './boundary.js';
 import { ToolctxError } from './errors.js';
+import { recordedBy, type DescribeRequest, type TelemetryOptions } from './telemetry.js';
 import type {
   AivaxContext,
   AivaxVerifierOptions,
@@ -15,7 +16,7 @@ import type {
   HeadersResult,
   VerifyRequest,
 } from './types.js';
-import { WasmBacked } from './verifier.js';
+import { telemetryOptions, WasmBacked } from './verifier.js';
 
 /** The AIVAX class the conventions module's glue exports (crates/wasm-conventions/src/lib.rs). */
 export interface WasmAivaxVerifier {
@@ -51,6 +52,10 @@ const OPTION_NAMES: Record<string, string> = {
  * verifier remembers the last 1024 nonces that verified against its hook
  * key, and a repeat of one skips bcrypt; a nonce that failed is never
  * remembered.
+ *
+ * `verify` and `checkHeaders` called directly record each verdict as
+ * `Verifier`'s do (`telemetry`, `onVerdict`); the middleware and the fetch
+ * wrapper record the requests they check themselves.
  */
 export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxContext> {
   readonly #wasm: WasmAivaxVerifier;
@@ -60,8 +65,8 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
   readonly contextKey = 'aivax';
 
   /** @internal use `createAivaxVerifier` */
-  constructor(wasm: WasmAivaxVerifier) {
-    super(wasm);
+  constructor(wasm: WasmAivaxVerifier, describe: DescribeRequest, telemetry: TelemetryOptions = {}) {
+    super(wasm, describe, telemetry);
     this.#wasm = wasm;
     this.#verdicts = new Verdicts(wasm.removedHeaders);
     this.#held = new Held(this.#verdicts);
@@ -84,7 +89,11 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
    */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
     const wasm = this.#wasm;
-    return this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
+    const started = recordedBy(request) ? undefined : this.recorder.start();
+    const result = this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
+    // A pass or a refusal on the headers is this request's verdict; `read_body` is recorded by `verify`.
+    if (started !== undefined && result.outcome !== 'read_body') this.recorder.record(started, result);
+    return result;
   }
 
   /**
@@ -94,19 +103,24 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
    */
   verify(request: VerifyRequest, _options?: { now?: number }): AivaxVerifyResult {
     const wasm = this.#wasm;
+    const started = recordedBy(request) ? undefined : this.recorder.start();
     const out = this.#held.verify(
       request,
       (ticket, body) => wasm.verifyBody(ticket, body),
       (heads, sizes, body) => wasm.verify(heads, sizes, body),
     );
-    return this.#verdicts.decode(out) as unknown as AivaxVerifyResult;
+    const result = this.#verdicts.decode(out) as unknown as AivaxVerifyResult;
+    if (started !== undefined) this.recorder.record(started, result, undefined, this.seen(request));
+    return result;
   }
 }
 
-/** Builds `createAivaxVerifier` over one flavour of the wasm-bindgen glue. */
-export function aivaxVerifierFactory(Wasm: WasmAivaxVerifierClass): (options: AivaxVerifierOptions) => AivaxVerifier {
+/** Builds `createAivaxVerifier` over one flavour of the wasm-bindgen glue and its module's `describeRequest`. */
+export function aivaxVerifierFactory(Wasm: WasmAivaxVerifierClass, describe: DescribeRequest): (options: AivaxVerifierOptions) => AivaxVerifier {
   return function createAivaxVerifier(options: AivaxVerifierOptions): AivaxVerifier {
-    const json = configJson(options, OPTION_NAMES, 'createAivaxVerifier');
+    // Telemetry is the front end's, not the core's configuration.
+    const [telemetry, config] = telemetryOptions(options);
+    const json = configJson(config, OPTION_NAMES, 'createAivaxVerifier');
     const includeReason = options.includeReason ?? true;
     if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
     let wasm: WasmAivaxVerifier;
@@ -118,6 +132,6 @@ export function aivaxVerifierFactory(Wasm: WasmAivaxVerifierClass): (options: Ai
       // The config text holds the hook key: do not leave it around.
       json.fill(0);
     }
-    return new AivaxVerifier(wasm);
+    return new AivaxVerifier(wasm, describe, telemetry);
   };
 }

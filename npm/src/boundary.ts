@@ -179,7 +179,7 @@ function encodeHead(method: string, headers: HeadersInput | null | undefined): [
   return [scratch.subarray(0, n), lens.subarray(0, parts.length)];
 }
 
-function toBytes(body: VerifyRequest['body']): Uint8Array {
+export function toBytes(body: VerifyRequest['body']): Uint8Array {
   if (body == null) return EMPTY;
   if (body instanceof Uint8Array) return body;
   if (typeof body === 'string') return encoder.encode(body);

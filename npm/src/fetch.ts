@@ -4,7 +4,7 @@
  * fetch-style handlers. Exported by both entries through `api.ts`.
  */
 import { rememberContext } from './context.js';
-import { entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
+import { describerOf, entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
 import { requireTuix } from './tuix.js';
 import type { CallVerifier, Reject } from './types.js';
 import { upstreamHeaders } from './upstream.js';
@@ -42,6 +42,7 @@ export function withToolctx<A extends unknown[], C = unknown>(
   if (options.tuixHeaders === true) requireTuix(verifier);
   // Unset here: the verifier's `telemetry` and `onVerdict`.
   const recorder = new Recorder(entryOptions(options, verifier), 'fetch');
+  const describe = describerOf(verifier);
   return async function toolctxFetch(request: Request, ...rest: A): Promise<Response> {
     const started = recorder.start();
     // One headers object for both checks: `checked` holds for it alone.
@@ -63,7 +64,7 @@ export function withToolctx<A extends unknown[], C = unknown>(
     // A replay guard with a shared store: the verdict is awaited.
     const result =
       verifier.verifiesAsync === true && verifier.verifyAsync ? await verifier.verifyAsync(input, when) : verifier.verify(input, when);
-    recorder.record(started, result);
+    if (started !== undefined) recorder.record(started, result, undefined, { method: request.method, body, describe });
     if (result.outcome === 'reject') return refusal(result);
     const up = result.upstream;
     const headers = up === undefined || up.remove.length === 0 ? request.headers : upstreamHeaders(request.headers, up);

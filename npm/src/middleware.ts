@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { ToolctxError } from './errors.js';
 import { authInfoWith } from './context.js';
-import { entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
+import { describerOf, entryOptions, RECORDED, Recorder, type TelemetryOptions } from './telemetry.js';
 import { requireTuix } from './tuix.js';
 import type { AivaxContext, CallVerifier, Pass, Reject, ToolContext, ToolctxAuthInfo, Upstream } from './types.js';
 import { applyUpstream, rememberUpstream } from './upstream.js';
@@ -71,13 +71,17 @@ export function toolctx<C>(
   if (options.tuixHeaders === true) requireTuix(verifier);
   // Unset here: the verifier's `telemetry` and `onVerdict`.
   const recorder = new Recorder(entryOptions(options, verifier), 'middleware');
+  const describe = describerOf(verifier);
   return function toolctxMiddleware(incoming, res, next) {
     const started = recorder.start();
     const req = incoming as ToolctxIncomingMessage;
     const method = req.method ?? '';
     const headers = req.rawHeaders;
-    const record = (result: Pass | { outcome: 'accept'; context: unknown } | Reject): void =>
-      recorder.record(started, result, started === undefined ? undefined : req.socket?.remoteAddress);
+    // `body`: the verdict is on the body read here (the core describes the request from it).
+    const record = (result: Pass | { outcome: 'accept'; context: unknown } | Reject, body?: Uint8Array): void => {
+      if (started === undefined) return;
+      recorder.record(started, result, req.socket?.remoteAddress, body === undefined ? undefined : { method, body, describe });
+    };
     let head;
     try {
       head = verifier.checkHeaders({ method, headers, [RECORDED]: true } as { method: string; headers: string[] });
@@ -97,7 +101,7 @@ export function toolctx<C>(
       return;
     }
     const settle = (result: Pass | { outcome: 'accept'; context: C; upstream: Upstream } | Reject, body: Uint8Array, overLimit: boolean): void => {
-      record(result);
+      record(result, body);
       let parsed: unknown;
       try {
         if (result.outcome === 'reject') {

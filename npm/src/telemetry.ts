@@ -4,7 +4,10 @@
  * dependency) and a provider is registered, the counter
  * `toolctx.verdicts`, the histogram `toolctx.check.duration` and the span
  * `toolctx.verify`. The names are the core's (crates/core/src/telemetry.rs;
- * npm/test/telemetry.test.mjs holds `TELEMETRY` to them). In Node the API
+ * npm/test/telemetry.test.mjs holds `TELEMETRY` to them), and so are the
+ * request's JSON-RPC method and tool (`describeRequest` of the verifier's
+ * WebAssembly module, asked only when a span or `onVerdict` will use
+ * them). In Node the API
  * is found by `node/otel.ts`; workerd, workers and browsers (where a
  * bundle holds only what it imports) get it as the `telemetry` option;
  * nothing here imports it.
@@ -38,7 +41,13 @@ export interface VerdictEvent {
   status?: number;
   /** The request's JSON-RPC id, where the verdict carries it (refusals after the body was read, accepted calls). */
   requestId?: string | number | null;
-  /** On an accepted call: the tool the token names, when it names one. */
+  /**
+   * The request's JSON-RPC method, where the core read the body (a POST not
+   * refused on its credential or its size) and it names one: `tools/call`,
+   * `tools/list`, a notification's.
+   */
+  method?: string;
+  /** The tool called (`params.name` of a `tools/call`), where the core read the body. */
   tool?: string;
   /** On an accepted AgentArea call: the verified task and workspace. */
   taskId?: string;
@@ -70,6 +79,8 @@ interface OtelTracer {
   startSpan(name: string, options?: { startTime?: number; attributes?: Attributes }, context?: unknown): OtelSpan;
 }
 interface OtelSpan {
+  isRecording(): boolean;
+  setAttributes(attributes: Attributes): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
   end(endTime?: number): void;
 }
@@ -109,6 +120,30 @@ export function useOpenTelemetry(api: OpenTelemetryApi): void {
  * itself, so the verifier it calls does not count it again.
  */
 export const RECORDED: unique symbol = Symbol.for('toolctx.recorded') as never;
+
+/**
+ * The core's description of a request (`describeRequest` of a verifier's
+ * WebAssembly module, `toolctx_core::telemetry::describe`): `[]`,
+ * `[method]` or `[method, tool]`; `reason` empty unless the verdict is a
+ * refusal.
+ */
+export type DescribeRequest = (method: string, body: Uint8Array, reason: string) => string[];
+
+/** Where a verifier keeps its `DescribeRequest`, for the middleware and the fetch wrapper. */
+export const DESCRIBE: unique symbol = Symbol.for('toolctx.describeRequest') as never;
+
+/** The `DescribeRequest` of `verifier`, when it has one (the package's verifiers do). */
+export function describerOf(verifier: object): DescribeRequest | undefined {
+  const d = (verifier as { [DESCRIBE]?: unknown })[DESCRIBE];
+  return typeof d === 'function' ? (d as DescribeRequest) : undefined;
+}
+
+/** The request a body verdict is on, as the core was handed it, and how to describe it. */
+export interface Seen {
+  method: string;
+  body: Uint8Array | (() => Uint8Array);
+  describe: DescribeRequest | undefined;
+}
 
 /** Where a verifier keeps its `TelemetryOptions`, which the middleware and the fetch wrapper default to. */
 export const TELEMETRY_OPTIONS: unique symbol = Symbol.for('toolctx.telemetryOptions') as never;
@@ -229,22 +264,33 @@ export class Recorder {
     return { at: clock(), api, parent: api === undefined ? undefined : api.context.active() };
   }
 
-  /** Records the verdict of the check begun at `started`. Never throws. */
-  record(started: Started | undefined, result: Decided, peer?: string): void {
+  /**
+   * Records the verdict of the check begun at `started`, on the request
+   * `seen` (none for a verdict on the headers alone). Never throws.
+   */
+  record(started: Started | undefined, result: Decided, peer?: string, seen?: Seen): void {
     if (started === undefined) return;
     const end = clock();
     const seconds = (end - started.at) / 1000;
     const api = started.api;
     const event = verdictEvent(result, seconds, this.#entry, peer);
+    // The method and tool, asked of the core once, when a span or the hook wants them.
+    let described = false;
+    const describe = (): void => {
+      if (described) return;
+      described = true;
+      describeInto(event, result, seen);
+    };
     if (api !== undefined) {
       try {
-        otelRecord(api, event, started, end);
+        otelRecord(api, event, started, end, describe);
       } catch {
         // A misbehaving SDK never changes a verdict.
       }
     }
     if (this.#onVerdict !== undefined) {
       try {
+        describe();
         this.#onVerdict(event);
       } catch {
         // Nor does a logger that throws.
@@ -260,8 +306,7 @@ function verdictEvent(result: Decided, seconds: number, entry: VerdictEvent['ent
     event.status = result.status;
     event.requestId = result.id;
   } else if (result.outcome === 'accept') {
-    const c = result.context as { tool?: unknown; task_id?: unknown; workspace_id?: unknown; request_id?: unknown };
-    if (typeof c.tool === 'string') event.tool = c.tool;
+    const c = result.context as { task_id?: unknown; workspace_id?: unknown; request_id?: unknown };
     if (typeof c.task_id === 'string') event.taskId = c.task_id;
     if (typeof c.workspace_id === 'string') event.workspaceId = c.workspace_id;
     if (typeof c.request_id === 'string' || typeof c.request_id === 'number') event.requestId = c.request_id;
@@ -270,7 +315,29 @@ function verdictEvent(result: Decided, seconds: number, entry: VerdictEvent['ent
   return event;
 }
 
-function otelRecord(api: OpenTelemetryApi, event: VerdictEvent, started: Started, end: number): void {
+/** Sets `event.method` and `event.tool` as the core read them. Never throws: a request it cannot describe has neither. */
+function describeInto(event: VerdictEvent, result: Decided, seen: Seen | undefined): void {
+  try {
+    if (result.outcome === 'accept') {
+      // The tool the token names is `params.name`: no second read of the body.
+      const tool = (result.context as { tool?: unknown }).tool;
+      if (typeof tool === 'string') {
+        event.method = 'tools/call';
+        event.tool = tool;
+        return;
+      }
+    }
+    if (seen === undefined || seen.describe === undefined) return;
+    const body = typeof seen.body === 'function' ? seen.body() : seen.body;
+    const [method, tool] = seen.describe(seen.method, body, result.outcome === 'reject' ? result.reason : '');
+    if (method !== undefined) event.method = method;
+    if (tool !== undefined) event.tool = tool;
+  } catch {
+    // Described or not, the verdict stands.
+  }
+}
+
+function otelRecord(api: OpenTelemetryApi, event: VerdictEvent, started: Started, end: number, describe: () => void): void {
   const t = TELEMETRY;
   // `toolctx.reason` only on refusals: absent, never empty, otherwise.
   const attributes: Attributes = event.reason === undefined ? { [t.outcome]: event.outcome } : { [t.outcome]: event.outcome, [t.reason]: event.reason };
@@ -279,14 +346,19 @@ function otelRecord(api: OpenTelemetryApi, event: VerdictEvent, started: Started
     m.counter.add(1, attributes);
     m.histogram.record(event.durationSeconds, { [t.outcome]: event.outcome });
   }
-  const spanAttributes: Attributes = { ...attributes };
-  if (event.outcome === 'accept') {
-    spanAttributes[t.mcpMethod] = 'tools/call';
-    if (event.tool !== undefined) spanAttributes[t.tool] = event.tool;
-    if (event.taskId !== undefined) spanAttributes[t.taskId] = event.taskId;
-    if (event.workspaceId !== undefined) spanAttributes[t.workspaceId] = event.workspaceId;
+  const span = tracer(api).startSpan(t.span, { startTime: origin + started.at, attributes }, started.parent);
+  // No tracer provider, or a sampler that drops it: nothing more to gather.
+  if (!span.isRecording()) {
+    span.end(origin + end);
+    return;
   }
-  const span = tracer(api).startSpan(t.span, { startTime: origin + started.at, attributes: spanAttributes }, started.parent);
+  describe();
+  const more: Attributes = {};
+  if (event.method !== undefined) more[t.mcpMethod] = event.method;
+  if (event.tool !== undefined) more[t.tool] = event.tool;
+  if (event.taskId !== undefined) more[t.taskId] = event.taskId;
+  if (event.workspaceId !== undefined) more[t.workspaceId] = event.workspaceId;
+  span.setAttributes(more);
   if (event.outcome === 'reject') span.setStatus({ code: SPAN_STATUS_ERROR, message: event.reason });
   span.end(origin + end);
 }

@@ -298,8 +298,12 @@ export interface AivaxAccept {
 
 export type AivaxVerifyResult = Pass | AivaxAccept | Reject;
 
-/** Configuration of `createAivaxVerifier` (CONTRACT §7). */
-export interface AivaxVerifierOptions {
+/**
+ * Configuration of `createAivaxVerifier` (CONTRACT §7). `telemetry` and
+ * `onVerdict` (`TelemetryOptions`) cover `verify` and `checkHeaders`
+ * called directly, as `VerifierOptions`' do.
+ */
+export interface AivaxVerifierOptions extends TelemetryOptions {
   /** The account hook key in plain text: 1 to 72 bytes of UTF-8, no NUL. A secret. */
   hookKey: string;
   /** Refuse a call whose `_aiv_nonce` is missing or null (`nonce_missing`). Default true. */

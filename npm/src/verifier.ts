@@ -4,10 +4,10 @@
  * `web/glue.ts`, which pass their class to `verifierFactory`). What crosses
  * into WebAssembly and back is `boundary.ts`.
  */
-import { callOnHead, configJson, Held, invalid, rethrow, Verdicts } from './boundary.js';
+import { callOnHead, configJson, Held, invalid, rethrow, toBytes, Verdicts } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type { ClaimAnswer, ReplayGuard, ReplayStore } from './replay.js';
-import { Recorder, recordedBy, TELEMETRY_OPTIONS, type TelemetryOptions } from './telemetry.js';
+import { DESCRIBE, Recorder, recordedBy, TELEMETRY_OPTIONS, type DescribeRequest, type Seen, type TelemetryOptions } from './telemetry.js';
 import type {
   CallVerifier,
   ToolContext,
@@ -49,13 +49,29 @@ const inspect = Symbol.for('nodejs.util.inspect.custom');
 
 /**
  * What `Verifier` and `AivaxVerifier` share over their wasm-bindgen object:
- * freeing it, and the configuration it describes with secrets redacted.
+ * freeing it, the configuration it describes with secrets redacted, the
+ * telemetry options, and their module's description of a request for the
+ * entry points' spans and events.
  */
 export abstract class WasmBacked {
   readonly #glue: { describe(): string; free(): void };
+  /** @internal The module's `describeRequest`, for the middleware and the fetch wrapper. */
+  readonly [DESCRIBE]: DescribeRequest;
+  /** The `telemetry` and `onVerdict` it was created with, which the middleware and the fetch wrapper default to. */
+  readonly [TELEMETRY_OPTIONS]: TelemetryOptions;
+  /** What `verify` and `checkHeaders` called directly record. */
+  protected readonly recorder: Recorder;
 
-  constructor(glue: { describe(): string; free(): void }) {
+  constructor(glue: { describe(): string; free(): void }, describe: DescribeRequest, telemetry: TelemetryOptions) {
     this.#glue = glue;
+    this[DESCRIBE] = describe;
+    this[TELEMETRY_OPTIONS] = telemetry;
+    this.recorder = new Recorder(telemetry, 'verify');
+  }
+
+  /** What `record` needs to describe `request`, a body verdict's. */
+  protected seen(request: VerifyRequest): Seen {
+    return { method: request.method, body: () => toBytes(request.body), describe: this[DESCRIBE] };
   }
 
   /** Releases the WebAssembly memory now instead of at garbage collection. */
@@ -85,9 +101,6 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly #wasm: WasmVerifier;
   readonly #store: ReplayStore | undefined;
   readonly #verdicts: Verdicts;
-  readonly #recorder: Recorder;
-  /** The `telemetry` and `onVerdict` it was created with, which the middleware and the fetch wrapper default to. */
-  readonly [TELEMETRY_OPTIONS]: TelemetryOptions;
   readonly #held: Held;
   /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
   readonly contextKey = 'toolctx';
@@ -98,13 +111,11 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly verifiesAsync: boolean;
 
   /** @internal use `createVerifier` */
-  constructor(wasm: WasmVerifier, store?: ReplayStore, telemetry: TelemetryOptions = {}) {
-    super(wasm);
+  constructor(wasm: WasmVerifier, describe: DescribeRequest, store?: ReplayStore, telemetry: TelemetryOptions = {}) {
+    super(wasm, describe, telemetry);
     this.#wasm = wasm;
     this.#store = store;
     this.verifiesAsync = store !== undefined;
-    this.#recorder = new Recorder(telemetry, 'verify');
-    this[TELEMETRY_OPTIONS] = telemetry;
     this.#verdicts = new Verdicts(wasm.removedHeaders);
     this.#held = new Held(this.#verdicts);
   }
@@ -127,10 +138,10 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
    */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
     const wasm = this.#wasm;
-    const started = recordedBy(request) ? undefined : this.#recorder.start();
+    const started = recordedBy(request) ? undefined : this.recorder.start();
     const result = this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
     // A pass or a refusal on the headers is this request's verdict; `read_body` is recorded by `verify`.
-    if (started !== undefined && result.outcome !== 'read_body') this.#recorder.record(started, result);
+    if (started !== undefined && result.outcome !== 'read_body') this.recorder.record(started, result);
     return result;
   }
 
@@ -143,9 +154,9 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
     if (this.#store !== undefined) {
       throw new ToolctxError('replay_guard_async', 'the replay guard has a shared store: use verifyAsync');
     }
-    const started = recordedBy(request) ? undefined : this.#recorder.start();
+    const started = recordedBy(request) ? undefined : this.recorder.start();
     const result = this.#verdicts.decode(this.#verdict(request, clock(options)));
-    if (started !== undefined) this.#recorder.record(started, result);
+    if (started !== undefined) this.recorder.record(started, result, undefined, this.seen(request));
     return result;
   }
 
@@ -158,9 +169,9 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
    * one, `verify`'s verdict.
    */
   async verifyAsync(request: VerifyRequest, options?: VerifyOptions): Promise<VerifyResult> {
-    const started = recordedBy(request) ? undefined : this.#recorder.start();
+    const started = recordedBy(request) ? undefined : this.recorder.start();
     const result = await this.#verifyAsync(request, options);
-    if (started !== undefined) this.#recorder.record(started, result);
+    if (started !== undefined) this.recorder.record(started, result, undefined, this.seen(request));
     return result;
   }
 
@@ -222,23 +233,34 @@ function replayGuard(guard: ReplayGuard | null | undefined): [number, ReplayStor
   return [0, guard as ReplayStore];
 }
 
-/** Builds `createVerifier` over one flavour of the wasm-bindgen glue. */
-export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOptions) => Verifier {
+/**
+ * `telemetry` and `onVerdict` out of a factory's options (the front end's,
+ * not the core's configuration), checked, and the rest.
+ */
+export function telemetryOptions(options: object): [TelemetryOptions, object] {
+  let telemetry: TelemetryOptions = {};
+  let config = options;
+  if (options !== null && typeof options === 'object') {
+    const { telemetry: t, onVerdict, ...rest } = options as TelemetryOptions;
+    telemetry = { telemetry: t, onVerdict };
+    config = rest;
+  }
+  try {
+    new Recorder(telemetry, 'verify');
+  } catch (e) {
+    throw new ToolctxError('config_type', (e as Error).message);
+  }
+  return [telemetry, config];
+}
+
+/** Builds `createVerifier` over one flavour of the wasm-bindgen glue and its module's `describeRequest`. */
+export function verifierFactory(Wasm: WasmVerifierClass, describe: DescribeRequest): (options: VerifierOptions) => Verifier {
   return function createVerifier(options: VerifierOptions): Verifier {
     // The replay guard and telemetry are the front end's, not the core's configuration.
     let guard: ReplayGuard | null | undefined;
-    let config: object = options;
-    let telemetry: TelemetryOptions = {};
-    if (options !== null && typeof options === 'object') {
-      const { telemetry: t, onVerdict, ...rest } = options;
-      ({ replayGuard: guard, ...config } = rest);
-      telemetry = { telemetry: t, onVerdict };
-    }
-    try {
-      new Recorder(telemetry, 'verify');
-    } catch (e) {
-      throw new ToolctxError('config_type', (e as Error).message);
-    }
+    const [telemetry, rest] = telemetryOptions(options);
+    let config = rest;
+    if (rest !== null && typeof rest === 'object') ({ replayGuard: guard, ...config } = rest as { replayGuard?: ReplayGuard | null });
     const json = configJson(config, OPTION_NAMES, 'createVerifier');
     const includeReason = options.includeReason ?? true;
     if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
@@ -254,6 +276,6 @@ export function verifierFactory(Wasm: WasmVerifierClass): (options: VerifierOpti
       // The config text holds the secrets: do not leave it around.
       json.fill(0);
     }
-    return new Verifier(wasm, store, telemetry);
+    return new Verifier(wasm, describe, store, telemetry);
   };
 }

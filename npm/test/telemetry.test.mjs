@@ -1,8 +1,10 @@
 // What an operator sees, through the real OpenTelemetry SDKs
 // (@opentelemetry/sdk-metrics and sdk-trace-base with their in-memory
 // exporters, registered as the global providers): every vector file's
-// verdicts through `verify`, counted by outcome and reason exactly as the
-// runner judged them; the middleware and the fetch wrapper counting each
+// verdicts through `verify` (the AIVAX files' through `AivaxVerifier.verify`,
+// and through the middleware where they check what it hands on), counted
+// by outcome and reason exactly as the runner judged them, each span naming
+// the method and tool the core read (none before the body); the middleware and the fetch wrapper counting each
 // request once (passes and refusals before the body included) with spans
 // under the request's span; the names against the core's
 // (crates/core/src/telemetry.rs); `onVerdict`; `telemetry: false`.
@@ -16,9 +18,10 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { TELEMETRY, createVerifier, toolctx, withToolctx } from 'toolctx';
+import { createAivaxVerifier } from 'toolctx/aivax';
 
 import { coreCodes } from '../dist/wasm/node/toolctx_wasm_conventions.js';
-import { nodeVerdict, runVectors } from './vectors.mjs';
+import { nodeConventions, nodeVerdict, runVectors } from './vectors.mjs';
 
 const VECTORS = new URL('../../tests/vectors/', import.meta.url);
 const SECRET = 's'.repeat(32);
@@ -106,23 +109,82 @@ function pkg() {
   return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 }
 
+// Refused before the body was read (credential, size), and refused as not one strict JSON request.
+const BEFORE_BODY = new Set(['credential_missing', 'credential_invalid', 'body_too_large']);
+const NOT_ONE_REQUEST = new Set(['parse_error', 'duplicate_member', 'too_deep', 'batch_with_tools_call']);
+
+/**
+ * The method and tool a verdict's span must name: the body's `method` and
+ * a `tools/call`'s `params.name`, where the core read one strict JSON
+ * request (JSON.parse reads such a body as the core does); none otherwise.
+ */
+function expectedNames(req, r) {
+  const reason = r.outcome === 'reject' ? r.reason : undefined;
+  if (req.method !== 'POST' || BEFORE_BODY.has(reason) || NOT_ONE_REQUEST.has(reason)) return {};
+  const doc = JSON.parse(typeof req.body === 'string' ? req.body : Buffer.from(req.body).toString('utf8'));
+  const short = (s) => (typeof s === 'string' && Buffer.byteLength(s) <= 256 ? s : undefined);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return {};
+  const method = short(doc.method);
+  const params = method === 'tools/call' && typeof doc.params === 'object' && doc.params !== null && !Array.isArray(doc.params) ? doc.params : {};
+  return { method, tool: short(params.name) };
+}
+
+/** Checks the span just finished against `expectedNames`; what differs goes to `wrong`. */
+function checkNames(req, r, wrong, label) {
+  const all = spans.getFinishedSpans();
+  const span = all[all.length - 1];
+  const want = expectedNames(req, r);
+  const got = { method: span.attributes['mcp.method.name'], tool: span.attributes['gen_ai.tool.name'] };
+  if (got.method !== want.method || got.tool !== want.tool) wrong.push(`${label} ${r.reason ?? r.outcome}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+  return got;
+}
+
 test('every vector file: the SDK counts exactly the verdicts the runner judged, by outcome and reason', async () => {
   await collect();
   const start = verdictCounts(await collect());
   const runner = new Map();
-  const files = readdirSync(VECTORS).filter((f) => f.endsWith('.json')).map((f) => new URL(f, VECTORS).pathname);
+  let agentAreaAccepts = 0;
+  const wrong = [];
+  const named = new Map();
+  const files = [VECTORS, new URL('conventions/', VECTORS)].flatMap((dir) =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => new URL(f, dir).pathname),
+  );
+  const key = (r) => (r.outcome === 'reject' ? `reject/${r.reason}` : r.outcome);
   const log = console.log;
   let summary = '';
+  let last;
   console.log = (line) => (summary = String(line));
   try {
     await runVectors(
       files,
       (opts, req, now) => {
         const r = nodeVerdict(opts, req, now);
-        bump(runner, r.outcome === 'reject' ? `reject/${r.reason}` : r.outcome);
+        bump(runner, key(r));
+        if (r.outcome === 'accept') agentAreaAccepts++;
+        const got = checkNames(req, r, wrong, 'verify');
+        bump(named, `${r.outcome} ${got.method ?? '-'} ${got.tool === undefined ? '-' : 'tool'}`);
         return r;
       },
-      undefined,
+      {
+        table: nodeConventions.table,
+        // `AivaxVerifier.verify` called directly records each case once.
+        aivax(opts, req) {
+          const r = nodeConventions.aivax(opts, req);
+          bump(runner, key(r));
+          checkNames(req, r, wrong, 'aivax verify');
+          last = [req, r];
+          return r;
+        },
+        // The middleware over an `AivaxVerifier`: one more request, counted once, by the middleware.
+        async aivaxForwarded(opts, req) {
+          const views = await nodeConventions.aivaxForwarded(opts, req);
+          bump(runner, key(last[1]));
+          checkNames(req, last[1], wrong, 'aivax middleware');
+          return views;
+        },
+      },
       // The verdicts alone: the forwarded headers are the vector runner's
       // check (npm/test/vectors.mjs); a second pass through the middleware
       // here would count each request twice.
@@ -132,6 +194,11 @@ test('every vector file: the SDK counts exactly the verdicts the runner judged, 
     console.log = log;
   }
   assert.match(summary, / 0 failed$/);
+  assert.deepEqual(wrong, []);
+  console.log(`vectors: spans by outcome, mcp.method.name and tool ${JSON.stringify(Object.fromEntries(sorted(named)))}`);
+  // The files hold passes that name their method, and refusals before the body that name nothing.
+  assert.ok(named.get('pass tools/list -') > 0 && named.get('pass - -') > 0, 'passes named and not');
+  assert.ok([...named.keys()].some((k) => k.startsWith('reject tools/call tool')), 'a refusal after the body names its tool');
   const seen = await collect();
   const counts = verdictCounts(seen, start);
   const total = [...runner.values()].reduce((a, b) => a + b, 0);
@@ -139,13 +206,17 @@ test('every vector file: the SDK counts exactly the verdicts the runner judged, 
   console.log(`vectors: SDK toolctx.verdicts ${JSON.stringify(Object.fromEntries(sorted(counts)))}; spans ${seen.spans.length}`);
   assert.deepEqual(sorted(counts), sorted(runner));
   assert.equal(seen.spans.length, total);
+  let tasks = 0;
   for (const s of seen.spans) {
     assert.equal(s.status.code, s.attributes['toolctx.outcome'] === 'reject' ? 2 : 0);
     if (s.attributes['toolctx.outcome'] === 'accept') {
-      assert.equal(typeof s.attributes['toolctx.task_id'], 'string');
+      // AgentArea's accepted calls carry their task and workspace; AIVAX's have none.
+      if (s.attributes['toolctx.task_id'] !== undefined) tasks++;
+      assert.equal(typeof s.attributes['toolctx.task_id'], typeof s.attributes['toolctx.workspace_id']);
       assert.equal(s.attributes['mcp.method.name'], 'tools/call');
     } else assert.equal(s.attributes['toolctx.task_id'], undefined);
   }
+  assert.equal(tasks, agentAreaAccepts);
   process.exitCode = 0;
 });
 
@@ -205,8 +276,25 @@ async function mixThrough(server) {
   const seen = await collect();
   assert.deepEqual(sorted(verdictCounts(seen, start)), sorted(expected));
   assert.equal(seen.spans.length, 6);
+  // Sent in this order, answered one by one: the method and tool the core
+  // read, on passes and refusals after the body; nothing on a GET or a
+  // refusal on the credential.
+  const names = seen.spans
+    .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1])
+    .map((s) => [s.attributes['toolctx.reason'] ?? s.attributes['toolctx.outcome'], s.attributes['mcp.method.name'], s.attributes['gen_ai.tool.name']]);
+  assert.deepEqual(names, MIX_NAMES);
   return seen;
 }
+
+/** What `sendMix`'s spans name, in order: outcome or reason, method, tool. */
+const MIX_NAMES = [
+  ['pass', undefined, undefined],
+  ['pass', 'tools/list', undefined],
+  ['credential_invalid', undefined, undefined],
+  ['token_missing', 'tools/call', 'get_order'],
+  ['accept', 'tools/call', 'get_order'],
+  ['signature_invalid', 'tools/call', 'get_order'],
+];
 
 test('the middleware counts each request once, its spans are children of the request\'s', async () => {
   // The verifier records too when called directly: here the middleware must be the only one counting.
@@ -229,6 +317,7 @@ test('the middleware counts each request once, its spans are children of the req
     assert.equal(accepted.attributes['gen_ai.tool.name'], 'get_order');
     assert.equal(accepted.attributes['toolctx.workspace_id'], 'ws-1');
     assert.equal(events.length, 6);
+    assert.deepEqual(events.map((e) => [e.reason ?? e.outcome, e.method, e.tool]), MIX_NAMES);
     const refused = events.filter((e) => e.outcome === 'reject');
     assert.deepEqual(refused.map((e) => [e.reason, e.status, e.entry]).sort(), [
       ['credential_invalid', 401, 'middleware'],
@@ -260,6 +349,7 @@ test('the fetch wrapper counts each request once, body reading inside the measur
   try {
     await mixThrough(server);
     assert.deepEqual(events.map((e) => e.entry), Array(6).fill('fetch'));
+    assert.deepEqual(events.map((e) => [e.reason ?? e.outcome, e.method, e.tool]), MIX_NAMES);
   } finally {
     await new Promise((r) => server.close(r));
   }
@@ -279,7 +369,7 @@ test('telemetry: false records nothing; onVerdict still hears every verdict', as
     events.map(({ durationSeconds, ...e }) => (assert.ok(durationSeconds >= 0 && durationSeconds < 1), e)),
     [
       { outcome: 'pass', entry: 'verify' },
-      { outcome: 'reject', reason: 'token_missing', status: 401, requestId: 'x', entry: 'verify' },
+      { outcome: 'reject', reason: 'token_missing', status: 401, requestId: 'x', method: 'tools/call', tool: 't', entry: 'verify' },
     ],
   );
   // The fetch wrapper (and the middleware) default to the verifier's settings.
@@ -288,4 +378,34 @@ test('telemetry: false records nothing; onVerdict still hears every verdict', as
   assert.deepEqual(events.slice(2).map(({ outcome, entry }) => [outcome, entry]), [['pass', 'fetch']]);
   assert.equal((await collect()).spans.length, 0);
   assert.throws(() => createVerifier({ instanceId: INSTANCE, secrets: [SECRET], onVerdict: 'no' }), { code: 'config_type' });
+});
+
+test('an AivaxVerifier called directly records as a Verifier does: onVerdict with the method and tool, telemetry: false', async () => {
+  const events = [];
+  const v = createAivaxVerifier({ hookKey: 'aivax-hook-key-5f1c9e2a', requireNonce: false, telemetry: false, onVerdict: (e) => events.push(e) });
+  await collect();
+  const start = verdictCounts(await collect());
+  v.verify({ method: 'GET' });
+  v.verify({ method: 'POST', body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+  // AIVAX's context names no tool: the core reads it from the body.
+  v.verify({ method: 'POST', body: '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather"}}' });
+  v.verify({ method: 'POST', body: '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","_meta":{"_aiv_moment":5}}}' });
+  const head = v.checkHeaders({ method: 'GET', headers: {} });
+  assert.equal(head.outcome, 'pass');
+  const seen = await collect();
+  assert.deepEqual(sorted(verdictCounts(seen, start)), []);
+  assert.equal(seen.spans.length, 0);
+  assert.deepEqual(
+    events.map((e) => [e.entry, e.reason ?? e.outcome, e.method, e.tool, e.requestId]),
+    [
+      ['verify', 'pass', undefined, undefined, undefined],
+      ['verify', 'pass', 'tools/list', undefined, undefined],
+      ['verify', 'accept', 'tools/call', 'get_weather', 2],
+      ['verify', 'context_malformed', 'tools/call', 'get_weather', 3],
+      ['verify', 'pass', undefined, undefined, undefined],
+    ],
+  );
+  v.free();
+  assert.throws(() => createAivaxVerifier({ hookKey: 'k', onVerdict: 'no' }), { code: 'config_type' });
+  assert.throws(() => createAivaxVerifier({ hookKey: 'k', telemetry: 'yes' }), { code: 'config_type' });
 });

@@ -1,8 +1,9 @@
 """What an operator sees, through the real OpenTelemetry SDK (an in-memory
 metric reader and span exporter, registered as the global providers after
 toolctx was imported and a verifier created): every vector file's verdicts
-through ``Verifier.verify``, counted by outcome and reason exactly as the
-runner judged them; the ASGI middleware under uvicorn counting each request
+through ``Verifier.verify`` (the AIVAX file's through ``AivaxVerifier.verify``),
+counted by outcome and reason exactly as the runner judged them, each span
+naming the method and tool the core read (none before the body); the ASGI middleware under uvicorn counting each request
 once, passes and refusals before the body included, with spans under the
 request's span and one WARNING line per refusal on ``toolctx``; the names
 against the core's and the npm package's mirror; ``telemetry=False``."""
@@ -129,15 +130,17 @@ def test_every_vector_file_is_counted_by_outcome_and_reason(capsys: pytest.Captu
     before = counts(collect()[0])
     tally: dict[str, Any] = {"passed": 0, "failed": 0, "failures": [], "broken": []}
     judged: Counter[str] = Counter()
-    for path in sorted((ROOT / "tests" / "vectors").glob("*.json")):
+    vectors = ROOT / "tests" / "vectors"
+    for path in [*sorted(vectors.glob("*.json")), *sorted((vectors / "conventions").glob("*.json"))]:
         runner.run_file(str(path), tally)
         file = json.loads(path.read_text())
         # What the runner judged: the cases that reached a verdict, as expected.
         for case in file["cases"]:
             expect = case.get("expect") or {}
             outcome = expect.get("outcome")
-            # A case with expect.forward is sent twice: to Verifier.verify,
-            # then through the ASGI middleware (two requests, each counted once).
+            # A case with expect.forward is sent twice: to Verifier.verify
+            # (AivaxVerifier.verify), then through the ASGI middleware (two
+            # requests, each counted once).
             sent = 2 if "forward" in expect else 1
             if outcome == "reject":
                 judged[f"reject/{expect['reason']}"] += sent
@@ -156,7 +159,73 @@ def test_every_vector_file_is_counted_by_outcome_and_reason(capsys: pytest.Captu
         assert s.status.status_code == (StatusCode.ERROR if refused else StatusCode.UNSET)
         assert ("toolctx.reason" in s.attributes) == refused
         if s.attributes["toolctx.outcome"] == "accept":
-            assert s.attributes["mcp.method.name"] == "tools/call" and "toolctx.task_id" in s.attributes
+            assert s.attributes["mcp.method.name"] == "tools/call"
+            # AgentArea's accepted calls carry their task and workspace; AIVAX's have none.
+            assert ("toolctx.task_id" in s.attributes) == ("toolctx.workspace_id" in s.attributes)
+    tasks = sum("toolctx.task_id" in s.attributes for s in spans)
+    aivax = json.loads((vectors / "conventions" / "aivax.json").read_text())["cases"]
+    aivax_accepts = sum((2 if "forward" in c["expect"] else 1) for c in aivax if c["expect"].get("outcome") == "accept")
+    assert tasks == judged["accept"] - aivax_accepts > 0
+
+
+# Refused before the body was read (credential, size), and refused as not one strict JSON request.
+BEFORE_BODY = {"credential_missing", "credential_invalid", "body_too_large"}
+NOT_ONE_REQUEST = {"parse_error", "duplicate_member", "too_deep", "batch_with_tools_call"}
+
+
+def expected_names(method: str, body: bytes, verdict: Any) -> tuple[str | None, str | None]:
+    """The method and tool a verdict's span must name: the body's ``method``
+    and a ``tools/call``'s ``params.name``, where the core read one strict
+    JSON request (``json.loads`` reads such a body as the core does)."""
+    reason = verdict.reason if verdict.outcome == "reject" else None
+    if method != "POST" or reason in BEFORE_BODY or reason in NOT_ONE_REQUEST:
+        return None, None
+    doc = json.loads(body)
+
+    def short(v: Any) -> str | None:
+        return v if isinstance(v, str) and len(v.encode("utf-8", "surrogatepass")) <= 256 else None
+
+    if not isinstance(doc, dict):
+        return None, None
+    rpc = short(doc.get("method"))
+    params = doc.get("params") if rpc == "tools/call" and isinstance(doc.get("params"), dict) else {}
+    return rpc, short(params.get("name"))
+
+
+def test_every_vector_case_names_the_method_and_tool_the_core_read(capsys: pytest.CaptureFixture[str]) -> None:
+    runner = _runner()
+    collect()
+    named: Counter[str] = Counter()
+    wrong = []
+    vectors = ROOT / "tests" / "vectors"
+    for path in [*sorted(vectors.glob("*.json")), vectors / "conventions" / "aivax.json"]:
+        file = runner.read_json(path.read_text(encoding="utf-8"))
+        aivax = file.get("profile") == "aivax"
+        for case in file["cases"]:
+            config = runner.merged(file, case)
+            method, headers, body = runner.request(case)
+            try:
+                if aivax:
+                    verdict = runner.make_verifier(config, toolctx.AivaxVerifier, runner.AIVAX_OPTIONS).verify(method, headers, body)
+                else:
+                    nows = (runner.plain(case.get("now")), runner.plain(file.get("now")))
+                    now = next((n for n in nows if isinstance(n, int) and not isinstance(n, bool)), 0)
+                    verdict = runner.make_verifier(config, toolctx.Verifier, runner.OPTIONS).verify(method, headers, body, now=now)
+            except toolctx.ConfigError:
+                continue
+            span = SPANS.get_finished_spans()[-1]
+            got = (span.attributes.get("mcp.method.name"), span.attributes.get("gen_ai.tool.name"))
+            want = expected_names(method, body, verdict)
+            if got != want:
+                wrong.append(f"{path.name}: {case.get('name')}: {got}, expected {want}")
+            named[f"{verdict.outcome} {got[0] or '-'} {'-' if got[1] is None else 'tool'}"] += 1
+    collect()
+    with capsys.disabled():
+        print(f"\nvectors: spans by outcome, mcp.method.name and tool {dict(sorted(named.items()))}")
+    assert wrong == []
+    # The files hold passes that name their method, and refusals before the body that name nothing.
+    assert named["pass tools/list -"] > 0 and named["pass - -"] > 0 and named["reject - -"] > 0
+    assert named["reject tools/call tool"] > 0 and named["accept tools/call tool"] > 0
 
 
 async def _app(scope: Any, receive: Any, send: Any) -> None:
@@ -175,6 +244,17 @@ def _with_parent_span(app: Any, parents: list[str]) -> Any:
             await app(scope, receive, send)
 
     return wrapped
+
+
+#: What the middleware test's requests' spans and events name, in order: outcome or reason, method, tool.
+MIX_NAMES = [
+    ("pass", None, None),
+    ("pass", "tools/list", None),
+    ("credential_invalid", None, None),
+    ("token_missing", "tools/call", "get_order"),
+    ("accept", "tools/call", "get_order"),
+    ("signature_invalid", "tools/call", "get_order"),
+]
 
 
 def test_the_middleware_counts_each_request_once_with_logs_and_parent_spans(serve: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -205,11 +285,25 @@ def test_the_middleware_counts_each_request_once_with_logs_and_parent_spans(serv
     assert {format(s.parent.span_id, "016x") for s in spans if s.parent} == set(parents) and all(s.parent for s in spans)
     accepted = next(s for s in spans if s.attributes["toolctx.outcome"] == "accept")
     assert accepted.attributes["gen_ai.tool.name"] == "get_order" and accepted.attributes["toolctx.workspace_id"] == "ws-1"
+    # Sent one by one, in order: the method and tool the core read, on
+    # passes and refusals after the body; nothing on a GET or a refusal on
+    # the credential.
+    names = [
+        (s.attributes.get("toolctx.reason", s.attributes["toolctx.outcome"]), s.attributes.get("mcp.method.name"), s.attributes.get("gen_ai.tool.name"))
+        for s in sorted(spans, key=lambda s: s.start_time)
+    ]
+    assert names == MIX_NAMES
+    assert [(e.reason or e.outcome, e.method, e.tool) for e in events] == MIX_NAMES
     refusals = [r for r in caplog.records if r.name == "toolctx" and r.levelno == logging.WARNING]
-    assert sorted((r.reason, r.status, r.peer) for r in refusals) == [  # type: ignore[attr-defined]
-        ("credential_invalid", 401, "127.0.0.1"),
-        ("signature_invalid", 401, "127.0.0.1"),
-        ("token_missing", 401, "127.0.0.1"),
+    assert sorted((r.reason, r.status, r.peer, r.tool) for r in refusals) == [  # type: ignore[attr-defined]
+        ("credential_invalid", 401, "127.0.0.1", None),
+        ("signature_invalid", 401, "127.0.0.1", "get_order"),
+        ("token_missing", 401, "127.0.0.1", "get_order"),
+    ]
+    assert sorted(" ".join(w for w in r.getMessage().split() if w.startswith("tool=")) for r in refusals) == [
+        'tool="get_order"',
+        'tool="get_order"',
+        "tool=null",
     ]
     assert next(r for r in refusals if r.reason == "signature_invalid").request_id == 5  # type: ignore[attr-defined]
     logged = " ".join(r.getMessage() + repr(r.__dict__) for r in refusals)
@@ -226,9 +320,9 @@ def test_telemetry_false_records_nothing_but_on_verdict_and_the_log_still_hear()
     v.verify("POST", [], b'{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t"}}')
     found, spans = collect()
     assert counts(found, before) == Counter() and spans == []
-    assert [(e.outcome, e.reason, e.status, e.request_id, e.entry) for e in events] == [
-        ("pass", None, None, None, "verify"),
-        ("reject", "token_missing", 401, "x", "verify"),
+    assert [(e.outcome, e.reason, e.status, e.request_id, e.method, e.tool, e.entry) for e in events] == [
+        ("pass", None, None, None, None, None, "verify"),
+        ("reject", "token_missing", 401, "x", "tools/call", "t", "verify"),
     ]
     # The middleware defaults to the verifier's settings.
     sent: list[Any] = []
@@ -245,3 +339,61 @@ def test_telemetry_false_records_nothing_but_on_verdict_and_the_log_still_hear()
     assert collect()[1] == []
     with pytest.raises(TypeError):
         toolctx.Verifier(INSTANCE, [SECRET], on_verdict="no")  # type: ignore[arg-type]
+
+
+def test_an_aivax_verifier_called_directly_records_as_a_verifier_does(caplog: pytest.LogCaptureFixture) -> None:
+    events: list[toolctx.VerdictEvent] = []
+    v = toolctx.AivaxVerifier("aivax-hook-key-5f1c9e2a", require_nonce=False, on_verdict=events.append)
+    before = counts(collect()[0])
+    caplog.set_level(logging.WARNING, logger="toolctx")
+    v.verify("GET", [], b"")
+    v.verify("POST", [], b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    # AIVAX's context names no tool: the core reads it from the body.
+    v.verify("POST", [], b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather"}}')
+    v.verify("POST", [], b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_weather","_meta":{"_aiv_moment":5}}}')
+    first = v.check_headers("POST", [])
+    assert isinstance(first, toolctx.AivaxReadBody)
+    v.verify_body(first, b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_weather","_meta":{"_aiv_moment":5}}}')
+    found, spans = collect()
+    assert counts(found, before) == Counter({"pass": 2, "accept": 1, "reject/context_malformed": 2})
+    names = [(s.attributes.get("toolctx.reason", s.attributes["toolctx.outcome"]), s.attributes.get("mcp.method.name"), s.attributes.get("gen_ai.tool.name")) for s in spans]
+    assert names == [
+        ("pass", None, None),
+        ("pass", "tools/list", None),
+        ("accept", "tools/call", "get_weather"),
+        ("context_malformed", "tools/call", "get_weather"),
+        ("context_malformed", "tools/call", "get_weather"),
+    ]
+    assert [(e.entry, e.reason or e.outcome, e.method, e.tool, e.request_id) for e in events] == [
+        ("verify", "pass", None, None, None),
+        ("verify", "pass", "tools/list", None, None),
+        ("verify", "accept", "tools/call", "get_weather", 2),
+        ("verify", "context_malformed", "tools/call", "get_weather", 3),
+        ("verify", "context_malformed", "tools/call", "get_weather", 4),
+    ]
+    refusals = [r for r in caplog.records if r.name == "toolctx" and r.levelno == logging.WARNING]
+    assert [(r.reason, r.tool, r.request_id) for r in refusals] == [("context_malformed", "get_weather", 3), ("context_malformed", "get_weather", 4)]  # type: ignore[attr-defined]
+    # The tool is the caller's text: written as JSON, a line break in it stays on the line.
+    v.verify("POST", [], b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"a\\nb","_meta":{"_aiv_moment":5}}}')
+    line = caplog.records[-1].getMessage()
+    assert "\n" not in line and 'tool="a\\nb"' in line and caplog.records[-1].tool == "a\nb"  # type: ignore[attr-defined]
+    events.pop()
+    collect()
+    # The middleware over it counts each request once (the verifier's own recording stays out).
+    before = counts(collect()[0])
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather"}}', "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [], "client": ("127.0.0.1", 5)}
+    asyncio.run(ToolctxMiddleware(_app, v)(scope, receive, send))
+    found, spans = collect()
+    assert sent[0]["status"] == 200 and counts(found, before) == Counter({"accept": 1}) and len(spans) == 1
+    assert (spans[0].attributes["mcp.method.name"], spans[0].attributes["gen_ai.tool.name"]) == ("tools/call", "get_weather")
+    assert [(e.entry, e.outcome, e.tool) for e in events[5:]] == [("middleware", "accept", "get_weather")]
+    with pytest.raises(TypeError):
+        toolctx.AivaxVerifier("k", on_verdict="no")  # type: ignore[arg-type]

@@ -16,7 +16,21 @@ use crate::verdict::{Checked, HeadersVerdict, Sealed, Verdict};
 
 const MCP_METHOD_HEADER: &str = "mcp-method";
 const MCP_NAME_HEADER: &str = "mcp-name";
-const TOOLS_CALL: &str = "tools/call";
+pub(crate) const TOOLS_CALL: &str = "tools/call";
+/// The only HTTP method whose body is read (step 0).
+const POST: &str = "POST";
+
+/// Whether the envelope read the body of a request with this HTTP method
+/// whose verdict is `refused` (`None`: not a refusal): not for another
+/// method than POST (step 0), nor after a refusal at step 1 or 2
+/// (credential, size), which come before the body is read.
+pub(crate) fn reads_body(method: &str, refused: Option<Reason>) -> bool {
+    method == POST
+        && !matches!(
+            refused,
+            Some(Reason::CredentialMissing | Reason::CredentialInvalid | Reason::BodyTooLarge)
+        )
+}
 
 pub(crate) enum Lookup<'h> {
     Missing,
@@ -136,7 +150,7 @@ impl<'c> Envelope<'c> {
         method: &str,
         headers: &[(N, V)],
     ) -> HeadersVerdict {
-        if method != "POST" {
+        if method != POST {
             return HeadersVerdict::Pass;
         }
         match credential_refusal(self.credential, headers) {

@@ -5,6 +5,11 @@
 //! to this list), so an operator's dashboard works whatever front end
 //! answered.
 
+use alloc::string::String;
+
+use crate::envelope::{get_str, reads_body, TOOLS_CALL};
+use crate::json::{self, Keep, Kind};
+use crate::reason::Reason;
 use crate::verdict::Verdict;
 
 /// The OpenTelemetry meter and tracer name (with the package's version).
@@ -46,6 +51,55 @@ pub const DURATION_BUCKETS_S: [f64; 14] = [
     0.05, 0.1, 1.0,
 ];
 
+/// Longest method or tool name [`describe`] gives, in bytes: a longer one
+/// is left out, not cut (a cut name would name another tool), so that a
+/// caller cannot make each refusal's log line a megabyte long.
+pub const MAX_DESCRIBED_BYTES: usize = 256;
+
+/// What a verdict's span, refusal log line and event say of the request,
+/// as the core read it ([`describe`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Described {
+    /// [`MCP_METHOD`]: the JSON-RPC `method`.
+    pub method: Option<String>,
+    /// [`TOOL`]: `params.name`, when the method is `tools/call`.
+    pub tool: Option<String>,
+}
+
+/// The JSON-RPC method of a request (HTTP `method`, `body`) whose verdict
+/// is `refused` (`None`: it was not refused), and the tool when that
+/// method is `tools/call`, for telemetry only: front ends call it when a
+/// span, a log line or a hook will use it, never to decide. The body is
+/// read as the verifier reads it (strict JSON): nothing when the verifier
+/// did not read it (not a POST, refused on its credential or its size),
+/// for a batch, a body that is not strict JSON, or a method that is not a
+/// string; no tool when `params.name` is not a string. A name over
+/// [`MAX_DESCRIBED_BYTES`] is left out.
+pub fn describe(method: &str, body: &[u8], refused: Option<Reason>) -> Described {
+    let mut out = Described::default();
+    if !reads_body(method, refused) {
+        return out;
+    }
+    let Ok(doc) = json::read(body, Keep::Request) else {
+        return out;
+    };
+    let Some(request) = doc.root().filter(|r| r.kind() == Kind::Object) else {
+        return out;
+    };
+    let named = |name: Option<&str>| {
+        name.filter(|n| n.len() <= MAX_DESCRIBED_BYTES)
+            .map(String::from)
+    };
+    let Some(rpc) = get_str(request, "method") else {
+        return out;
+    };
+    if rpc == TOOLS_CALL {
+        out.tool = named(request.get("params").and_then(|p| get_str(p, "name")));
+    }
+    out.method = named(Some(rpc));
+    out
+}
+
 impl<C> Verdict<C> {
     /// The verdict's [`OUTCOME`] value: `"accept"`, `"pass"` or `"reject"`.
     pub fn outcome(&self) -> &'static str {
@@ -71,6 +125,124 @@ mod tests {
         ];
         let names: alloc::vec::Vec<_> = verdicts.iter().map(Verdict::outcome).collect();
         assert_eq!(names, OUTCOMES);
+    }
+
+    fn described(
+        method: &str,
+        body: &str,
+        refused: Option<Reason>,
+    ) -> (Option<String>, Option<String>) {
+        let d = describe(method, body.as_bytes(), refused);
+        (d.method, d.tool)
+    }
+
+    fn some(method: &str, tool: Option<&str>) -> (Option<String>, Option<String>) {
+        (Some(method.into()), tool.map(String::from))
+    }
+
+    #[test]
+    fn describe_names_the_method_and_the_tool_of_a_single_request() {
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{}}}"#;
+        assert_eq!(
+            described("POST", call, None),
+            some("tools/call", Some("get_order"))
+        );
+        // After the body was read, refusals and store failures alike.
+        for reason in [
+            Reason::TokenMissing,
+            Reason::InvalidParams,
+            Reason::InternalError,
+        ] {
+            assert_eq!(
+                described("POST", call, Some(reason)),
+                some("tools/call", Some("get_order"))
+            );
+        }
+        assert_eq!(
+            described(
+                "POST",
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+                None
+            ),
+            some("tools/list", None)
+        );
+        assert_eq!(
+            described(
+                "POST",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                None
+            ),
+            some("notifications/initialized", None)
+        );
+        // Escapes are read as the verifier reads them.
+        let escaped = r#"{"method":"tools\/call","params":{"name":"caf\u00e9 \"x\""}}"#;
+        assert_eq!(
+            described("POST", escaped, None),
+            some("tools/call", Some("café \"x\""))
+        );
+        // The tool of a tools/call only, and only a string.
+        for (body, tool) in [
+            (r#"{"method":"tools/call","params":{"name":7}}"#, None),
+            (r#"{"method":"tools/call","params":[]}"#, None),
+            (r#"{"method":"tools/call"}"#, None),
+            (r#"{"method":"prompts/get","params":{"name":"p"}}"#, None),
+        ] {
+            let method = body.split('"').nth(3).unwrap();
+            assert_eq!(
+                described("POST", body, Some(Reason::InvalidParams)),
+                some(method, tool)
+            );
+        }
+    }
+
+    #[test]
+    fn describe_gives_nothing_the_verifier_did_not_read() {
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
+        let none = (None, None);
+        // Not a POST (step 0), refused on the credential or the size (steps 1 and 2).
+        assert_eq!(described("GET", call, None), none);
+        assert_eq!(described("post", call, None), none);
+        for reason in [
+            Reason::CredentialMissing,
+            Reason::CredentialInvalid,
+            Reason::BodyTooLarge,
+        ] {
+            assert_eq!(described("POST", call, Some(reason)), none);
+        }
+        for body in [
+            "",
+            "{",
+            r#"[{"method":"tools/call","params":{"name":"t"}}]"#,
+            r#"{"method":"tools/call","method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"method":7,"params":{"name":"t"}}"#,
+            r#"{"method":null}"#,
+            r#""tools/call""#,
+        ] {
+            assert_eq!(described("POST", body, None), none, "{body}");
+        }
+        let not_utf8 = b"{\"method\":\"tools/call\",\"params\":{\"name\":\"\xff\"}}";
+        assert_eq!(describe("POST", not_utf8, None), Described::default());
+        let deep = alloc::format!("{}{}", "[".repeat(70), "]".repeat(70));
+        assert_eq!(described("POST", &deep, None), none);
+    }
+
+    #[test]
+    fn describe_leaves_out_a_name_too_long_to_log() {
+        let at = "n".repeat(MAX_DESCRIBED_BYTES);
+        let over = "n".repeat(MAX_DESCRIBED_BYTES + 1);
+        let body = |method: &str, tool: &str| {
+            alloc::format!(r#"{{"method":"{method}","params":{{"name":"{tool}"}}}}"#)
+        };
+        assert_eq!(
+            described("POST", &body("tools/call", &at), None),
+            some("tools/call", Some(&at))
+        );
+        assert_eq!(
+            described("POST", &body("tools/call", &over), None),
+            some("tools/call", None)
+        );
+        assert_eq!(described("POST", &body(&at, "t"), None), some(&at, None));
+        assert_eq!(described("POST", &body(&over, "t"), None), (None, None));
     }
 
     #[test]

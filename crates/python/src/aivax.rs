@@ -20,8 +20,9 @@ use crate::verdict::{reject, verdict, Held, Pass};
 /// core; failures are never cached).
 const NONCE_CACHE_ENTRIES: usize = 1024;
 
-/// Verifies `tools/call` requests from AIVAX.
-#[pyclass(frozen, module = "toolctx")]
+/// Verifies `tools/call` requests from AIVAX (`toolctx.AivaxVerifier`
+/// adds the telemetry in Python, as `toolctx.Verifier` does).
+#[pyclass(frozen, subclass, module = "toolctx")]
 pub struct AivaxVerifier {
     core: Core,
     nonces: Mutex<NonceCache>,

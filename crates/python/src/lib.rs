@@ -49,6 +49,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(conventions::redis_claim_args, m)?)?;
     m.add("TELEMETRY", telemetry::names(py)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::describe_request, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::qualified_tool_name, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::server_label, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::canonical_json, m)?)?;

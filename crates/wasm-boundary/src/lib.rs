@@ -13,7 +13,7 @@
 //! to it changes both.
 
 use toolctx_core::json::write_str;
-use toolctx_core::{Accepted, Checked, HeadersVerdict, Refusal, Verdict};
+use toolctx_core::{Accepted, Checked, HeadersVerdict, Reason, Refusal, Verdict};
 use wasm_bindgen::JsValue;
 
 pub fn js_error(code: &str, e: impl core::fmt::Display) -> JsValue {
@@ -52,6 +52,17 @@ pub fn accepted<C: Accepted + ?Sized>(ctx: &C) -> String {
         out.push_str(value);
     }
     out
+}
+
+/// The core's [`telemetry::describe`](toolctx_core::telemetry::describe)
+/// of a request, for the TypeScript layer's spans and verdict events (it
+/// asks only when one will use it): `[]`, `[method]` or `[method, tool]`.
+/// `reason` is the refusal's machine code, empty when the verdict was not
+/// a refusal.
+pub fn described(method: &str, body: &[u8], reason: &str) -> Vec<String> {
+    // The empty string is no reason's code.
+    let d = toolctx_core::telemetry::describe(method, body, Reason::from_code(reason));
+    d.method.into_iter().chain(d.tool).collect()
 }
 
 /// Lines joined by newlines (header names, which hold none).

@@ -10,6 +10,8 @@
 //!   verifier so that a repeated nonce skips bcrypt.
 //! - The conventions of CONTRACT §6 and §7 (tool names, RFC 8785, the Tuix
 //!   key): plain functions over strings.
+//! - The core's description of a request for telemetry (`describeRequest`,
+//!   as in `toolctx-wasm`), for the AIVAX verifier's spans and events.
 //! - The core's machine codes ([`core_codes`]), for the npm package's test
 //!   of its hand-copied unions; here rather than in the verifier's module,
 //!   which every user of the package ships.
@@ -24,7 +26,7 @@ use toolctx_core::{
     jcs, json, names, Checked, ConfigError, HeadersVerdict, Reason, UnknownSettings,
     FORWARD_FIELDS, TUIX_HEADERS,
 };
-use toolctx_wasm_boundary::{config_error, js_error, lines, Boundary, Profile};
+use toolctx_wasm_boundary::{config_error, described, js_error, lines, Boundary, Profile};
 use wasm_bindgen::prelude::*;
 
 /// Verified nonces remembered per verifier object (bound to its hook key by
@@ -121,6 +123,13 @@ impl Profile for Aivax {
         self.core
             .check_body_cached(proof, headers, body, &mut self.nonces)
     }
+}
+
+/// The request's JSON-RPC method and tool as the core read them, for the
+/// AIVAX verifier's telemetry: as `toolctx-wasm`'s `describeRequest`.
+#[wasm_bindgen(js_name = describeRequest)]
+pub fn describe_request(method: &str, body: &[u8], reason: &str) -> Vec<String> {
+    described(method, body, reason)
 }
 
 /// `mcp__<server>__<tool>`, the name a model sees (CONTRACT §6).

@@ -25,6 +25,9 @@
 //! - `removedHeaders`: the lower-case header names to remove from every
 //!   request that passes or is accepted (every copy, any case) before the
 //!   accepted call's headers are set, one per line, fixed per configuration.
+//! - `describeRequest(method, body, reason)`: the request's JSON-RPC method
+//!   and tool as the core read them (`telemetry::describe`), asked by the
+//!   TypeScript layer only when a span or a verdict event will use them.
 //!
 //! The npm package's TypeScript layer builds the inputs and reads the tag:
 //! `toolctx-wasm-boundary` (`crates/wasm-boundary`, shared with the
@@ -51,7 +54,9 @@ use toolctx_core::{
     Checked, ClaimAnswer, Config, Context, HeadersVerdict, Reason, Refusal, ReplayCache,
     ReplayClaim, UnknownSettings, Verdict, Verifier as Core,
 };
-use toolctx_wasm_boundary::{config_error, lines, refusal, verdict, Boundary, Profile, Tickets};
+use toolctx_wasm_boundary::{
+    config_error, described, lines, refusal, verdict, Boundary, Profile, Tickets,
+};
 use wasm_bindgen::prelude::*;
 
 /// A validated configuration with the HMAC key state precomputed, held in
@@ -246,6 +251,14 @@ pub fn redis_claim_args(prefix: &str, jti: &str, until: f64, now: f64) -> Vec<St
         until: until as u64,
     };
     redis::claim_args(prefix, &claim, now as u64).into()
+}
+
+/// The request's JSON-RPC method and tool as the core read them, for
+/// telemetry: `[]`, `[method]` or `[method, tool]` (the core's
+/// `telemetry::describe`; `reason` empty unless the verdict was a refusal).
+#[wasm_bindgen(js_name = describeRequest)]
+pub fn describe_request(method: &str, body: &[u8], reason: &str) -> Vec<String> {
+    described(method, body, reason)
 }
 
 /// The core's default Redis key prefix for token ids (`toolctx:jti:`).

@@ -42,7 +42,7 @@ function fromBindings(env) {
   });
   // One log line per refusal (wrangler tail shows it); never a token or secret.
   const onVerdict = (e) => {
-    if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId }));
+    if (e.outcome === 'reject') console.warn(JSON.stringify({ msg: 'toolctx refused', reason: e.reason, status: e.status, id: e.requestId, tool: e.tool }));
   };
   return withToolctx(verifier, (request) => proxy(request, origin), { onVerdict });
 }

@@ -7,6 +7,8 @@
 import { aivaxVerifierFactory, AivaxVerifier } from '../aivax-verifier.js';
 import type { AivaxVerifierOptions } from '../types.js';
 import { glue } from './conventions-glue.js';
+// Found here too: a direct `verify` records when the API is installed.
+import './otel.js';
 
 export { AivaxVerifier };
 export { aivaxContextFrom } from '../context.js';
@@ -17,4 +19,4 @@ export type { AivaxContext, AivaxVerifierOptions, AivaxVerifyResult } from '../t
  * The AIVAX profile: validates the configuration once; throws a
  * `ToolctxError` with a stable `code` on a bad one (never showing the hook key).
  */
-export const createAivaxVerifier: (options: AivaxVerifierOptions) => AivaxVerifier = aivaxVerifierFactory(glue.AivaxVerifier);
+export const createAivaxVerifier: (options: AivaxVerifierOptions) => AivaxVerifier = aivaxVerifierFactory(glue.AivaxVerifier, glue.describeRequest);

@@ -9,11 +9,12 @@ import { bindCore } from '../core-functions.js';
 import {
   AivaxVerifier,
   canonicalJson,
+  describeRequest,
   qualifiedToolName,
   serverLabel,
   tuixIdempotencyKey,
 } from '../wasm/node/toolctx_wasm_conventions.js';
 
-export const glue = { AivaxVerifier, canonicalJson, qualifiedToolName, serverLabel, tuixIdempotencyKey };
+export const glue = { AivaxVerifier, canonicalJson, describeRequest, qualifiedToolName, serverLabel, tuixIdempotencyKey };
 
 bindCore(glue);

@@ -3,6 +3,6 @@
  * The WebAssembly module loads synchronously at import. The web flavour is
  * `../web/glue.ts`.
  */
-import { Verifier, redisClaimArgs, redisKeyPrefix } from '../wasm/node/toolctx_wasm.js';
+import { Verifier, describeRequest, redisClaimArgs, redisKeyPrefix } from '../wasm/node/toolctx_wasm.js';
 
-export const glue = { Verifier, redisClaimArgs, redisKeyPrefix };
+export const glue = { Verifier, describeRequest, redisClaimArgs, redisKeyPrefix };

@@ -19,4 +19,4 @@ export type { AivaxContext, AivaxVerifierOptions, AivaxVerifyResult } from '../t
  * The AIVAX profile: validates the configuration once; throws a
  * `ToolctxError` with a stable `code` on a bad one (never showing the hook key).
  */
-export const createAivaxVerifier: (options: AivaxVerifierOptions) => AivaxVerifier = aivaxVerifierFactory(glue.AivaxVerifier);
+export const createAivaxVerifier: (options: AivaxVerifierOptions) => AivaxVerifier = aivaxVerifierFactory(glue.AivaxVerifier, glue.describeRequest);

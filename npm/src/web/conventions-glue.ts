@@ -10,6 +10,7 @@ import { bindCore } from '../core-functions.js';
 import {
   AivaxVerifier,
   canonicalJson,
+  describeRequest,
   initSync,
   qualifiedToolName,
   serverLabel,
@@ -20,6 +21,6 @@ import wasmModule from '../wasm/web/toolctx_wasm_conventions_bg.wasm';
 
 initSync({ module: wasmModule as WebAssembly.Module });
 
-export const glue = { AivaxVerifier, canonicalJson, qualifiedToolName, serverLabel, tuixIdempotencyKey };
+export const glue = { AivaxVerifier, canonicalJson, describeRequest, qualifiedToolName, serverLabel, tuixIdempotencyKey };
 
 bindCore(glue);

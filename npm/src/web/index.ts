@@ -21,4 +21,4 @@ bindRedisClaim(glue);
  * Validates the configuration once and precomputes the HMAC keys; throws a
  * `ToolctxError` with a stable `code` on a bad configuration.
  */
-export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(glue.Verifier);
+export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(glue.Verifier, glue.describeRequest);

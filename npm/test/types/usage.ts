@@ -249,10 +249,13 @@ const onVerdict = (e: VerdictEvent): void => {
   heard.push(e);
   if (e.outcome === 'reject') {
     const why: RefusalReason | undefined = e.reason;
-    console.warn(why, e.status, e.requestId, e.peer, e.durationSeconds.toFixed(6));
+    const method: string | undefined = e.method;
+    const tool: string | undefined = e.tool;
+    console.warn(why, e.status, e.requestId, method, tool, e.peer, e.durationSeconds.toFixed(6));
   }
 };
 createVerifier({ instanceId: 'i', secrets: ['s'.repeat(32)], onVerdict, telemetry: false });
+createAivaxVerifier({ hookKey: 'k', onVerdict, telemetry: otel });
 toolctx(verifier, { onVerdict, telemetry: otel });
 withToolctx(verifier, (r: Request) => new Response(r.url), { onVerdict, telemetry: true });
 const counterName: 'toolctx.verdicts' = TELEMETRY.verdicts;

@@ -16,7 +16,6 @@ from toolctx._native import (
     Accept,
     AivaxContext,
     AivaxReadBody,
-    AivaxVerifier,
     Claims,
     ConfigError,
     Context,
@@ -44,7 +43,7 @@ from toolctx.context import aivax_context_from, context_from, current_aivax_cont
 from toolctx.replay import RedisReplayStore
 from toolctx.telemetry import VerdictEvent
 from toolctx.tuix import TUIX_HEADERS
-from toolctx.verifier import Verifier
+from toolctx.verifier import AivaxVerifier, Verifier
 
 __all__ = [
     "CORE_VERSION",

@@ -129,10 +129,11 @@ class ToolctxMiddleware:
         client = scope.get("client")
         peer = str(client[0]) if client else None
 
-        def record(verdict: Any) -> None:
-            self._recorder.record(started, verdict, peer)
-
         method = scope.get("method", "")
+
+        def record(verdict: Any, body: bytes | None = None) -> None:
+            self._recorder.record(started, verdict, peer, method, body)
+
         headers = scope.get("headers") or []
         try:
             first = self._native("check_headers")(method, headers)
@@ -155,7 +156,7 @@ class ToolctxMiddleware:
             log.exception("toolctx: the verifier could not run; request refused")
             await _answer(send, self._internal_error(record))
             return
-        record(verdict)
+        record(verdict, body)
         if verdict.outcome == "reject":
             await _answer(send, verdict)
             return

@@ -4,7 +4,10 @@ in ``extra``; never a token, secret or credential), and, with the extra
 ``toolctx[otel]`` (``opentelemetry-api``) and a provider registered, the
 counter ``toolctx.verdicts``, the histogram ``toolctx.check.duration`` (in
 seconds) and the span ``toolctx.verify``. The names are the core's
-(``toolctx._native.TELEMETRY``, crates/core/src/telemetry.rs).
+(``toolctx._native.TELEMETRY``, crates/core/src/telemetry.rs). The
+request's JSON-RPC method and tool come from the core too
+(``toolctx._native.describe_request``), asked only when the span, the log
+line or the hook will use them.
 
 The meter and tracer are the API's proxies: a provider registered after
 the import, or after a verifier was created, gets every verdict from then on.
@@ -12,13 +15,14 @@ the import, or after a verifier was created, gets every verdict from then on.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolctx._native import CORE_VERSION, TELEMETRY
+from toolctx._native import CORE_VERSION, TELEMETRY, describe_request
 
 log = logging.getLogger("toolctx")
 
@@ -66,11 +70,14 @@ class VerdictEvent:
     request_id: Any = None
     """The request's JSON-RPC id, where the verdict carries it."""
     tool: str | None = None
-    """On an accepted call: the tool the token names."""
+    """The tool called (``params.name`` of a ``tools/call``), where the core read the body."""
     task_id: str | None = None
     workspace_id: str | None = None
     peer: str | None = None
     """The client's address, where the entry point knows it (ASGI's ``client``)."""
+    method: str | None = None
+    """The request's JSON-RPC method, where the core read the body (a POST
+    not refused on its credential or its size) and it names one."""
 
 
 OnVerdict = Callable[[VerdictEvent], None]
@@ -126,37 +133,74 @@ class Recorder:
             return (time.perf_counter_ns(), time.time_ns(), _otel_context.get_current())
         return (time.perf_counter_ns(), 0, None)
 
-    def record(self, started: Started, verdict: Any, peer: str | None = None) -> None:
-        """Records ``verdict`` (``Pass``, ``Accept``, ``Reject``); never raises."""
+    def record(self, started: Started, verdict: Any, peer: str | None = None, method: str | None = None, body: Any = None) -> None:
+        """Records ``verdict`` (``Pass``, ``Accept``, ``Reject``) on the
+        request whose HTTP ``method`` and ``body`` the core was handed (none
+        for a verdict on the headers alone); never raises."""
         took_ns = time.perf_counter_ns() - started[0]
         try:
             outcome = verdict.outcome
             reason = verdict.reason if outcome == "reject" else None
-            if reason is not None:
-                _log_refusal(verdict, peer)
-            if self.otel and started[1] != 0:
-                _record_otel(outcome, reason, verdict, started, took_ns)
+            logged = reason is not None and log.isEnabledFor(logging.WARNING)
+            traced = self.otel and started[1] != 0
+            if not (logged or traced or self.on_verdict is not None):
+                return
+            seen = _Seen(verdict, reason, method, body)
+            if logged:
+                _log_refusal(verdict, peer, seen.tool())
+            if traced:
+                _record_otel(outcome, reason, verdict, started, took_ns, seen)
             if self.on_verdict is not None:
-                self.on_verdict(_event(verdict, took_ns / 1e9, self.entry, peer))
+                self.on_verdict(_event(verdict, took_ns / 1e9, self.entry, peer, seen))
         except Exception:  # a misbehaving SDK or hook never changes a verdict
             log.debug("toolctx: recording a verdict failed", exc_info=True)
 
 
-def _log_refusal(reject: Any, peer: str | None) -> None:
+class _Seen:
+    """The request's JSON-RPC method and tool, asked of the core once, when first wanted."""
+
+    __slots__ = ("_verdict", "_reason", "_method", "_body", "_names")
+
+    def __init__(self, verdict: Any, reason: str | None, method: str | None, body: Any) -> None:
+        self._verdict, self._reason, self._method, self._body = verdict, reason, method, body
+        self._names: tuple[str | None, str | None] | None = None
+
+    def names(self) -> tuple[str | None, str | None]:
+        """``(method, tool)``, each ``None`` where the core did not read it."""
+        if self._names is None:
+            tool = getattr(self._verdict.context, "tool", None) if self._verdict.outcome == "accept" else None
+            if tool is not None:  # the tool the token names is params.name: no second read
+                self._names = ("tools/call", tool)
+            elif self._method is None or self._body is None:
+                self._names = (None, None)
+            else:
+                self._names = describe_request(self._method, self._body, self._reason)
+        return self._names
+
+    def tool(self) -> str | None:
+        return self.names()[1]
+
+
+def _log_refusal(reject: Any, peer: str | None, tool: str | None) -> None:
     log.warning(
-        "toolctx: refused %s status=%s request_id=%s peer=%s",
+        "toolctx: refused %s status=%s request_id=%s tool=%s peer=%s",
         reject.reason,
         reject.status,
         reject.id_json,
+        # As JSON, like the id: a tool name is the caller's text, and a line break in it must not start a log line.
+        json.dumps(tool, ensure_ascii=False),
         peer or "-",
-        extra={"reason": reject.reason, "status": reject.status, "request_id": reject.id, "tool": None, "peer": peer},
+        extra={"reason": reject.reason, "status": reject.status, "request_id": reject.id, "tool": tool, "peer": peer},
     )
 
 
-def _event(verdict: Any, seconds: float, entry: str, peer: str | None) -> VerdictEvent:
+def _event(verdict: Any, seconds: float, entry: str, peer: str | None, seen: _Seen) -> VerdictEvent:
     outcome = verdict.outcome
+    method, tool = seen.names()
     if outcome == "reject":
-        return VerdictEvent(outcome, seconds, entry, reason=verdict.reason, status=verdict.status, request_id=verdict.id, peer=peer)
+        return VerdictEvent(
+            outcome, seconds, entry, reason=verdict.reason, status=verdict.status, request_id=verdict.id, tool=tool, peer=peer, method=method
+        )
     if outcome == "accept":
         ctx = verdict.context
         return VerdictEvent(
@@ -164,15 +208,16 @@ def _event(verdict: Any, seconds: float, entry: str, peer: str | None) -> Verdic
             seconds,
             entry,
             request_id=ctx.request_id,
-            tool=getattr(ctx, "tool", None),
+            tool=tool,
             task_id=getattr(ctx, "task_id", None),
             workspace_id=getattr(ctx, "workspace_id", None),
             peer=peer,
+            method=method,
         )
-    return VerdictEvent(outcome, seconds, entry, peer=peer)
+    return VerdictEvent(outcome, seconds, entry, tool=tool, peer=peer, method=method)
 
 
-def _record_otel(outcome: str, reason: str | None, verdict: Any, started: Started, took_ns: int) -> None:
+def _record_otel(outcome: str, reason: str | None, verdict: Any, started: Started, took_ns: int, seen: _Seen) -> None:
     n = NAMES
     # toolctx.reason on refusals only: absent, never empty, otherwise.
     attributes = {n["outcome"]: outcome} if reason is None else {n["outcome"]: outcome, n["reason"]: reason}
@@ -182,10 +227,14 @@ def _record_otel(outcome: str, reason: str | None, verdict: Any, started: Starte
     span = o.tracer.start_span(n["span"], context=started[2], start_time=started[1], attributes=attributes)
     if not span.is_recording():  # no provider: nothing more to gather
         return
+    method, tool = seen.names()
+    if method is not None:
+        span.set_attribute(n["mcp_method"], method)
+    if tool is not None:
+        span.set_attribute(n["tool"], tool)
     if outcome == "accept":
         ctx = verdict.context
-        span.set_attribute(n["mcp_method"], "tools/call")
-        for key in ("tool", "task_id", "workspace_id"):
+        for key in ("task_id", "workspace_id"):
             value = getattr(ctx, key, None)
             if value is not None:
                 span.set_attribute(n[key], value)

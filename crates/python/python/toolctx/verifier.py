@@ -1,8 +1,8 @@
-"""``toolctx.Verifier``: the native verifier, recording each verdict of
-``verify``, ``check_headers`` (a pass or a refusal on the headers) and
-``verify_body`` (``toolctx.telemetry``). The ASGI middleware records the
-requests it checks itself and calls the native methods, so a request is
-counted once."""
+"""``toolctx.Verifier`` and ``toolctx.AivaxVerifier``: the native verifiers,
+recording each verdict of ``verify``, ``check_headers`` (a pass or a
+refusal on the headers) and ``verify_body`` (``toolctx.telemetry``). The
+ASGI middleware records the requests it checks itself and calls the native
+methods, so a request is counted once."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ from typing import Any
 
 from toolctx import _native
 from toolctx.telemetry import OnVerdict, Recorder
+
+#: What ``verify_body`` was handed the body of: a ``ReadBody`` is only ever
+#: given for a POST (step 0), and the core's description of the request
+#: takes the HTTP method.
+_READ_BODY_METHOD = "POST"
 
 
 class Verifier(_native.Verifier):
@@ -28,7 +33,7 @@ class Verifier(_native.Verifier):
     def verify(self, method: str, headers: Any, body: Any, now: int | None = None) -> _native.Pass | _native.Accept | _native.Reject:
         started = self._recorder.start()
         verdict = super().verify(method, headers, body, now)
-        self._recorder.record(started, verdict)
+        self._recorder.record(started, verdict, None, method, body)
         return verdict
 
     def check_headers(self, method: str, headers: Any) -> _native.Pass | _native.Reject | _native.ReadBody:
@@ -42,5 +47,37 @@ class Verifier(_native.Verifier):
     def verify_body(self, read_body: _native.ReadBody, body: Any, now: int | None = None) -> _native.Pass | _native.Accept | _native.Reject:
         started = self._recorder.start()
         verdict = super().verify_body(read_body, body, now)
-        self._recorder.record(started, verdict)
+        self._recorder.record(started, verdict, None, _READ_BODY_METHOD, body)
+        return verdict
+
+
+class AivaxVerifier(_native.AivaxVerifier):
+    """``AivaxVerifier(hook_key, *, ..., on_verdict=None, telemetry=True)``:
+    the native ``AivaxVerifier``'s settings, plus ``on_verdict`` and
+    ``telemetry`` as ``Verifier``'s."""
+
+    _recorder: Recorder
+
+    def __new__(cls, *args: Any, on_verdict: OnVerdict | None = None, telemetry: bool = True, **kwargs: Any) -> AivaxVerifier:
+        self = super().__new__(cls, *args, **kwargs)
+        self._recorder = Recorder(on_verdict, telemetry, "verify")
+        return self
+
+    def verify(self, method: str, headers: Any, body: Any) -> _native.Pass | _native.Accept | _native.Reject:
+        started = self._recorder.start()
+        verdict = super().verify(method, headers, body)
+        self._recorder.record(started, verdict, None, method, body)
+        return verdict
+
+    def check_headers(self, method: str, headers: Any) -> _native.Pass | _native.Reject | _native.AivaxReadBody:
+        started = self._recorder.start()
+        verdict = super().check_headers(method, headers)
+        if verdict.outcome != "read_body":
+            self._recorder.record(started, verdict)
+        return verdict
+
+    def verify_body(self, read_body: _native.AivaxReadBody, body: Any) -> _native.Pass | _native.Accept | _native.Reject:
+        started = self._recorder.start()
+        verdict = super().verify_body(read_body, body)
+        self._recorder.record(started, verdict, None, _READ_BODY_METHOD, body)
         return verdict
