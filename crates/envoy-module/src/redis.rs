@@ -16,12 +16,12 @@
 //!
 //! [`REDIS_TIMEOUT`]: toolctx_gateway_config::REDIS_TIMEOUT
 
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -433,8 +433,48 @@ impl Drop for Job {
 pub struct RedisGuard {
     key_prefix: String,
     timeout: Duration,
-    queue: Option<SyncSender<Job>>,
+    queue: Arc<Queue>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// The claims waiting for the I/O thread (a plain mutex and condition
+/// variable: smaller in the `.so` than a channel).
+#[derive(Default)]
+struct Queue {
+    state: Mutex<Waiting>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct Waiting {
+    jobs: VecDeque<Job>,
+    /// The configuration is gone: the thread stops.
+    closed: bool,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next claims (at most [`MAX_BATCH`]), waiting for one; `None`
+    /// once closed.
+    fn next(&self) -> Option<Vec<Job>> {
+        let mut w = self.lock();
+        while w.jobs.is_empty() && !w.closed {
+            w = self.ready.wait(w).unwrap_or_else(PoisonError::into_inner);
+        }
+        if w.closed {
+            return None;
+        }
+        let n = w.jobs.len().min(MAX_BATCH);
+        Some(w.jobs.drain(..n).collect())
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
 }
 
 impl std::fmt::Debug for RedisGuard {
@@ -455,7 +495,8 @@ impl RedisGuard {
         timeout: Duration,
         log: Log,
     ) -> Result<RedisGuard, String> {
-        let (queue, jobs) = mpsc::sync_channel(QUEUE);
+        let queue = Arc::new(Queue::default());
+        let jobs = queue.clone();
         let thread = std::thread::Builder::new()
             .name("toolctx-redis".into())
             .spawn(move || run(endpoint, timeout, &jobs, log))
@@ -463,7 +504,7 @@ impl RedisGuard {
         Ok(RedisGuard {
             key_prefix,
             timeout,
-            queue: Some(queue),
+            queue,
             thread: Some(thread),
         })
     }
@@ -477,31 +518,27 @@ impl RedisGuard {
     /// full, the thread gone): nothing was queued and `reply` is never
     /// called.
     pub fn claim<A: AsRef<[u8]>>(&self, args: &[A], reply: ReplyFn) -> Result<(), &'static str> {
-        let Some(queue) = &self.queue else {
+        let mut w = self.queue.lock();
+        if w.closed {
             return Err("the Redis thread is stopped");
-        };
-        let job = Job {
+        }
+        if w.jobs.len() >= QUEUE {
+            return Err("too many claims wait for Redis");
+        }
+        w.jobs.push_back(Job {
             command: command(args),
             deadline: Instant::now() + self.timeout,
             reply: Some(reply),
-        };
-        match queue.try_send(job) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(mut job)) => {
-                job.reply = None;
-                Err("too many claims wait for Redis")
-            }
-            Err(TrySendError::Disconnected(mut job)) => {
-                job.reply = None;
-                Err("the Redis thread is stopped")
-            }
-        }
+        });
+        drop(w);
+        self.queue.ready.notify_one();
+        Ok(())
     }
 }
 
 impl Drop for RedisGuard {
     fn drop(&mut self) {
-        drop(self.queue.take());
+        self.queue.close();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -518,7 +555,7 @@ struct Io {
     log: Log,
 }
 
-fn run(endpoint: Endpoint, timeout: Duration, jobs: &Receiver<Job>, log: Log) {
+fn run(endpoint: Endpoint, timeout: Duration, jobs: &Queue, log: Log) {
     let mut io = Io {
         endpoint,
         conn: None,
@@ -532,15 +569,9 @@ fn run(endpoint: Endpoint, timeout: Duration, jobs: &Receiver<Job>, log: Log) {
         }
         Err(why) => io.failed(why),
     }
-    // Ends when the configuration is dropped (the queue's sender with it).
-    while let Ok(first) = jobs.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match jobs.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
-            }
-        }
+    // Ends when the configuration is dropped; claims still queued then
+    // answer `Failed` as they are dropped.
+    while let Some(batch) = jobs.next() {
         // A panic drops the batch: each job answers `Failed` as it goes.
         if catch_unwind(AssertUnwindSafe(|| io.serve(batch))).is_err() {
             io.conn = None;
@@ -623,7 +654,7 @@ impl Io {
 mod tests {
     use super::*;
     use std::net::TcpListener;
-    use std::sync::Mutex;
+    use std::sync::mpsc;
 
     #[test]
     fn parses_each_reply_and_waits_for_the_rest() {
@@ -874,7 +905,7 @@ mod tests {
     }
 
     #[test]
-    fn no_redis_fails_at_once_and_a_full_queue_is_refused() {
+    fn no_redis_fails_at_once_and_a_stopped_guard_queues_nothing() {
         let port = {
             let l = TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
@@ -890,8 +921,8 @@ mod tests {
             .iter()
             .any(|l| l.contains("cannot connect to Redis")));
         // A guard whose thread is gone refuses to queue, and never calls back.
-        let mut stopped = g;
-        drop(stopped.queue.take());
+        let stopped = g;
+        stopped.queue.close();
         let called = Arc::new(Mutex::new(false));
         let c = called.clone();
         assert!(stopped
