@@ -17,6 +17,9 @@ refuses a Redis guard at load).
   killed       redis-server killed (SIGKILL) mid-run: refused 500
                internal_error at once, none handed on; started again on the
                same port, calls pass without restarting Envoy
+  panic        the test-crash module panics in the scheduled hook that
+               settles a claim: that call is refused 500 internal_error,
+               Envoy goes on serving
 
 Every answer is checked against what reached the upstream: a call is
 handed on exactly when it was answered 200, and never twice (the
@@ -90,13 +93,13 @@ class Pods:
     """Two Envoys with the module and one Redis URL, and what their answers
     and the upstream saw."""
 
-    def __init__(self, redis, upstream):
+    def __init__(self, redis, upstream, variant="release", pods=(2, 1)):
         self.upstream = upstream
         env = dict(ENV, TOOLCTX_REDIS_URL="redis://127.0.0.1:%d/0" % redis.port)
-        module = harness.artifact("release")
+        module = harness.artifact(variant)
         self.ports = []
         self.envoys = []
-        for concurrency in (2, 1):
+        for concurrency in pods:
             admin, listen = harness.free_ports(2)
             listeners = [harness.listener("pod", listen, [harness.toolctx_filter(module, PLUGIN, ENV)])]
             e = harness.Envoy(harness.bootstrap(admin, listeners, upstream.port), env=env,
@@ -107,12 +110,13 @@ class Pods:
         self.lock = threading.Lock()
         self.answers = []  # (jti, status, reason, seconds)
 
-    def call(self, pod, c=None, token=None):
+    def call(self, pod, c=None, token=None, extra=()):
         c = c or claims()
         tok = token or mint(c)
         t0 = time.time()
         try:
-            status, _, body = send(self.ports[pod], HEADERS + [("x-agentarea-context", tok)], call_body(c))
+            status, _, body = send(self.ports[pod], HEADERS + [("x-agentarea-context", tok)] + list(extra),
+                                   call_body(c))
             err = rpc_error(body)
             reason = err[2] if err else None
         except OSError as e:
@@ -266,6 +270,21 @@ def test_killed(pods, redis):
     return again
 
 
+def test_panic(redis, upstream):
+    crash = Pods(redis, upstream, variant="test_crash", pods=(1,))
+    try:
+        before = len(upstream.requests)
+        got = [crash.call(0, extra=[("x-toolctx-test-crash", "scheduled")]) for _ in range(3)]
+        after = [crash.call(0) for _ in range(2)]
+        check("panic: a panic in the scheduled hook refuses that call 500 internal_error and reaches nothing; "
+              "Envoy goes on serving", all(g[:2] == (500, "internal_error") for g in got)
+              and all(g[0] == 200 for g in after) and len(upstream.requests) == before + 2
+              and crash.alive() and "panic, the request is refused with 500" in crash.logs(), (got, after))
+    finally:
+        crash.envoys[0].stop()
+    return crash.answers
+
+
 def main():
     if harness.FRONT != "module":
         sys.exit("tests/envoy/redis_guard.py is for the dynamic module: run it with --module")
@@ -278,14 +297,16 @@ def main():
         test_refusing(pods, redis)
         test_paused(pods, redis)
         redis = test_killed(pods, redis)
+        crashed = test_panic(redis, upstream)
         # Every answer against the upstream: handed on exactly when 200, never twice.
         seen = pods.handed_on()
         answered = {}
-        for jti, status, _, _ in pods.answers:
+        for jti, status, _, _ in pods.answers + crashed:
             answered.setdefault(jti, []).append(status)
         wrong = [(j, st, seen.get(j, 0)) for j, st in answered.items() if seen.get(j, 0) != st.count(200)]
         check("upstream: every call answered 200 reached it once, no refused one reached it "
-              "(%d token ids, %d answers)" % (len(answered), len(pods.answers)), not wrong, wrong[:5])
+              "(%d token ids, %d answers)" % (len(answered), len(pods.answers) + len(crashed)),
+              not wrong, wrong[:5])
         check("upstream: no token id reached it twice", all(n == 1 for n in seen.values()),
               [j for j, n in seen.items() if n > 1][:5])
         refused_500 = sum(1 for a in pods.answers if a[1] == 500)
