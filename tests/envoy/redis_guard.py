@@ -186,6 +186,11 @@ def test_two_pods(pods, redis):
     check("two pods: a token accepted by pod A is refused token_replayed by pod B and by A again",
           first[0] == 200 and other[:2] == (401, "token_replayed") and again[:2] == (401, "token_replayed"),
           (first, other, again))
+    with pods.upstream.lock:
+        got = [r for r in pods.upstream.requests if ("x-toolctx-jti", c["jti"]) in
+               [(k.lower(), v) for k, v in r["headers"]]]
+    check("two pods: the accepted call reached the upstream once, its body whole and its verified header "
+          "added after the claim", len(got) == 1 and got[0]["body"] == call_body(c), len(got))
     ttl = redis.command("PTTL", PREFIX + c["jti"])
     ms = int(ttl[1:].strip()) if ttl.startswith(b":") else -1
     check("two pods: the token id is one key in Redis, kept until exp + clock skew (the core's SET NX PX)",
