@@ -17,9 +17,11 @@
 use std::borrow::Cow;
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::filter::{BodyStatus, Filter, Headers, HeadersStatus, Stream};
+use crate::filter::{BodyStatus, Filter, Headers, HeadersStatus, Resume, Stream};
 use crate::module::{Level, Module};
+use crate::redis::Log;
 
 /// `ENVOY_DYNAMIC_MODULES_ABI_VERSION` of Envoy 1.40.0 (Envoy only warns
 /// on a mismatch, so the tests look for its "matched" line).
@@ -63,6 +65,9 @@ type ConfigModulePtr = *const c_void;
 type FilterEnvoyPtr = *mut c_void;
 /// `envoy_dynamic_module_type_http_filter_module_ptr`.
 type FilterModulePtr = *const c_void;
+/// `envoy_dynamic_module_type_http_filter_scheduler_module_ptr` (`void*`):
+/// made by Envoy, owned and deleted by the module.
+type SchedulerModulePtr = *mut c_void;
 
 /// `envoy_dynamic_module_type_http_header_type_RequestHeader`.
 const REQUEST_HEADER: u32 = 0;
@@ -84,6 +89,8 @@ const LOG_ERROR: u32 = 4;
 const LOG_CRITICAL: u32 = 5;
 /// `envoy_dynamic_module_type_metrics_result_Success`.
 const METRICS_SUCCESS: u32 = 0;
+/// The module's one scheduled event: the replay store answered the claim.
+const CLAIM_ANSWERED: u64 = 1;
 
 // -------------------------------------------------- callbacks Envoy exports
 
@@ -156,6 +163,25 @@ extern "C" {
         label_values_length: usize,
         value: u64,
     ) -> u32;
+
+    /// A scheduler for this stream, usable from any thread; the module
+    /// deletes it.
+    fn envoy_dynamic_module_callback_http_filter_scheduler_new(
+        filter_envoy_ptr: FilterEnvoyPtr,
+    ) -> SchedulerModulePtr;
+    /// Posts `event_id` to the stream's worker thread, which calls
+    /// `on_http_filter_scheduled` unless the stream is gone by then (Envoy
+    /// holds the stream weakly and checks).
+    fn envoy_dynamic_module_callback_http_filter_scheduler_commit(
+        scheduler_module_ptr: SchedulerModulePtr,
+        event_id: u64,
+    );
+    fn envoy_dynamic_module_callback_http_filter_scheduler_delete(
+        scheduler_module_ptr: SchedulerModulePtr,
+    );
+    fn envoy_dynamic_module_callback_http_filter_continue_decoding(
+        filter_envoy_ptr: FilterEnvoyPtr,
+    );
 }
 
 // ---------------------------------------------------------------- helpers
@@ -204,12 +230,57 @@ pub(crate) fn log(level: Level, message: &str) {
     unsafe { envoy_dynamic_module_callback_log(level, ModuleBuffer::of(line.as_bytes())) };
 }
 
-/// The current stream, for the duration of one hook.
-struct EnvoyStream {
-    ptr: FilterEnvoyPtr,
+/// A stream's scheduler, deleted when dropped.
+struct Scheduler(SchedulerModulePtr);
+
+// SAFETY: Envoy's scheduler exists to be committed from any thread (the
+// header: "used to dispatch HTTP filter operations from any thread"), and
+// deleting it frees only the scheduler (a weak reference to the stream).
+// Each one is used under the mutex of its `Held`.
+unsafe impl Send for Scheduler {}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        // SAFETY: made by scheduler_new, deleted once (here).
+        unsafe { envoy_dynamic_module_callback_http_filter_scheduler_delete(self.0) };
+    }
 }
 
-impl EnvoyStream {
+/// A stream's scheduler while its claim is in flight, shared by the stream
+/// (which deletes it when Envoy destroys the stream) and the I/O thread's
+/// [`Wake`] (which commits and deletes it): whichever comes first takes it,
+/// so it is never committed after the stream is gone, and the worker's
+/// dispatcher it posts to is alive whenever it is committed.
+type Held = Arc<Mutex<Option<Scheduler>>>;
+
+/// Resumes a held stream from the I/O thread.
+struct Wake(Held);
+
+impl Resume for Wake {
+    fn resume(self: Box<Self>) {
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(scheduler) = held.take() {
+            // SAFETY: the stream is not destroyed yet (it would have taken
+            // the scheduler under this lock); the scheduler is dropped
+            // (deleted) right after, still under the lock.
+            unsafe {
+                envoy_dynamic_module_callback_http_filter_scheduler_commit(
+                    scheduler.0,
+                    CLAIM_ANSWERED,
+                );
+            }
+        }
+    }
+}
+
+/// The current stream, for the duration of one hook.
+struct EnvoyStream<'a> {
+    ptr: FilterEnvoyPtr,
+    /// The stream's scheduler, once a claim asked for one.
+    held: &'a mut Option<Held>,
+}
+
+impl EnvoyStream<'_> {
     /// The chunks of one body buffer, borrowed until the hook returns.
     fn chunks(&self, body_type: u32) -> Option<Vec<&[u8]>> {
         // SAFETY: `self.ptr` is the stream of the running hook.
@@ -249,7 +320,7 @@ impl EnvoyStream {
     }
 }
 
-impl Stream for EnvoyStream {
+impl Stream for EnvoyStream<'_> {
     fn request_headers(&self) -> Option<Headers<'_>> {
         // SAFETY: `self.ptr` is the stream of the running hook.
         let n = unsafe {
@@ -387,12 +458,44 @@ impl Stream for EnvoyStream {
     fn log(&self, level: Level, message: &str) {
         log(level, message);
     }
+
+    fn resumer(&mut self) -> Option<Box<dyn Resume>> {
+        // SAFETY: `self.ptr` is the stream of the running hook.
+        let ptr = unsafe { envoy_dynamic_module_callback_http_filter_scheduler_new(self.ptr) };
+        if ptr.is_null() {
+            return None;
+        }
+        let held: Held = Arc::new(Mutex::new(Some(Scheduler(ptr))));
+        // A stream makes one claim; an earlier scheduler, if any, is
+        // taken and deleted here.
+        if let Some(old) = self.held.replace(held.clone()) {
+            drop(old.lock().unwrap_or_else(PoisonError::into_inner).take());
+        }
+        Some(Box::new(Wake(held)))
+    }
+
+    fn continue_request(&mut self) {
+        // SAFETY: `self.ptr` is the stream of the running (scheduled) hook.
+        unsafe { envoy_dynamic_module_callback_http_filter_continue_decoding(self.ptr) };
+    }
 }
 
 /// One stream's state, owned by Envoy through the filter module pointer.
 struct StreamState {
     module: *const Module,
     filter: Filter,
+    held: Option<Held>,
+}
+
+impl Drop for StreamState {
+    /// Envoy destroys the stream (ended, or reset while its claim is in
+    /// flight): its scheduler goes with it, so the I/O thread's answer
+    /// commits nothing.
+    fn drop(&mut self) {
+        if let Some(held) = self.held.take() {
+            drop(held.lock().unwrap_or_else(PoisonError::into_inner).take());
+        }
+    }
 }
 
 /// The stream's state and configuration behind Envoy's pointers.
@@ -401,12 +504,14 @@ struct StreamState {
 /// `ptr` must come from [`envoy_dynamic_module_on_http_filter_new`] and not
 /// be destroyed yet; Envoy calls a stream's hooks on one worker thread, one
 /// at a time, and destroys the configuration only after its streams.
-unsafe fn stream_state<'a>(ptr: FilterModulePtr) -> Option<(&'a Module, &'a mut Filter)> {
+unsafe fn stream_state<'a>(
+    ptr: FilterModulePtr,
+) -> Option<(&'a Module, &'a mut Filter, &'a mut Option<Held>)> {
     // SAFETY: guaranteed by the caller.
     let state = unsafe { ptr.cast_mut().cast::<StreamState>().as_mut()? };
     // SAFETY: the configuration outlives its streams.
     let module = unsafe { state.module.as_ref()? };
-    Some((module, &mut state.filter))
+    Some((module, &mut state.filter, &mut state.held))
 }
 
 /// Runs a request hook; if it panics, the request is refused with
@@ -415,24 +520,24 @@ fn request_hook<T: Copy>(
     envoy: FilterEnvoyPtr,
     module_ptr: FilterModulePtr,
     stopped: T,
-    hook: impl FnOnce(&Module, &mut Filter, &mut EnvoyStream) -> T,
+    hook: impl FnOnce(&Module, &mut Filter, &mut EnvoyStream<'_>) -> T,
 ) -> T {
     let run = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `module_ptr` is this stream's, given back by Envoy.
-        let Some((module, filter)) = (unsafe { stream_state(module_ptr) }) else {
+        let Some((module, filter, held)) = (unsafe { stream_state(module_ptr) }) else {
             return stopped;
         };
-        hook(module, filter, &mut EnvoyStream { ptr: envoy })
+        hook(module, filter, &mut EnvoyStream { ptr: envoy, held })
     }));
     run.unwrap_or_else(|_| {
         // The panic hook has logged it; refuse this request. (Should the
         // refusal itself panic, the stream stays stopped.)
         let _ = catch_unwind(AssertUnwindSafe(|| {
             // SAFETY: as above.
-            if let Some((module, filter)) = unsafe { stream_state(module_ptr) } {
+            if let Some((module, filter, held)) = unsafe { stream_state(module_ptr) } {
                 filter.fail(
                     module,
-                    &mut EnvoyStream { ptr: envoy },
+                    &mut EnvoyStream { ptr: envoy, held },
                     "the module panicked",
                 );
             }
@@ -485,7 +590,8 @@ pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
                 Err(format!("cannot define counter {name} ({r})"))
             }
         };
-        let module = Module::load(text, &|name| std::env::var(name).ok(), &mut define, &log);
+        let io_log: Log = Arc::new(log);
+        let module = Module::load(text, &|name| std::env::var(name).ok(), &mut define, &io_log);
         #[cfg(feature = "bench-profile")]
         let module = module.map(|mut m| {
             // SAFETY: Envoy lends the filter name for this call.
@@ -533,6 +639,7 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_new(
     let state = StreamState {
         module: config_ptr.cast(),
         filter: Filter::default(),
+        held: None,
     };
     Box::into_raw(Box::new(state)).cast_const().cast()
 }
@@ -573,6 +680,8 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_request_body(
             BodyStatus::Continue => CONTINUE,
             BodyStatus::Buffer => BODY_STOP_AND_BUFFER,
             BodyStatus::Stop => BODY_STOP_NO_BUFFER,
+            // Envoy keeps the body (this chunk too) for continue_decoding.
+            BodyStatus::Wait => BODY_STOP_AND_BUFFER,
         }
     })
 }
@@ -590,9 +699,25 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_request_trailers(
     })
 }
 
+/// The replay store answered this stream's claim (committed by the Redis
+/// I/O thread); Envoy calls it on the stream's worker thread, and only
+/// while the stream lives.
+#[no_mangle]
+pub extern "C" fn envoy_dynamic_module_on_http_filter_scheduled(
+    envoy: FilterEnvoyPtr,
+    filter_ptr: FilterModulePtr,
+    event_id: u64,
+) {
+    request_hook(envoy, filter_ptr, (), |m, f, s| {
+        if event_id == CLAIM_ANSWERED {
+            f.on_claim_answered(m, s);
+        }
+    });
+}
+
 // The hooks below do nothing; Envoy 1.40 refuses a module that lacks any
-// of them (response, stream-complete, HTTP callout and stream, scheduler,
-// watermark hooks), used or not.
+// of them (response, stream-complete, HTTP callout and stream, watermark
+// hooks), used or not.
 
 #[no_mangle]
 pub extern "C" fn envoy_dynamic_module_on_http_filter_response_headers(
@@ -686,14 +811,6 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_http_stream_reset(
     _: FilterModulePtr,
     _stream_id: u64,
     _reason: u32,
-) {
-}
-
-#[no_mangle]
-pub extern "C" fn envoy_dynamic_module_on_http_filter_scheduled(
-    _: FilterEnvoyPtr,
-    _: FilterModulePtr,
-    _event_id: u64,
 ) {
 }
 

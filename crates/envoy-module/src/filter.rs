@@ -3,14 +3,21 @@
 //! body is buffered, hands both to the shared decision
 //! (`Settings::check_headers`, `Settings::check_body`) and applies its
 //! outcome: forward, forward with the verified headers, or answer with the
-//! core's refusal. Written against [`Stream`], so the tests drive it
-//! without Envoy.
+//! core's refusal. With the Redis replay guard, an accepted call stays held
+//! while its claim is in flight (`Settings::check_body_deferred`), and the
+//! store's answer is settled by the core (`Settings::settle`) when Envoy's
+//! scheduler brings the stream back to its worker thread. Written against
+//! [`Stream`], so the tests drive it without Envoy.
 
 use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use toolctx_core::{Checked, HeadersVerdict, Reason, Refusal};
-use toolctx_gateway_config::{error_line, refusal_line, Decision, Profile, Stores};
+use toolctx_core::replay::redis::claim_args;
+use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Reason, Refusal};
+use toolctx_gateway_config::{
+    error_line, refusal_line, Decision, Deferred, PendingClaim, Profile, Stores,
+};
 
 use crate::module::{Level, Module};
 
@@ -19,8 +26,9 @@ use crate::module::{Level, Module};
 pub const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
 
 /// Test builds only: a request carrying this header makes the module
-/// panic in the request-headers hook (value `headers`) or the request-body
-/// hook (value `body`).
+/// panic in the request-headers hook (value `headers`), the request-body
+/// hook (value `body`) or the scheduled hook that settles a Redis claim
+/// (value `scheduled`).
 #[cfg(feature = "test-crash")]
 pub const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
 
@@ -49,6 +57,19 @@ pub trait Stream {
     /// Adds one to a counter defined for this configuration.
     fn bump(&mut self, counter: usize);
     fn log(&self, level: Level, message: &str);
+    /// A handle that brings this stream back to its worker thread from any
+    /// thread (Envoy's scheduler): Envoy then calls the scheduled hook,
+    /// which calls [`Filter::on_claim_answered`]. `None` when Envoy cannot
+    /// give one.
+    fn resumer(&mut self) -> Option<Box<dyn Resume>>;
+    /// Lets a held request go on (Envoy's `continue_decoding`).
+    fn continue_request(&mut self);
+}
+
+/// Wakes a held stream on its worker thread; called once, from any thread.
+/// A stream reset meanwhile is not woken (Envoy's scheduler forgets it).
+pub trait Resume: Send {
+    fn resume(self: Box<Self>);
 }
 
 /// What the request-headers hook tells Envoy.
@@ -67,6 +88,19 @@ pub enum BodyStatus {
     Buffer,
     /// A local reply was sent: go no further.
     Stop,
+    /// Hold the body (buffered) while the replay claim is in flight; the
+    /// scheduled hook resumes or answers the request.
+    Wait,
+}
+
+/// What a request does once its checks came to something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Continue,
+    /// Answered locally.
+    Stop,
+    /// Held until the replay store answers.
+    Wait,
 }
 
 #[derive(Debug)]
@@ -76,6 +110,12 @@ enum State {
     /// A call held at its headers while its body is buffered, with the
     /// core's proof that its steps 0 and 1 passed.
     Body(Checked),
+    /// An accepted call held while Redis answers its claim (`answer` is
+    /// set, on the I/O thread, before the stream is resumed).
+    Claiming {
+        pending: PendingClaim,
+        answer: Arc<OnceLock<ClaimAnswer>>,
+    },
     /// Decided: forwarded or answered.
     Done,
     /// Bench-profile builds only (`Floor::Hold`): held without a check.
@@ -211,15 +251,18 @@ impl Filter {
                 .unwrap_or_default();
             match settings.check_headers(method, &headers) {
                 HeadersVerdict::ReadBody(checked) if end_of_stream => {
-                    let decision = decide(module, checked, &headers, &[]);
-                    let line = line_for(&decision, &headers);
-                    (Verdict::Decided(decision), line)
+                    let decided = decide(module, checked, &headers, &[]);
+                    let line = line_for(&decided, &headers);
+                    (Verdict::Decided(decided), line)
                 }
                 HeadersVerdict::ReadBody(checked) => (Verdict::Hold(checked), None),
                 HeadersVerdict::Pass => (Verdict::Pass, None),
                 HeadersVerdict::Reject(r) => {
                     let line = refusal_line(&r, find(&headers, "x-request-id"));
-                    (Verdict::Decided(Ok(Decision::Reject(r))), Some(line))
+                    (
+                        Verdict::Decided(Decided::Now(Ok(Decision::Reject(r)))),
+                        Some(line),
+                    )
                 }
             }
         };
@@ -232,9 +275,9 @@ impl Filter {
                 self.state = State::Body(checked);
                 HeadersStatus::Stop
             }
-            Verdict::Decided(d) => match self.apply(module, s, d, line) {
-                true => HeadersStatus::Continue,
-                false => HeadersStatus::Stop,
+            Verdict::Decided(d) => match self.conclude(module, s, d, line) {
+                Next::Continue => HeadersStatus::Continue,
+                Next::Stop | Next::Wait => HeadersStatus::Stop,
             },
         }
     }
@@ -262,6 +305,9 @@ impl Filter {
                 return BodyStatus::Stop;
             }
             State::Done => return BodyStatus::Continue,
+            // More body while the claim is in flight (a body that ends
+            // with trailers): buffered with the rest.
+            State::Claiming { .. } => return BodyStatus::Wait,
             #[cfg(feature = "bench-profile")]
             State::Held if end_of_stream => {
                 self.state = State::Done;
@@ -282,8 +328,9 @@ impl Filter {
             return BodyStatus::Buffer;
         }
         match self.decide_on_body(module, s) {
-            true => BodyStatus::Continue,
-            false => BodyStatus::Stop,
+            Next::Continue => BodyStatus::Continue,
+            Next::Stop => BodyStatus::Stop,
+            Next::Wait => BodyStatus::Wait,
         }
     }
 
@@ -297,16 +344,15 @@ impl Filter {
             return HeadersStatus::Continue;
         }
         match self.decide_on_body(module, s) {
-            true => HeadersStatus::Continue,
-            false => HeadersStatus::Stop,
+            Next::Continue => HeadersStatus::Continue,
+            Next::Stop | Next::Wait => HeadersStatus::Stop,
         }
     }
 
-    /// The body is complete or over the limit: decide; whether the request
-    /// goes on.
-    fn decide_on_body(&mut self, module: &Module, s: &mut (impl Stream + ?Sized)) -> bool {
+    /// The body is complete or over the limit: decide.
+    fn decide_on_body(&mut self, module: &Module, s: &mut (impl Stream + ?Sized)) -> Next {
         let State::Body(checked) = std::mem::replace(&mut self.state, State::Done) else {
-            return true;
+            return Next::Continue;
         };
         // One byte past the limit is enough for the core to refuse it.
         let take = s
@@ -315,23 +361,122 @@ impl Filter {
         let (decision, line) = {
             let Some(body) = s.request_body(take) else {
                 self.fail(module, s, "cannot read the request body");
-                return false;
+                return Next::Stop;
             };
             if body.len() != take {
                 drop(body);
                 self.fail(module, s, "request body shorter than announced");
-                return false;
+                return Next::Stop;
             }
             // The caller's copies of the headers this gateway writes were
             // removed at the headers.
             let Some(headers) = s.request_headers() else {
                 drop(body);
                 self.fail(module, s, "cannot read the request headers");
-                return false;
+                return Next::Stop;
             };
-            let decision = decide(module, checked, &headers, &body);
-            let line = line_for(&decision, &headers);
-            (decision, line)
+            let decided = decide(module, checked, &headers, &body);
+            let line = line_for(&decided, &headers);
+            (decided, line)
+        };
+        self.conclude(module, s, decision, line)
+    }
+
+    /// Applies what the checks came to, or sends the replay claim.
+    fn conclude(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        decided: Decided,
+        line: Option<String>,
+    ) -> Next {
+        match decided {
+            Decided::Now(decision) => match self.apply(module, s, decision, line) {
+                true => Next::Continue,
+                false => Next::Stop,
+            },
+            Decided::Claim(pending, now) => self.claim(module, s, pending, now),
+        }
+    }
+
+    /// Sends an accepted call's claim to the Redis I/O thread and holds the
+    /// call; the thread's answer resumes it on this worker thread.
+    fn claim(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        pending: PendingClaim,
+        now: u64,
+    ) -> Next {
+        let Some(redis) = &module.redis else {
+            self.fail(module, s, "the replay guard has no store");
+            return Next::Stop;
+        };
+        let Some(resume) = s.resumer() else {
+            self.fail(module, s, "Envoy gave no scheduler to resume the call");
+            return Next::Stop;
+        };
+        let answer = Arc::new(OnceLock::new());
+        let slot = answer.clone();
+        let args = claim_args(redis.key_prefix(), pending.claim(), now);
+        let sent = redis.claim(
+            &args,
+            Box::new(move |a| {
+                let _ = slot.set(a);
+                resume.resume();
+            }),
+        );
+        match sent {
+            Ok(()) => {
+                self.state = State::Claiming { pending, answer };
+                Next::Wait
+            }
+            Err(why) => {
+                s.log(Level::Error, &format!("replay guard: {why}"));
+                match self.settled(module, s, pending, ClaimAnswer::Failed) {
+                    true => Next::Continue,
+                    false => Next::Stop,
+                }
+            }
+        }
+    }
+
+    /// The scheduled hook: the replay store answered this stream's claim.
+    /// Applies the core's settled outcome and lets an accepted call go on.
+    pub fn on_claim_answered(&mut self, module: &Module, s: &mut (impl Stream + ?Sized)) {
+        if !matches!(self.state, State::Claiming { .. }) {
+            return;
+        }
+        let State::Claiming { pending, answer } = std::mem::replace(&mut self.state, State::Done)
+        else {
+            return;
+        };
+        #[cfg(feature = "test-crash")]
+        crash_if_asked(&s.request_headers().unwrap_or_default(), "scheduled");
+        // Set before the stream is resumed; unset only if no answer came.
+        let answer = answer.get().copied().unwrap_or(ClaimAnswer::Failed);
+        if self.settled(module, s, pending, answer) {
+            s.continue_request();
+        }
+    }
+
+    /// The core's decision on a claim the store answered, applied; whether
+    /// the request goes on.
+    fn settled(
+        &mut self,
+        module: &Module,
+        s: &mut (impl Stream + ?Sized),
+        pending: PendingClaim,
+        answer: ClaimAnswer,
+    ) -> bool {
+        let decision = module.settings.settle(pending, answer);
+        let line = match &decision {
+            Ok(Decision::Reject(r)) => {
+                let headers = s.request_headers();
+                let id = headers.as_deref().and_then(|h| find(h, "x-request-id"));
+                Some(refusal_line(r, id))
+            }
+            _ => None,
         };
         self.apply(module, s, decision, line)
     }
@@ -418,30 +563,55 @@ impl Filter {
 enum Verdict {
     Pass,
     Hold(Checked),
-    Decided(Result<Decision, String>),
+    Decided(Decided),
+}
+
+/// What the checks after the headers' came to.
+enum Decided {
+    Now(Result<Decision, String>),
+    /// An accepted call to claim in Redis first, checked at Unix second `now`.
+    Claim(PendingClaim, u64),
 }
 
 /// The log line of a refusal (it names the request id, which is read
 /// while the headers are borrowed).
-fn line_for(decision: &Result<Decision, String>, headers: &[(&[u8], &[u8])]) -> Option<String> {
-    match decision {
-        Ok(Decision::Reject(r)) => Some(refusal_line(r, find(headers, "x-request-id"))),
+fn line_for(decided: &Decided, headers: &[(&[u8], &[u8])]) -> Option<String> {
+    match decided {
+        Decided::Now(Ok(Decision::Reject(r))) => {
+            Some(refusal_line(r, find(headers, "x-request-id")))
+        }
         _ => None,
     }
 }
 
 /// The checks after the headers' on a complete (or over-limit) body, with
-/// this process's replay table and nonce cache.
-fn decide(
+/// this process's replay table and nonce cache, or with the claim for Redis
+/// left to send.
+fn decide(module: &Module, checked: Checked, headers: &[(&[u8], &[u8])], body: &[u8]) -> Decided {
+    let Some(now) = now(headers) else {
+        return Decided::Now(Err("no clock".into()));
+    };
+    if module.redis.is_some() {
+        return match module
+            .settings
+            .check_body_deferred(checked, headers, body, now)
+        {
+            Ok(Deferred::Claim(pending)) => Decided::Claim(pending, now),
+            Ok(Deferred::Decided(d)) => Decided::Now(Ok(d)),
+            Err(why) => Decided::Now(Err(why)),
+        };
+    }
+    Decided::Now(decide_now(module, checked, headers, body, now))
+}
+
+fn decide_now(
     module: &Module,
     checked: Checked,
     headers: &[(&[u8], &[u8])],
     body: &[u8],
+    now: u64,
 ) -> Result<Decision, String> {
     let settings = &module.settings;
-    let Some(now) = now(headers) else {
-        return Err("no clock".into());
-    };
     let guarded = match &settings.profile {
         Profile::AgentArea { replay, .. } => replay.is_some(),
         #[cfg(feature = "aivax")]

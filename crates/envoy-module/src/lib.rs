@@ -8,6 +8,7 @@
 mod abi;
 pub mod filter;
 pub mod module;
+pub mod redis;
 pub mod replay;
 
 #[cfg(test)]

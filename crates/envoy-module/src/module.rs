@@ -10,8 +10,11 @@ use std::sync::Mutex;
 #[cfg(feature = "aivax")]
 use toolctx_core::aivax::NonceCache;
 use toolctx_core::Reason;
-use toolctx_gateway_config::{counters, load_for, Host, Profile, ReplayGuard, Settings};
+use toolctx_gateway_config::{
+    counters, load_for, Host, Profile, ReplayGuard, Settings, REDIS_TIMEOUT,
+};
 
+use crate::redis::{Endpoint, Log, RedisGuard};
 use crate::replay::SharedReplay;
 
 /// What a log line is.
@@ -84,8 +87,11 @@ impl Floor {
 pub struct Module {
     pub settings: Settings,
     pub counters: Counters,
-    /// The replay guard's table, when `replay_guard` is configured.
+    /// The replay guard's table, when `replay_guard` is `{"slots": ...}`.
     pub replay: Option<SharedReplay>,
+    /// The fleet's replay guard in Redis, when `replay_guard` is
+    /// `{"redis_url_env": ...}`: the I/O thread its claims go to.
+    pub redis: Option<RedisGuard>,
     /// The AIVAX nonces verified in this process (`nonce_cache`).
     #[cfg(feature = "aivax")]
     pub nonces: Option<Mutex<NonceCache>>,
@@ -97,12 +103,12 @@ impl Module {
     /// Reads the configuration (the wasm filter's JSON, secrets named by
     /// environment variables of the Envoy process) and defines the
     /// counters. `Err` says what is wrong, never with a secret: Envoy then
-    /// refuses the configuration.
+    /// refuses the configuration. `log` is also the Redis I/O thread's.
     pub fn load(
         text: &[u8],
         env: &dyn Fn(&str) -> Option<String>,
         define: &mut dyn FnMut(&str) -> Result<usize, String>,
-        log: &dyn Fn(Level, &str),
+        log: &Log,
     ) -> Result<Module, String> {
         let loaded = load_for(Host::EnvoyModule, text, env)?;
         let counters = Counters::define(define)?;
@@ -111,16 +117,22 @@ impl Module {
         }
         let settings = loaded.settings;
         log(Level::Info, &format!("configured: {}", settings.summary()));
-        let replay = match &settings.profile {
+        let (replay, redis) = match &settings.profile {
             Profile::AgentArea {
                 replay: Some(guard @ ReplayGuard::Table { .. }),
                 ..
-            } => Some(SharedReplay::new(guard.capacity().unwrap_or(0))),
+            } => (Some(SharedReplay::new(guard.capacity().unwrap_or(0))), None),
             Profile::AgentArea {
-                replay: Some(ReplayGuard::Redis(_)),
+                replay: Some(ReplayGuard::Redis(r)),
                 ..
-            } => return Err("the module keeps its replay guard in the Envoy process".into()),
-            _ => None,
+            } => {
+                let endpoint = Endpoint::parse(&r.url)
+                    .map_err(|e| format!("the Redis URL in {}: {e}", r.url_env))?;
+                let guard =
+                    RedisGuard::start(endpoint, r.key_prefix.clone(), REDIS_TIMEOUT, log.clone())?;
+                (None, Some(guard))
+            }
+            _ => (None, None),
         };
         #[cfg(feature = "aivax")]
         let nonces = match settings.profile {
@@ -133,6 +145,7 @@ impl Module {
             settings,
             counters,
             replay,
+            redis,
             #[cfg(feature = "aivax")]
             nonces,
             #[cfg(feature = "bench-profile")]

@@ -4,10 +4,15 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::filter::{BodyStatus, Filter, Headers, HeadersStatus, Stream};
+use crate::filter::{BodyStatus, Filter, Headers, HeadersStatus, Resume, Stream};
 use crate::module::{Level, Module};
+use crate::redis::Log;
 
 const SECRET: &str = "0123456789abcdef0123456789abcdef-module";
 
@@ -21,6 +26,20 @@ struct Fake {
     logs: RefCell<Vec<String>>,
     /// Envoy cannot give the body.
     body_fails: bool,
+    /// Times the stream was resumed from another thread.
+    resumed: Arc<AtomicUsize>,
+    /// Envoy gives no scheduler.
+    no_scheduler: bool,
+    /// continue_decoding was called.
+    continued: bool,
+}
+
+struct FakeResume(Arc<AtomicUsize>);
+
+impl Resume for FakeResume {
+    fn resume(self: Box<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 impl Stream for Fake {
@@ -61,11 +80,25 @@ impl Stream for Fake {
     fn log(&self, _level: Level, message: &str) {
         self.logs.borrow_mut().push(message.into());
     }
+    fn resumer(&mut self) -> Option<Box<dyn Resume>> {
+        (!self.no_scheduler).then(|| Box::new(FakeResume(self.resumed.clone())) as Box<dyn Resume>)
+    }
+    fn continue_request(&mut self) {
+        self.continued = true;
+    }
+}
+
+fn quiet() -> Log {
+    Arc::new(|_, _| {})
 }
 
 /// Counter ids are their index in the order the module defines them:
 /// 0 passed, 1 accepted, 2 errors, then one per reason.
 fn module(extra: &str) -> Module {
+    module_env(extra, &|n| (n == "S").then(|| SECRET.to_string()))
+}
+
+fn module_env(extra: &str, env: &dyn Fn(&str) -> Option<String>) -> Module {
     let text = format!(
         r#"{{"instance_id":"i","secret_env":["S"],"max_body_bytes":4096,
             "headers":{{"task_id":"x-task"}},"meta_headers":{{"sessionId":"x-session-id"}}{extra}}}"#
@@ -75,13 +108,7 @@ fn module(extra: &str) -> Module {
         next += 1;
         Ok(next - 1)
     };
-    Module::load(
-        text.as_bytes(),
-        &|n| (n == "S").then(|| SECRET.to_string()),
-        &mut define,
-        &|_, _| {},
-    )
-    .unwrap()
+    Module::load(text.as_bytes(), env, &mut define, &quiet()).unwrap()
 }
 
 fn now() -> u64 {
@@ -263,7 +290,7 @@ fn a_refused_configuration_says_why_without_the_secret() {
         br#"{"instance_id":"i","secrets":["0123456789abcdef0123456789abcdef"]}"#,
         &|_| None,
         &mut define,
-        &|_, _| {},
+        &quiet(),
     )
     .unwrap_err();
     assert!(e.contains("inline `secrets`"), "{e}");
@@ -271,16 +298,179 @@ fn a_refused_configuration_says_why_without_the_secret() {
         br#"{"instance_id":"i","secret_env":["UNSET"]}"#,
         &|_| None,
         &mut define,
-        &|_, _| {},
+        &quiet(),
     )
     .unwrap_err();
     assert!(e.contains("environment of the Envoy process"), "{e}");
-    let e = Module::load(
-        br#"{"instance_id":"i","secret_env":["S"],"replay_guard":{"redis_url_env":"R"}}"#,
-        &|_| Some(SECRET.into()),
-        &mut define,
-        &|_, _| {},
+    for (url, says) in [
+        ("rediss://:pw@127.0.0.1", "plain redis:// only"),
+        (
+            "redis://:pw@127.0.0.1:99999",
+            "the Redis URL in R: the port",
+        ),
+    ] {
+        let e = Module::load(
+            br#"{"instance_id":"i","secret_env":["S"],"replay_guard":{"redis_url_env":"R"}}"#,
+            &|n| Some(if n == "R" { url.into() } else { SECRET.into() }),
+            &mut define,
+            &quiet(),
+        )
+        .unwrap_err();
+        assert!(e.contains(says) && !e.contains("pw"), "{e}");
+    }
+}
+
+/// A Redis stand-in on 127.0.0.1 for the stream logic: answers each
+/// command with the next of `replies` (`None`: never answers), keeps a
+/// record of every key claimed.
+fn redis(replies: Vec<Option<&'static [u8]>>) -> (u16, mpsc::Receiver<Vec<u8>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut replies = replies.into_iter();
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 2048];
+            'conn: loop {
+                while let Ok(Some((crate::redis::Reply::Array(_), used))) =
+                    crate::redis::parse(&buf)
+                {
+                    let _ = tx.send(buf.drain(..used).collect());
+                    match replies.next() {
+                        Some(Some(r)) => stream.write_all(r).unwrap(),
+                        Some(None) => {}
+                        None => break 'conn,
+                    }
+                }
+                match stream.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            held.push(stream);
+        }
+    });
+    (port, rx)
+}
+
+fn redis_module(port: u16) -> Module {
+    let url = format!("redis://127.0.0.1:{port}");
+    module_env(
+        r#","replay_guard":{"redis_url_env":"R","redis_key_prefix":"t:"}"#,
+        &move |n| Some(if n == "R" { url.clone() } else { SECRET.into() }),
     )
-    .unwrap_err();
-    assert!(e.contains("the module keeps"), "{e}");
+}
+
+/// Waits until the stream was resumed from the I/O thread.
+fn resumed(s: &Fake, within: Duration) -> Duration {
+    let start = Instant::now();
+    while s.resumed.load(Ordering::SeqCst) == 0 {
+        assert!(start.elapsed() < within, "not resumed within {within:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    start.elapsed()
+}
+
+/// Sends the call carrying `token` through the held path: the body hook
+/// holds it (`Wait`), the I/O thread resumes it, the scheduled hook settles.
+fn claimed(m: &Module, token: &str, body: &[u8]) -> (Fake, Duration) {
+    let mut s = request(Some(token), &[]);
+    let mut f = Filter::default();
+    assert_eq!(f.on_request_headers(m, &mut s, false), HeadersStatus::Stop);
+    s.chunks = vec![body.to_vec()];
+    assert_eq!(f.on_request_body(m, &mut s, true), BodyStatus::Wait);
+    assert_eq!(
+        (s.sent.clone(), s.continued, s.bumps.len()),
+        (None, false, 0)
+    );
+    let took = resumed(&s, Duration::from_secs(5));
+    f.on_claim_answered(m, &mut s);
+    // A second event changes nothing.
+    f.on_claim_answered(m, &mut s);
+    assert_eq!(s.resumed.load(Ordering::SeqCst), 1);
+    (s, took)
+}
+
+#[test]
+fn a_redis_claim_holds_the_call_and_the_core_settles_the_answer() {
+    let (port, commands) = redis(vec![
+        Some(b"+OK\r\n"),
+        Some(b"$-1\r\n"),
+        Some(b"-ERR busy\r\n"),
+    ]);
+    let m = redis_module(port);
+    let (token, body) = call("r-1");
+    // First use: forwarded with the core's headers, once.
+    let (s, _) = claimed(&m, &token, &body);
+    assert!(s.continued && s.sent.is_none());
+    assert_eq!(header(&s, "x-task"), vec!["t%201"]);
+    assert_eq!(s.bumps, vec![1]);
+    let cmd = String::from_utf8(commands.recv().unwrap()).unwrap();
+    assert!(
+        cmd.starts_with("*6\r\n$3\r\nSET\r\n$5\r\nt:r-1\r\n$1\r\n1\r\n$2\r\nNX\r\n$2\r\nPX\r\n"),
+        "{cmd:?}"
+    );
+    // The same token again: the core's token_replayed, logged and counted.
+    let (s, _) = claimed(&m, &token, &body);
+    assert!(!s.continued);
+    let (status, reply) = s.sent.clone().unwrap();
+    assert!(status == 401 && reply.contains("token_replayed"), "{reply}");
+    assert_eq!(
+        s.logs.borrow().as_slice(),
+        ["refused token_replayed status=401 request_id=req-1 rpc_id=9"]
+    );
+    // A Redis error: the core's internal_error, never a pass.
+    let (s, _) = claimed(&m, &call("r-2").0, &body);
+    let (status, reply) = s.sent.clone().unwrap();
+    assert!(
+        status == 500 && reply.contains("internal_error") && !s.continued,
+        "{reply}"
+    );
+}
+
+#[test]
+fn a_silent_or_absent_redis_refuses_within_the_timeout() {
+    let (port, _commands) = redis(vec![None]);
+    let m = redis_module(port);
+    let (token, body) = call("r-3");
+    let (s, took) = claimed(&m, &token, &body);
+    let (status, reply) = s.sent.clone().unwrap();
+    assert!(
+        status == 500 && reply.contains("internal_error") && !s.continued,
+        "{reply}"
+    );
+    let timeout = toolctx_gateway_config::REDIS_TIMEOUT;
+    assert!(
+        took >= timeout - Duration::from_millis(50) && took < timeout * 3,
+        "{took:?}"
+    );
+    drop(m);
+    // Nothing listening: refused at once.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let m = redis_module(port);
+    let (s, took) = claimed(&m, &call("r-4").0, &body);
+    assert_eq!(s.sent.clone().unwrap().0, 500);
+    assert!(took < timeout, "{took:?}");
+}
+
+#[test]
+fn without_a_scheduler_a_claimed_call_is_refused() {
+    let (port, _commands) = redis(vec![Some(b"+OK\r\n")]);
+    let m = redis_module(port);
+    let (token, body) = call("r-5");
+    let mut s = request(Some(&token), &[]);
+    s.no_scheduler = true;
+    let mut f = Filter::default();
+    f.on_request_headers(&m, &mut s, false);
+    s.chunks = vec![body];
+    assert_eq!(f.on_request_body(&m, &mut s, true), BodyStatus::Stop);
+    assert_eq!(s.sent.unwrap().0, 500);
+    assert_eq!(s.bumps, vec![2]);
 }

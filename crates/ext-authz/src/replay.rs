@@ -5,16 +5,14 @@
 //! never let through; a full one: `replay_guard_full`).
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::runtime::Handle;
 use toolctx_core::replay::redis::{answer, claim_args};
 use toolctx_core::{ClaimAnswer, ReplayCache, ReplayClaim};
-use toolctx_gateway_config::{RedisReplay, ReplayGuard};
-
-/// How long one Redis command may take before the call is refused.
-const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
+// How long one Redis command may take before the call is refused (the
+// module's limit too).
+use toolctx_gateway_config::{RedisReplay, ReplayGuard, REDIS_TIMEOUT};
 
 pub enum Store {
     /// One process: at most `slots x ways` live token ids (the filter's

@@ -10,11 +10,15 @@ mod settings;
 
 pub use host::Host;
 pub use load::{load, load_for, Loaded};
+#[cfg(feature = "redis")]
+pub use replay::REDIS_TIMEOUT;
 pub use replay::{
     RedisReplay, ReplayGuard, DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REPLAY_WAYS, MAX_REPLAY_SLOTS,
     MAX_REPLAY_WAYS,
 };
-pub use settings::{ClaimJti, Decision, Profile, Settings, Stores, MAX_NONCE_CACHE};
+pub use settings::{
+    ClaimJti, Decision, Deferred, PendingClaim, Profile, Settings, Stores, MAX_NONCE_CACHE,
+};
 
 /// Printable, bounded text for a log line (never a token or a secret):
 /// the first `max` bytes, anything outside printable ASCII as `?`.

@@ -5,7 +5,7 @@
 use toolctx_core::json::Value;
 pub use toolctx_core::replay::redis::DEFAULT_KEY_PREFIX as DEFAULT_REDIS_KEY_PREFIX;
 
-#[cfg(feature = "service")]
+#[cfg(feature = "redis")]
 use crate::load::from_env;
 use crate::load::{number, Cx};
 use crate::Host;
@@ -23,7 +23,8 @@ pub enum ReplayGuard {
         ways: u32,
         prefix: String,
     },
-    /// Service only: Redis, shared by every replica.
+    /// The ext_authz service and the dynamic module: Redis, shared by
+    /// every replica (never the filter, which cannot open a connection).
     Redis(RedisReplay),
 }
 
@@ -47,8 +48,9 @@ impl ReplayGuard {
     }
 }
 
-/// The service's replay guard in Redis: one key per token id, written with
-/// the core's command (`toolctx_core::replay::redis::claim_args`).
+/// The replay guard in Redis (the service's and the module's): one key per
+/// token id, written with the core's command
+/// (`toolctx_core::replay::redis::claim_args`).
 #[derive(Clone, PartialEq, Eq)]
 pub struct RedisReplay {
     /// The variable the URL came from (it may hold a password).
@@ -68,12 +70,18 @@ impl std::fmt::Debug for RedisReplay {
     }
 }
 
+/// How long a call waits for Redis to answer its claim before it is
+/// refused (`ClaimAnswer::Failed`, the core's `internal_error`): the
+/// service's and the module's one limit.
+#[cfg(feature = "redis")]
+pub const REDIS_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
 pub const MAX_REPLAY_SLOTS: u32 = 1 << 20;
 pub const DEFAULT_REPLAY_WAYS: u32 = 4;
 pub const MAX_REPLAY_WAYS: u32 = 16;
 
-/// `replay_guard`: `{"slots": N, "ways": M}`, or for the service
-/// `{"redis_url_env": "VAR", "redis_key_prefix": "..."}`.
+/// `replay_guard`: `{"slots": N, "ways": M}`, or for the service and the
+/// module `{"redis_url_env": "VAR", "redis_key_prefix": "..."}`.
 pub(crate) fn replay_guard(
     value: &Value<'_>,
     instance_id: &str,
@@ -82,21 +90,33 @@ pub(crate) fn replay_guard(
     let Value::Object(m) = value else {
         return Err("`replay_guard` must be an object {\"slots\": N}".into());
     };
-    #[cfg(feature = "service")]
-    if cx.host == Host::Service && value.get("redis_url_env").is_some() {
+    let redis_host = match cx.host {
+        Host::EnvoyFilter => false,
+        Host::EnvoyModule => true,
+        #[cfg(feature = "service")]
+        Host::Service => true,
+    };
+    if redis_host && value.get("redis_url_env").is_some() {
+        #[cfg(feature = "redis")]
         return redis_guard(value, m, cx);
+        #[cfg(not(feature = "redis"))]
+        return Err(
+            "`replay_guard.redis_url_env`: this build has no Redis replay guard (the `redis` \
+             feature of toolctx-gateway-config)"
+                .into(),
+        );
     }
     if let Some((k, _)) = m.iter().find(|(k, _)| *k != "slots" && *k != "ways") {
         if cx.host == Host::EnvoyFilter && k.starts_with("redis") {
             return Err(format!(
-                "`replay_guard.{k}`: Redis is for the ext_authz service; the filter keeps its \
-                 records in Envoy's shared data (`slots`, `ways`)"
+                "`replay_guard.{k}`: Redis is for the ext_authz service and the dynamic module; \
+                 the filter keeps its records in Envoy's shared data (`slots`, `ways`)"
             ));
         }
-        if cx.host == Host::EnvoyModule && k.starts_with("redis") {
+        if k.starts_with("redis") {
             return Err(format!(
-                "`replay_guard.{k}`: Redis is for the ext_authz service; the module keeps its \
-                 records in the Envoy process (`slots`, `ways`)"
+                "`replay_guard.{k}` needs `replay_guard.redis_url_env` (the variable that holds \
+                 the Redis URL)"
             ));
         }
         return Err(format!("unknown setting `replay_guard.{k}`"));
@@ -124,7 +144,7 @@ pub(crate) fn replay_guard(
     })
 }
 
-#[cfg(feature = "service")]
+#[cfg(feature = "redis")]
 fn redis_guard(
     value: &Value<'_>,
     members: &[(std::borrow::Cow<'_, str>, Value<'_>)],
@@ -151,6 +171,13 @@ fn redis_guard(
     if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
         return Err(format!(
             "the Redis URL in {url_env} must start with redis:// or rediss://"
+        ));
+    }
+    if cx.host == Host::EnvoyModule && url.starts_with("rediss://") {
+        return Err(format!(
+            "the Redis URL in {url_env} is rediss://: the dynamic module speaks plain redis:// \
+             only (no TLS in the Envoy process); reach Redis over 127.0.0.1, a sidecar or the \
+             mesh's mTLS"
         ));
     }
     let key_prefix = match value.get("redis_key_prefix") {

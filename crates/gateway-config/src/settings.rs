@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 
 #[cfg(feature = "aivax")]
 use toolctx_core::aivax::{AivaxVerifier, NonceCache};
-use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Refusal, Verdict, Verifier};
+use toolctx_core::{
+    Checked, ClaimAnswer, Context, HeadersVerdict, Refusal, ReplayClaim, Verdict, Verifier,
+};
 
 use crate::replay::ReplayGuard;
 
@@ -65,6 +67,38 @@ pub struct Stores<'a> {
     /// The AIVAX nonces already verified (`nonce_cache`), when kept.
     #[cfg(feature = "aivax")]
     pub nonces: Option<&'a mut NonceCache>,
+}
+
+/// What a body check leaves to do when the replay guard's store answers
+/// later (Redis, asked without blocking): see [`Settings::check_body_deferred`].
+#[derive(Debug)]
+pub enum Deferred {
+    /// Decided without the store: apply it.
+    Decided(Decision),
+    /// An accepted call whose token id must be claimed first: send
+    /// [`PendingClaim::claim`] to the store, then hand its answer to
+    /// [`Settings::settle`].
+    Claim(PendingClaim),
+}
+
+/// An accepted call waiting for the replay store's answer: the core's
+/// context (with the headers it forwards) and what to claim.
+pub struct PendingClaim {
+    ctx: Box<Context>,
+    claim: ReplayClaim,
+}
+
+impl PendingClaim {
+    pub fn claim(&self) -> &ReplayClaim {
+        &self.claim
+    }
+}
+
+impl std::fmt::Debug for PendingClaim {
+    // The context holds the caller's claims: not for a dump.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingClaim").finish_non_exhaustive()
+    }
 }
 
 impl Settings {
@@ -131,6 +165,47 @@ impl Settings {
                 None => verifier.check_body(checked, headers, body),
             }),
         })
+    }
+
+    /// [`Settings::check_body`] for a replay guard whose store answers
+    /// asynchronously: a call the core accepts comes back as
+    /// [`Deferred::Claim`] (or refused, as the core refuses a token it
+    /// cannot guard); anything else is decided here. `Err` when no replay
+    /// guard is configured.
+    pub fn check_body_deferred<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        checked: Checked,
+        headers: &[(N, V)],
+        body: &[u8],
+        now: u64,
+    ) -> Result<Deferred, String> {
+        let Profile::AgentArea {
+            verifier,
+            replay: Some(_),
+        } = &self.profile
+        else {
+            return Err("no replay guard to claim in".into());
+        };
+        Ok(match verifier.check_body(checked, headers, body, now) {
+            Verdict::Accept(ctx) => match verifier.replay_claim(&ctx) {
+                Ok(claim) => Deferred::Claim(PendingClaim { ctx, claim }),
+                Err(refusal) => Deferred::Decided(Decision::Reject(refusal)),
+            },
+            verdict => Deferred::Decided(decision(verdict)),
+        })
+    }
+
+    /// The decision on a [`PendingClaim`] once the store answered (the
+    /// core's `Verifier::settle`: a first use is accepted with the headers
+    /// the core computed, anything else refused as the core says).
+    pub fn settle(&self, pending: PendingClaim, answer: ClaimAnswer) -> Result<Decision, String> {
+        match &self.profile {
+            Profile::AgentArea { verifier, .. } => {
+                Ok(decision(verifier.settle(pending.ctx, answer)))
+            }
+            #[cfg(feature = "aivax")]
+            Profile::Aivax { .. } => Err("a replay claim under the aivax profile".into()),
+        }
     }
 
     /// One line for the log: what is configured, never a secret.

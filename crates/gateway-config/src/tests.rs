@@ -405,7 +405,7 @@ fn log_lines_and_counter_names() {
 }
 
 #[test]
-fn the_module_reads_envoys_environment_and_keeps_its_guard_in_process() {
+fn the_module_reads_envoys_environment_and_takes_redis_but_not_tls() {
     let e = load_for(
         Host::EnvoyModule,
         br#"{"instance_id":"i","secret_env":["UNSET"]}"#,
@@ -416,12 +416,119 @@ fn the_module_reads_envoys_environment_and_keeps_its_guard_in_process() {
         e.contains("environment of the Envoy process") && !e.contains("host_env_keys"),
         "{e}"
     );
-    let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"redis_url_env":"R"}}"#;
-    let e = load_for(Host::EnvoyModule, text, &env).unwrap_err();
-    assert!(
-        e.contains("the module keeps its records in the Envoy process"),
-        "{e}"
-    );
     let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":8}}"#;
     assert!(load_for(Host::EnvoyModule, text, &env).is_ok());
+    let env = |name: &str| match name {
+        "R" => Some("redis://:pw-secret@127.0.0.1:6379/2".to_string()),
+        "TLS" => Some("rediss://:pw-secret@127.0.0.1:6380".to_string()),
+        other => env(other),
+    };
+    let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"redis_url_env":"R","redis_key_prefix":"p:"}}"#;
+    let module = load_for(Host::EnvoyModule, text, &env);
+    #[cfg(feature = "redis")]
+    {
+        let l = module.unwrap();
+        let Some(ReplayGuard::Redis(r)) = agentarea(&l).2.clone() else {
+            panic!("not redis")
+        };
+        assert_eq!((r.url_env.as_str(), r.key_prefix.as_str()), ("R", "p:"));
+        let shown = format!("{:?} {}", l.settings, l.settings.summary());
+        assert!(
+            !shown.contains("pw-secret") && shown.contains("redis (url from R)"),
+            "{shown}"
+        );
+        for (bad, says) in [
+            (r#"{"redis_url_env":"TLS"}"#, "plain redis://"),
+            (
+                r#"{"redis_url_env":"UNSET"}"#,
+                "environment of the Envoy process",
+            ),
+            (r#"{"redis_url_env":"R","ways":2}"#, "no `slots`"),
+            (
+                r#"{"slots":4,"redis_key_prefix":"p:"}"#,
+                "needs `replay_guard.redis_url_env`",
+            ),
+        ] {
+            let text = format!(r#"{{"instance_id":"i","secret_env":["S1"],"replay_guard":{bad}}}"#);
+            let e = load_for(Host::EnvoyModule, text.as_bytes(), &env).unwrap_err();
+            assert!(e.contains(says) && !e.contains("pw-secret"), "{bad}: {e}");
+        }
+    }
+    #[cfg(not(feature = "redis"))]
+    assert!(module.unwrap_err().contains("the `redis`"));
+    // The filter still refuses it, saying where Redis is taken.
+    let e = load(text, &env).unwrap_err();
+    assert!(
+        e.contains("the ext_authz service and the dynamic module") && !e.contains("pw-secret"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_deferred_claim_is_settled_by_the_core() {
+    let now = 1_767_225_600;
+    let claims = format!(
+        r#"{{"iss":"agentarea","aud":"i","iat":{now},"exp":{},"jti":"j-9","protocol":"1","task_id":"t-1","tool_call_id":"c-1","workspace_id":"w","idempotency_key":"t-1:c-1"}}"#,
+        now + 300
+    );
+    let token = toolctx_core::sign_compact(
+        br#"{"alg":"HS256","typ":"JWT"}"#,
+        claims.as_bytes(),
+        S1.as_bytes(),
+    );
+    let headers = vec![
+        ("content-type".to_string(), b"application/json".to_vec()),
+        ("x-agentarea-context".to_string(), token.into_bytes()),
+    ];
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1"}}}"#;
+    let guarded = r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},"replay_guard":{"slots":4}}"#;
+    let s = load_str(guarded).unwrap().settings;
+    let pending = |body: &[u8]| {
+        let toolctx_core::HeadersVerdict::ReadBody(checked) = s.check_headers("POST", &headers)
+        else {
+            panic!("headers refused")
+        };
+        s.check_body_deferred(checked, &headers, body, now).unwrap()
+    };
+    let reason = |d: Decision| match d {
+        Decision::Reject(r) => r.reason().as_str(),
+        other => panic!("{other:?}"),
+    };
+    for (answer, want) in [
+        (ClaimAnswer::Used, "token_replayed"),
+        (ClaimAnswer::Full, "replay_guard_full"),
+        (ClaimAnswer::Failed, "internal_error"),
+    ] {
+        let Deferred::Claim(p) = pending(body) else {
+            panic!("not a claim")
+        };
+        assert_eq!(
+            (p.claim().jti.as_str(), p.claim().until),
+            ("j-9", now + 330)
+        );
+        assert_eq!(reason(s.settle(p, answer).unwrap()), want);
+    }
+    let Deferred::Claim(p) = pending(body) else {
+        panic!("not a claim")
+    };
+    assert_eq!(
+        s.settle(p, ClaimAnswer::FirstUse).unwrap(),
+        Decision::Accept(vec![("x-task".to_string(), "t-1".to_string())])
+    );
+    // What is not an accepted call is decided at once; without a guard
+    // there is nothing to defer.
+    let Deferred::Decided(d) = pending(b"{}") else {
+        panic!("claimed a body that is not a call")
+    };
+    assert_eq!(d, Decision::Pass);
+    let plain = load_str(r#"{"instance_id":"i","secret_env":["S1"]}"#)
+        .unwrap()
+        .settings;
+    let toolctx_core::HeadersVerdict::ReadBody(checked) = plain.check_headers("POST", &headers)
+    else {
+        panic!("headers refused")
+    };
+    assert!(plain
+        .check_body_deferred(checked, &headers, body, now)
+        .is_err());
 }
