@@ -230,6 +230,45 @@ class Envoy:
             stop(self.proc)
 
 
+class Redis:
+    """Debian's redis-server on 127.0.0.1 (REDIS_SERVER: another binary), no
+    persistence; stopped by the test, or with the harness at exit."""
+
+    def __init__(self, port=None):
+        self.port = port or free_ports(1)[0]
+        binary = os.environ.get("REDIS_SERVER") or "redis-server"
+        self.proc = start([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                       "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                if self.command("PING") == b"+PONG\r\n":
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def command(self, *args):
+        """One command on a connection of its own; the raw reply."""
+        out = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args)
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
+            s.sendall(out)
+            return s.recv(4096)
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+        stop(self.proc)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+        stop(self.proc)
+
+
 def starts(envoy, admin_port, timeout=15):
     """Starts `envoy` on a configuration it should refuse, and stops it
     again either way: whether it became ready (its log is still there)."""

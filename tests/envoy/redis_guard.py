@@ -35,7 +35,6 @@ import os
 import secrets
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -51,42 +50,6 @@ PLUGIN = {"instance_id": INSTANCE, "secret_env": ["TOOLCTX_SECRET"],
           "replay_guard": {"redis_url_env": "TOOLCTX_REDIS_URL", "redis_key_prefix": PREFIX},
           "headers": {"jti": "x-toolctx-jti"}}
 HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
-
-
-class Redis:
-    def __init__(self, port=None):
-        self.port = port or harness.free_ports(1)[0]
-        binary = os.environ.get("REDIS_SERVER") or "redis-server"
-        self.proc = harness.start([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                   "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                if self.command("PING") == b"+PONG\r\n":
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def command(self, *args):
-        """One command on a connection of its own; the raw reply."""
-        out = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args)
-        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
-            s.sendall(out)
-            return s.recv(4096)
-
-    def signal(self, sig):
-        self.proc.send_signal(sig)
-
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait()
-        harness.stop(self.proc)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)
-        harness.stop(self.proc)
 
 
 class Pods:
@@ -268,7 +231,7 @@ def test_killed(pods, redis):
     down = [pods.call(i % 2) for i in range(6)]
     check("killed: with Redis gone every call is refused 500 internal_error at once (< %.1f s)" % TIMEOUT,
           all(g[:2] == (500, "internal_error") and g[2] < TIMEOUT for g in down), down)
-    again = Redis(redis.port)
+    again = harness.Redis(redis.port)
     after = [pods.call(i % 2) for i in range(4)]
     check("killed: redis-server started again on the same port: calls pass without restarting Envoy",
           all(g[0] == 200 for g in after), after)
@@ -294,7 +257,7 @@ def main():
     if harness.FRONT != "module":
         sys.exit("tests/envoy/redis_guard.py is for the dynamic module: run it with --module")
     upstream = harness.Recorder()
-    redis = Redis()
+    redis = harness.Redis()
     pods = None
     try:
         pods = Pods(redis, upstream)

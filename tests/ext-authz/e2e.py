@@ -28,7 +28,6 @@ import os
 import re
 import secrets
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -53,28 +52,6 @@ MAIN = {"instance_id": INSTANCE, "secret_env": ["TOOLCTX_SECRET", "TOOLCTX_SECRE
         "max_body_bytes": MAX_BODY, "headers": MAPPED, "meta_headers": TUIX}
 REPLAY = {"instance_id": INSTANCE, "secret_env": ["TOOLCTX_SECRET"], "headers": {"task_id": "x-toolctx-task-id"}}
 JSON_HEADERS = [("content-type", "application/json"), ("accept", "application/json, text/event-stream")]
-
-
-class Redis:
-    def __init__(self):
-        self.port = harness.free_ports(1)[0]
-        binary = os.environ.get("REDIS_SERVER") or "redis-server"
-        self.proc = harness.start([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                   "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                import socket
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not start")
-
-    def stop(self):
-        harness.stop(self.proc)
 
 
 def test_main(port, svc, envoy, upstream, admin):
@@ -304,7 +281,7 @@ def test_example(upstream):
 
 
 def main():
-    redis = Redis()
+    redis = harness.Redis()
     up_port = harness.free_ports(1)[0]
     upstream = Upstream(up_port)
     aivax_cfg = {"profile": "aivax", "hook_key_env": "TOOLCTX_AIVAX_HOOK_KEY", "max_bcrypt_cost": 12,
