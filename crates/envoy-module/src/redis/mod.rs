@@ -17,7 +17,6 @@
 //! [`REDIS_TIMEOUT`]: toolctx_gateway_config::REDIS_TIMEOUT
 
 use std::collections::VecDeque;
-use std::fmt::Write as _;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -25,263 +24,27 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use toolctx_core::replay::redis::answer;
 use toolctx_core::ClaimAnswer;
 
 use crate::module::Level;
+
+mod resp;
+mod url;
+
+pub(crate) use resp::{claim_answer, command, parse, Reply};
+pub use url::Endpoint;
 
 /// Claims waiting for the I/O thread at most; past that a claim fails at
 /// once (never blocking the worker).
 pub const QUEUE: usize = 4096;
 /// Claims sent in one write.
 const MAX_BATCH: usize = 256;
-/// The longest reply (or line) read: a claim's reply is a few bytes.
-const MAX_REPLY_BYTES: usize = 64 * 1024;
-/// Nested arrays read at most.
-const MAX_DEPTH: usize = 4;
 
 /// Where a log line goes, from any thread.
 pub type Log = Arc<dyn Fn(Level, &str) + Send + Sync>;
 
 /// Called once with Redis's answer to a claim, on the I/O thread.
 pub type ReplyFn = Box<dyn FnOnce(ClaimAnswer) + Send>;
-
-// ---------------------------------------------------------------- the URL
-
-/// `redis://[[user]:password@]host[:port][/db]`, parsed (never shown: it
-/// may hold a password).
-#[derive(Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    pub host: String,
-    pub port: u16,
-    user: Option<String>,
-    password: Option<String>,
-    pub db: u32,
-}
-
-impl std::fmt::Debug for Endpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Endpoint")
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .field("db", &self.db)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Endpoint {
-    /// Parses a `redis://` URL. The message of an `Err` never quotes it.
-    pub fn parse(url: &str) -> Result<Endpoint, String> {
-        let rest = url
-            .strip_prefix("redis://")
-            .ok_or("it must start with redis://")?;
-        if rest.contains(['?', '#']) {
-            return Err("query parameters and fragments are not read: leave them out".into());
-        }
-        let (auth, place) = match rest.rsplit_once('@') {
-            Some((auth, place)) => (Some(auth), place),
-            None => (None, rest),
-        };
-        let (hostport, db) = place.split_once('/').unwrap_or((place, ""));
-        let db = match db {
-            "" => 0,
-            d => d.parse().map_err(|_| "the database must be a number")?,
-        };
-        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-            let (host, after) = v6.split_once(']').ok_or("an unclosed [ in the host")?;
-            match after {
-                "" => (host, None),
-                p => (
-                    host,
-                    Some(p.strip_prefix(':').ok_or("junk after the host")?),
-                ),
-            }
-        } else {
-            match hostport.rsplit_once(':') {
-                Some((host, port)) => (host, Some(port)),
-                None => (hostport, None),
-            }
-        };
-        if host.is_empty() {
-            return Err("it names no host".into());
-        }
-        let port = match port {
-            None => 6379,
-            Some(p) => p
-                .parse()
-                .ok()
-                .filter(|p| *p > 0)
-                .ok_or("the port must be 1 to 65535")?,
-        };
-        let (user, password) = match auth {
-            None => (None, None),
-            Some(auth) => {
-                let (user, password) = auth
-                    .split_once(':')
-                    .ok_or("a user needs a password (redis://user:password@host)")?;
-                let user = Some(percent_decode(user)?).filter(|u| !u.is_empty());
-                (
-                    user,
-                    Some(percent_decode(password)?).filter(|p| !p.is_empty()),
-                )
-            }
-        };
-        Ok(Endpoint {
-            host: host.to_string(),
-            port,
-            user,
-            password,
-            db,
-        })
-    }
-}
-
-fn percent_decode(s: &str) -> Result<String, String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a bad %-escape in the user or password")?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "the user or password is not UTF-8".into())
-}
-
-// ------------------------------------------------------------------- RESP
-
-/// One RESP reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reply {
-    /// `+OK`
-    Simple(Vec<u8>),
-    /// `-ERR ...`
-    Error(Vec<u8>),
-    /// `:1`
-    Integer(i64),
-    /// `$3\r\nabc`
-    Bulk(Vec<u8>),
-    /// `$-1`, `*-1` (RESP2) or `_` (RESP3).
-    Nil,
-    Array(Vec<Reply>),
-}
-
-/// A command as RESP: an array of bulk strings.
-pub fn command<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
-    let mut head = String::new();
-    let _ = write!(head, "*{}\r\n", args.len());
-    let mut out = head.into_bytes();
-    for a in args {
-        let a = a.as_ref();
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
-/// The first reply in `buf` and the bytes it took; `Ok(None)` while it is
-/// incomplete; `Err` for what is not RESP (or is larger than any reply a
-/// claim gets): the connection cannot be read any further.
-pub fn parse(buf: &[u8]) -> Result<Option<(Reply, usize)>, String> {
-    parse_at(buf, 0, 0)
-}
-
-fn line(buf: &[u8], from: usize) -> Result<Option<(&[u8], usize)>, String> {
-    let rest = buf.get(from..).unwrap_or_default();
-    match rest.windows(2).position(|w| w == b"\r\n") {
-        Some(end) => Ok(rest.get(..end).map(|l| (l, from + end + 2))),
-        None if rest.len() > MAX_REPLY_BYTES => Err("a RESP line too long".into()),
-        None => Ok(None),
-    }
-}
-
-fn integer(text: &[u8]) -> Result<i64, String> {
-    std::str::from_utf8(text)
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .ok_or_else(|| "a RESP length or integer that is not a number".into())
-}
-
-/// A length, `None` for -1 (nil).
-fn length(text: &[u8], max: usize) -> Result<Option<usize>, String> {
-    match integer(text)? {
-        -1 => Ok(None),
-        n => usize::try_from(n)
-            .ok()
-            .filter(|n| *n <= max)
-            .map(Some)
-            .ok_or_else(|| "a RESP length out of range".into()),
-    }
-}
-
-fn parse_at(buf: &[u8], at: usize, depth: usize) -> Result<Option<(Reply, usize)>, String> {
-    let Some(&kind) = buf.get(at) else {
-        return Ok(None);
-    };
-    let Some((text, next)) = line(buf, at + 1)? else {
-        return Ok(None);
-    };
-    let reply = match kind {
-        b'+' => Reply::Simple(text.to_vec()),
-        b'-' => Reply::Error(text.to_vec()),
-        b':' => Reply::Integer(integer(text)?),
-        b'_' if text.is_empty() => Reply::Nil,
-        b'$' => {
-            let Some(n) = length(text, MAX_REPLY_BYTES)? else {
-                return Ok(Some((Reply::Nil, next)));
-            };
-            let end = next + n;
-            let (Some(data), Some(crlf)) = (buf.get(next..end), buf.get(end..end + 2)) else {
-                return Ok(None);
-            };
-            if crlf != b"\r\n" {
-                return Err("a RESP bulk string without its CRLF".into());
-            }
-            return Ok(Some((Reply::Bulk(data.to_vec()), end + 2)));
-        }
-        b'*' => {
-            let Some(n) = length(text, MAX_REPLY_BYTES)? else {
-                return Ok(Some((Reply::Nil, next)));
-            };
-            if depth >= MAX_DEPTH {
-                return Err("RESP arrays nested too deep".into());
-            }
-            let mut items = Vec::new();
-            let mut at = next;
-            for _ in 0..n {
-                let Some((item, after)) = parse_at(buf, at, depth + 1)? else {
-                    return Ok(None);
-                };
-                items.push(item);
-                at = after;
-            }
-            return Ok(Some((Reply::Array(items), at)));
-        }
-        _ => return Err("not a RESP reply".into()),
-    };
-    Ok(Some((reply, next)))
-}
-
-/// Redis's reply to the core's `SET ... NX` as the store's answer: `+OK` a
-/// first use, nil a replay (the core's `answer`); an error or anything else
-/// is no answer (`Failed`).
-pub fn claim_answer(reply: &Reply) -> ClaimAnswer {
-    match reply {
-        Reply::Simple(s) if s == b"OK" => answer(true),
-        Reply::Nil => answer(false),
-        _ => ClaimAnswer::Failed,
-    }
-}
 
 // ------------------------------------------------------------- connection
 
@@ -655,129 +418,6 @@ mod tests {
     use super::*;
     use std::net::TcpListener;
     use std::sync::mpsc;
-
-    #[test]
-    fn parses_each_reply_and_waits_for_the_rest() {
-        let cases: [(&[u8], Reply); 8] = [
-            (b"+OK\r\n", Reply::Simple(b"OK".to_vec())),
-            (b"-ERR wrong\r\n", Reply::Error(b"ERR wrong".to_vec())),
-            (b":-42\r\n", Reply::Integer(-42)),
-            (b"$3\r\na\r\n\r\n", Reply::Bulk(b"a\r\n".to_vec())),
-            (b"$0\r\n\r\n", Reply::Bulk(Vec::new())),
-            (b"$-1\r\n", Reply::Nil),
-            (b"_\r\n", Reply::Nil),
-            (
-                b"*2\r\n+a\r\n*1\r\n:1\r\n",
-                Reply::Array(vec![
-                    Reply::Simple(b"a".to_vec()),
-                    Reply::Array(vec![Reply::Integer(1)]),
-                ]),
-            ),
-        ];
-        for (bytes, want) in cases {
-            assert_eq!(
-                parse(bytes).unwrap(),
-                Some((want, bytes.len())),
-                "{bytes:?}"
-            );
-            // Every proper prefix is incomplete, never an error.
-            for cut in 0..bytes.len() {
-                assert_eq!(
-                    parse(&bytes[..cut]).unwrap(),
-                    None,
-                    "{bytes:?} cut at {cut}"
-                );
-            }
-        }
-        // Pipelined replies come one at a time.
-        let two = b"+OK\r\n$-1\r\n";
-        assert_eq!(
-            parse(two).unwrap(),
-            Some((Reply::Simple(b"OK".to_vec()), 5))
-        );
-        assert_eq!(parse(&two[5..]).unwrap(), Some((Reply::Nil, 5)));
-        assert_eq!(parse(b"*-1\r\n").unwrap(), Some((Reply::Nil, 5)));
-    }
-
-    #[test]
-    fn refuses_what_is_not_resp() {
-        for bad in [
-            &b"OK\r\n"[..],
-            b":x\r\n",
-            b"$-2\r\n",
-            b"$3\r\nabcd\r\n",
-            b"$99999999\r\n",
-            b"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n",
-            b"_x\r\n",
-        ] {
-            assert!(parse(bad).is_err(), "{bad:?}");
-        }
-        let long = [b'+']
-            .into_iter()
-            .chain([b'a'; MAX_REPLY_BYTES + 2])
-            .collect::<Vec<u8>>();
-        assert!(parse(&long).is_err());
-    }
-
-    #[test]
-    fn the_reply_to_set_nx_is_the_cores_answer() {
-        assert_eq!(
-            claim_answer(&Reply::Simple(b"OK".to_vec())),
-            ClaimAnswer::FirstUse
-        );
-        assert_eq!(claim_answer(&Reply::Nil), ClaimAnswer::Used);
-        for other in [
-            Reply::Error(b"OOM command not allowed".to_vec()),
-            Reply::Error(b"NOAUTH".to_vec()),
-            Reply::Simple(b"QUEUED".to_vec()),
-            Reply::Bulk(b"OK".to_vec()),
-            Reply::Integer(1),
-        ] {
-            assert_eq!(claim_answer(&other), ClaimAnswer::Failed, "{other:?}");
-        }
-    }
-
-    #[test]
-    fn commands_are_arrays_of_bulk_strings() {
-        assert_eq!(
-            command(&["SET", "k", "1", "NX", "PX", "30000"]),
-            b"*6\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\n1\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n"
-        );
-    }
-
-    #[test]
-    fn urls() {
-        let e = Endpoint::parse("redis://127.0.0.1:6380/2").unwrap();
-        assert_eq!(
-            (e.host.as_str(), e.port, e.db, &e.user, &e.password),
-            ("127.0.0.1", 6380, 2, &None, &None)
-        );
-        let e = Endpoint::parse("redis://:p%40ss@localhost").unwrap();
-        assert_eq!(
-            (e.port, e.password.as_deref(), e.user.as_deref()),
-            (6379, Some("p@ss"), None)
-        );
-        let e = Endpoint::parse("redis://bob:pw@[::1]:7000").unwrap();
-        assert_eq!(
-            (e.host.as_str(), e.port, e.user.as_deref()),
-            ("::1", 7000, Some("bob"))
-        );
-        assert!(!format!("{e:?}").contains("pw"));
-        for bad in [
-            "rediss://h",
-            "redis://",
-            "redis://h:0",
-            "redis://h:x",
-            "redis://h/x",
-            "redis://h?db=1",
-            "redis://bob@h",
-            "redis://:p%zz@h",
-            "redis://[::1",
-        ] {
-            let e = Endpoint::parse(bad).unwrap_err();
-            assert!(!e.contains(bad), "{bad}: {e}");
-        }
-    }
 
     /// A scripted server on 127.0.0.1: answers each command it reads with
     /// the next reply of `script` (`None`: read it and say nothing).
