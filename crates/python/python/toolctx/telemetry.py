@@ -63,7 +63,7 @@ def _providers() -> bool:
     one registered later gets every verdict from then on)."""
     assert _otel_metrics is not None and _otel_trace is not None
     if _FAST_PROVIDER_CHECK:
-        return not (_otel_metrics_state._METER_PROVIDER is None and _otel_trace._TRACER_PROVIDER is None)  # type: ignore[attr-defined]
+        return not (_otel_metrics_state._METER_PROVIDER is None and _otel_trace._TRACER_PROVIDER is None)
     if _NO_METER_PROVIDER is None:
         return True
     return not (
