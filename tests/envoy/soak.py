@@ -6,7 +6,7 @@ bounded time, watching Envoy's memory.
     ENVOY=... tests/envoy/soak.py [--module] [SECONDS | --minutes M]   (default 300 s)
     scripts/test-hostile soak [SECONDS] [--module]   (installs wrk and Envoy, builds both)
 
-scripts/test-hostile runs a short one (--minutes 0.5 --warmup 10) for
+scripts/test-hostile runs a short one (--minutes 0.25 --warmup 5) for
 each front end; the 5-minute run is by hand.
 
 wrk (Debian's package) drives 127.0.0.1 only, with a Lua script rotating ten
