@@ -73,10 +73,11 @@ check_wheel() { # check_wheel WHEEL PLATFORM_TAG (manylinux_2_17_x86_64, ...)
 
 # The examples as users paste them: every Envoy configuration through
 # `envoy --mode validate` with the real filter loaded in place of
-# /etc/envoy/toolctx_envoy.wasm, and every Kubernetes document against its
+# /etc/envoy/toolctx_envoy.wasm (and the dynamic module from MODULE_DIR), and every Kubernetes document against its
 # schema (tests/release/examples.mjs).
-check_examples() { # check_examples FILTER.wasm
+check_examples() { # check_examples FILTER.wasm [MODULE_DIR]
   ensure_envoy
+  local module_dir="${2:-}"
   local config scratch validated=0
   scratch="$(mktemp -d)"
   for config in "$ROOT"/examples/*/envoy.yaml; do
@@ -84,9 +85,12 @@ check_examples() { # check_examples FILTER.wasm
     local search=""
     if grep -q dynamic_modules "$config"; then
       # The dynamic module: Envoy loads libtoolctx_envoy_module.so from
-      # ENVOY_DYNAMIC_MODULES_SEARCH_PATH (the release build).
-      [ -f "$ROOT/target/envoy/libtoolctx_envoy_module.so" ] || build_envoy_module
-      search="$ROOT/target/envoy"
+      # ENVOY_DYNAMIC_MODULES_SEARCH_PATH (MODULE_DIR, else the release build).
+      if [ -z "$module_dir" ]; then
+        [ -f "$ROOT/target/envoy/libtoolctx_envoy_module.so" ] || build_envoy_module
+        module_dir="$ROOT/target/envoy"
+      fi
+      search="$module_dir"
     elif grep -q toolctx_envoy "$config"; then
       grep -q "$1" "$scratch/envoy.yaml" || { echo "${config#"$ROOT"/}: the filter's path was not swapped in" >&2; return 1; }
     fi
