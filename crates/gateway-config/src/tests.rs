@@ -315,11 +315,14 @@ fn redis_replay_guard_is_for_the_service_only() {
     );
 }
 
-#[test]
-fn check_body_maps_accepted_calls_and_needs_a_store_for_the_guard() {
+/// An accepted call for instance `i` signed with `S1`, token id `jti`, at
+/// `now`: (now, headers, body with `extra_meta` members added to `_meta`).
+type Headers = Vec<(String, Vec<u8>)>;
+
+fn signed_call(jti: &str, extra_meta: &str) -> (u64, Headers, Vec<u8>) {
     let now = 1_767_225_600;
     let claims = format!(
-        r#"{{"iss":"agentarea","aud":"i","iat":{now},"exp":{},"jti":"j-1","protocol":"1","task_id":"t-1","tool_call_id":"c-1","workspace_id":"w","idempotency_key":"t-1:c-1"}}"#,
+        r#"{{"iss":"agentarea","aud":"i","iat":{now},"exp":{},"jti":"{jti}","protocol":"1","task_id":"t-1","tool_call_id":"c-1","workspace_id":"w","idempotency_key":"t-1:c-1"}}"#,
         now + 300
     );
     let token = toolctx_core::sign_compact(
@@ -331,7 +334,16 @@ fn check_body_maps_accepted_calls_and_needs_a_store_for_the_guard() {
         ("content-type".to_string(), b"application/json".to_vec()),
         ("x-agentarea-context".to_string(), token.into_bytes()),
     ];
-    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1","sessionId":"s"}}}"#;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","_meta":{{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1"{extra_meta}}}}}}}"#
+    );
+    (now, headers, body.into_bytes())
+}
+
+#[test]
+fn check_body_maps_accepted_calls_and_needs_a_store_for_the_guard() {
+    let (now, headers, body) = signed_call("j-1", r#","sessionId":"s""#);
+    let body = body.as_slice();
     // What the gateway does with the call under `config`, as text (the
     // decision borrows the settings, which live only inside).
     let run = |config: &str, first_use: Option<ClaimJti<'_>>| {
@@ -466,21 +478,8 @@ fn the_module_reads_envoys_environment_and_takes_redis_but_not_tls() {
 
 #[test]
 fn a_deferred_claim_is_settled_by_the_core() {
-    let now = 1_767_225_600;
-    let claims = format!(
-        r#"{{"iss":"agentarea","aud":"i","iat":{now},"exp":{},"jti":"j-9","protocol":"1","task_id":"t-1","tool_call_id":"c-1","workspace_id":"w","idempotency_key":"t-1:c-1"}}"#,
-        now + 300
-    );
-    let token = toolctx_core::sign_compact(
-        br#"{"alg":"HS256","typ":"JWT"}"#,
-        claims.as_bytes(),
-        S1.as_bytes(),
-    );
-    let headers = vec![
-        ("content-type".to_string(), b"application/json".to_vec()),
-        ("x-agentarea-context".to_string(), token.into_bytes()),
-    ];
-    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"agentarea/protocol":"1","agentarea/task_id":"t-1","agentarea/tool_call_id":"c-1","agentarea/workspace_id":"w","agentarea/idempotency_key":"t-1:c-1"}}}"#;
+    let (now, headers, body) = signed_call("j-9", "");
+    let body = body.as_slice();
     let guarded = r#"{"instance_id":"i","secret_env":["S1"],"headers":{"task_id":"x-task"},"replay_guard":{"slots":4}}"#;
     let s = load_str(guarded).unwrap().settings;
     let pending = |body: &[u8]| {
