@@ -315,10 +315,10 @@ fn redis_replay_guard_is_for_the_service_only() {
     );
 }
 
-/// An accepted call for instance `i` signed with `S1`, token id `jti`, at
-/// `now`: (now, headers, body with `extra_meta` members added to `_meta`).
 type Headers = Vec<(String, Vec<u8>)>;
 
+/// An accepted call for instance `i` signed with `S1`, token id `jti`, at
+/// `now`: (now, headers, body with `extra_meta` members added to `_meta`).
 fn signed_call(jti: &str, extra_meta: &str) -> (u64, Headers, Vec<u8>) {
     let now = 1_767_225_600;
     let claims = format!(
