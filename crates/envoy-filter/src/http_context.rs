@@ -12,19 +12,10 @@ use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Refusal};
 use crate::metrics::Metrics;
 use crate::profile::{self, Phase};
 use crate::reply::{internal_error, send_refusal};
+use crate::settings::request::{self, header};
 use crate::settings::{error_line, refusal_line, Decision, Profile, Settings, Stores};
 use crate::watch::SharedWatch;
 use crate::{host, log, replay};
-
-/// Test builds only: the request header that carries `now` (Unix seconds).
-#[cfg(feature = "test-clock")]
-const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
-
-/// Test builds only: a request carrying this header makes the filter panic,
-/// in `on_http_request_headers` (value `headers`) or in
-/// `on_http_request_body` (value `body`).
-#[cfg(feature = "test-crash")]
-const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
 
 enum State {
     /// Waiting for the request headers.
@@ -70,13 +61,6 @@ impl Drop for Filter {
 /// Request headers borrowed from their block: `(name, value)`.
 type Headers<'b> = Vec<(&'b [u8], &'b [u8])>;
 
-fn find<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u8]> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
-        .map(|(_, v)| *v)
-}
-
 /// The headers of `block` that the core sees: all but those this filter
 /// writes (a caller never sets them).
 fn visible<'b>(settings: &Settings, block: &'b [u8]) -> Option<Headers<'b>> {
@@ -99,7 +83,7 @@ fn take_headers<'b>(settings: &Settings, block: &'b [u8]) -> Result<Headers<'b>,
     #[cfg(feature = "test-crash")]
     crash_if_asked(&headers, "headers");
     for name in settings.removed_headers() {
-        if find(&headers, name).is_some() {
+        if header(&headers, name).is_some() {
             host::remove_request_header(name).map_err(|_| "cannot remove a mapped header")?;
         }
     }
@@ -113,8 +97,11 @@ fn take_headers<'b>(settings: &Settings, block: &'b [u8]) -> Result<Headers<'b>,
 // The one deliberate panic of the crate, only in the test-crash build.
 #[allow(clippy::panic)]
 fn crash_if_asked(headers: &[(&[u8], &[u8])], callback: &str) {
-    if find(headers, TEST_CRASH_HEADER) == Some(callback.as_bytes()) {
-        panic!("test crash in on_http_request_{callback} ({TEST_CRASH_HEADER})");
+    if request::crash_asked(headers, callback) {
+        panic!(
+            "test crash in on_http_request_{callback} ({})",
+            request::TEST_CRASH_HEADER
+        );
     }
 }
 
@@ -139,16 +126,16 @@ impl Filter {
 
     /// The request time: Envoy's clock, or in test builds the test header.
     fn now(&self, headers: &[(&[u8], &[u8])]) -> Option<u64> {
-        #[cfg(feature = "test-clock")]
-        if let Some(v) = find(headers, TEST_NOW_HEADER) {
-            return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
-        }
-        let _ = headers;
-        let t = host::now().ok()?;
-        t.duration_since(UNIX_EPOCH)
-            .ok()
-            .as_ref()
-            .map(Duration::as_secs)
+        request::now(
+            |name| header(headers, name),
+            || {
+                let t = host::now().ok()?;
+                t.duration_since(UNIX_EPOCH)
+                    .ok()
+                    .as_ref()
+                    .map(Duration::as_secs)
+            },
+        )
     }
 
     /// Answers the request with the core's `internal_error` (500) and
@@ -170,7 +157,7 @@ impl Filter {
         headers: &[(&[u8], &[u8])],
     ) -> Action {
         self.state = State::Done;
-        self.metrics.refused(refusal.reason());
+        self.metrics.bump_refused(refusal.reason());
         profile::time(Phase::Logging, || Filter::log_refusal(refusal, headers));
         profile::time(Phase::Refusal, || {
             send_refusal(refusal, settings.include_reason);
@@ -182,7 +169,7 @@ impl Filter {
     fn log_refusal(refusal: &Refusal, headers: &[(&[u8], &[u8])]) {
         log(
             LogLevel::Info,
-            &refusal_line(refusal, find(headers, "x-request-id")),
+            &refusal_line(refusal, header(headers, "x-request-id")),
         );
     }
 
@@ -337,7 +324,7 @@ impl Filter {
             Ok(h) => h,
             Err(why) => return self.fail(why),
         };
-        let method = find(&headers, ":method")
+        let method = header(&headers, ":method")
             .and_then(|m| std::str::from_utf8(m).ok())
             .unwrap_or_default();
         match profile::time(Phase::CoreHeaders, || {

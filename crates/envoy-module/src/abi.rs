@@ -595,7 +595,9 @@ pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
         #[cfg(feature = "bench-profile")]
         let module = module.map(|mut m| {
             // SAFETY: Envoy lends the filter name for this call.
-            m.floor = crate::module::Floor::named(unsafe { lent(name.ptr, name.length) });
+            m.floor = toolctx_gateway_config::Floor::from_filter_name(unsafe {
+                lent(name.ptr, name.length)
+            });
             m
         });
         module

@@ -11,26 +11,15 @@
 
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use toolctx_core::replay::redis::claim_args;
 use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Reason, Refusal};
+use toolctx_gateway_config::request::{self, header};
 use toolctx_gateway_config::{
     error_line, refusal_line, Decision, Deferred, PendingClaim, Profile, Stores,
 };
 
 use crate::module::{Level, Module};
-
-/// Test builds only: the request header that carries `now` (Unix seconds).
-#[cfg(feature = "test-clock")]
-pub const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
-
-/// Test builds only: a request carrying this header makes the module
-/// panic in the request-headers hook (value `headers`), the request-body
-/// hook (value `body`) or the scheduled hook that settles a Redis claim
-/// (value `scheduled`).
-#[cfg(feature = "test-crash")]
-pub const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
 
 /// Request headers borrowed from Envoy: `(name, value)`.
 pub type Headers<'s> = Vec<(&'s [u8], &'s [u8])>;
@@ -136,34 +125,22 @@ impl Default for Filter {
     }
 }
 
-fn find<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u8]> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
-        .map(|(_, v)| *v)
-}
-
 /// Test builds only: panics when the request asks for it in `hook`.
 #[cfg(feature = "test-crash")]
 // The one deliberate panic of the crate, only in the test-crash build.
 #[allow(clippy::panic)]
 fn crash_if_asked(headers: &[(&[u8], &[u8])], hook: &str) {
-    if find(headers, TEST_CRASH_HEADER) == Some(hook.as_bytes()) {
-        panic!("test crash in the request {hook} hook ({TEST_CRASH_HEADER})");
+    if request::crash_asked(headers, hook) {
+        panic!(
+            "test crash in the request {hook} hook ({})",
+            request::TEST_CRASH_HEADER
+        );
     }
 }
 
 /// The request time: the system clock, or in test builds the test header.
 fn now(headers: &[(&[u8], &[u8])]) -> Option<u64> {
-    #[cfg(feature = "test-clock")]
-    if let Some(v) = find(headers, TEST_NOW_HEADER) {
-        return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
-    }
-    let _ = headers;
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_secs())
+    request::now(|name| header(headers, name), request::system_now)
 }
 
 impl Filter {
@@ -189,7 +166,7 @@ impl Filter {
     ) {
         self.state = State::Done;
         if let Some(id) = module.counters.refused(refusal.reason()) {
-            s.bump(id);
+            s.bump(*id);
         }
         s.log(Level::Info, line);
         s.send_response(
@@ -227,7 +204,7 @@ impl Filter {
             let present: Vec<&str> = settings
                 .removed_headers()
                 .iter()
-                .filter(|name| find(&first, name).is_some())
+                .filter(|name| header(&first, name).is_some())
                 .map(String::as_str)
                 .collect();
             let headers = if present.is_empty() {
@@ -246,7 +223,7 @@ impl Filter {
             };
             #[cfg(feature = "test-crash")]
             crash_if_asked(&headers, "headers");
-            let method = find(&headers, ":method")
+            let method = header(&headers, ":method")
                 .and_then(|m| std::str::from_utf8(m).ok())
                 .unwrap_or_default();
             match settings.check_headers(method, &headers) {
@@ -258,7 +235,7 @@ impl Filter {
                 HeadersVerdict::ReadBody(checked) => (Verdict::Hold(checked), None),
                 HeadersVerdict::Pass => (Verdict::Pass, None),
                 HeadersVerdict::Reject(r) => {
-                    let line = refusal_line(&r, find(&headers, "x-request-id"));
+                    let line = refusal_line(&r, header(&headers, "x-request-id"));
                     (
                         Verdict::Decided(Decided::Now(Ok(Decision::Reject(r)))),
                         Some(line),
@@ -473,7 +450,7 @@ impl Filter {
         let line = match &decision {
             Ok(Decision::Reject(r)) => {
                 let headers = s.request_headers();
-                let id = headers.as_deref().and_then(|h| find(h, "x-request-id"));
+                let id = headers.as_deref().and_then(|h| header(h, "x-request-id"));
                 Some(refusal_line(r, id))
             }
             _ => None,
@@ -529,7 +506,7 @@ impl Filter {
         s: &mut (impl Stream + ?Sized),
         end_of_stream: bool,
     ) -> Option<HeadersStatus> {
-        use crate::module::Floor;
+        use toolctx_gateway_config::Floor;
         match module.floor {
             Floor::Full => None,
             Floor::Noop => {
@@ -578,7 +555,7 @@ enum Decided {
 fn line_for(decided: &Decided, headers: &[(&[u8], &[u8])]) -> Option<String> {
     match decided {
         Decided::Now(Ok(Decision::Reject(r))) => {
-            Some(refusal_line(r, find(headers, "x-request-id")))
+            Some(refusal_line(r, header(headers, "x-request-id")))
         }
         _ => None,
     }
