@@ -12,6 +12,9 @@ use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Refusal};
 use crate::metrics::Metrics;
 use crate::profile::{self, Phase};
 use crate::reply::{internal_error, send_refusal};
+#[cfg(feature = "test-crash")]
+use crate::request_headers::crash_if_asked;
+use crate::request_headers::{take_headers, visible};
 use crate::settings::request::{self, header};
 use crate::settings::{error_line, refusal_line, Decision, Profile, Settings, Stores};
 use crate::watch::SharedWatch;
@@ -55,53 +58,6 @@ impl Drop for Filter {
     fn drop(&mut self) {
         self.watch.borrow_mut().done(self.id);
         profile::request_done();
-    }
-}
-
-/// Request headers borrowed from their block: `(name, value)`.
-type Headers<'b> = Vec<(&'b [u8], &'b [u8])>;
-
-/// The headers of `block` that the core sees: all but those this filter
-/// writes (a caller never sets them).
-fn visible<'b>(settings: &Settings, block: &'b [u8]) -> Option<Headers<'b>> {
-    let mut headers = host::pairs(block)?;
-    headers.retain(|(n, _)| !written(settings, n));
-    Some(headers)
-}
-
-fn written(settings: &Settings, name: &[u8]) -> bool {
-    settings
-        .removed_headers()
-        .iter()
-        .any(|w| name.eq_ignore_ascii_case(w.as_bytes()))
-}
-
-/// The headers of `block` that the core sees, after removing from the
-/// request those this filter writes (one host call per name present).
-fn take_headers<'b>(settings: &Settings, block: &'b [u8]) -> Result<Headers<'b>, &'static str> {
-    let mut headers = host::pairs(block).ok_or("cannot read the request headers")?;
-    #[cfg(feature = "test-crash")]
-    crash_if_asked(&headers, "headers");
-    for name in settings.removed_headers() {
-        if header(&headers, name).is_some() {
-            host::remove_request_header(name).map_err(|_| "cannot remove a mapped header")?;
-        }
-    }
-    headers.retain(|(n, _)| !written(settings, n));
-    Ok(headers)
-}
-
-/// Test builds only: panics when the request asks for it in `callback`
-/// (`headers` or `body`), so the tests can watch a VM crash inside Envoy.
-#[cfg(feature = "test-crash")]
-// The one deliberate panic of the crate, only in the test-crash build.
-#[allow(clippy::panic)]
-fn crash_if_asked(headers: &[(&[u8], &[u8])], callback: &str) {
-    if request::crash_asked(headers, callback) {
-        panic!(
-            "test crash in on_http_request_{callback} ({})",
-            request::TEST_CRASH_HEADER
-        );
     }
 }
 

@@ -19,9 +19,10 @@ use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::filter::{BodyStatus, Filter, Headers, HeadersStatus, Resume, Stream};
+use crate::filter::Filter;
 use crate::module::{Level, Module};
 use crate::redis::Log;
+use crate::stream::{BodyStatus, Headers, HeadersStatus, Resume, Stream};
 
 /// `ENVOY_DYNAMIC_MODULES_ABI_VERSION` of Envoy 1.40.0 (Envoy only warns
 /// on a mismatch, so the tests look for its "matched" line).
