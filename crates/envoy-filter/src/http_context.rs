@@ -12,19 +12,13 @@ use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Refusal};
 use crate::metrics::Metrics;
 use crate::profile::{self, Phase};
 use crate::reply::{internal_error, send_refusal};
+#[cfg(feature = "test-crash")]
+use crate::request_headers::crash_if_asked;
+use crate::request_headers::{take_headers, visible};
+use crate::settings::request::{self, header};
 use crate::settings::{error_line, refusal_line, Decision, Profile, Settings, Stores};
 use crate::watch::SharedWatch;
 use crate::{host, log, replay};
-
-/// Test builds only: the request header that carries `now` (Unix seconds).
-#[cfg(feature = "test-clock")]
-const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
-
-/// Test builds only: a request carrying this header makes the filter panic,
-/// in `on_http_request_headers` (value `headers`) or in
-/// `on_http_request_body` (value `body`).
-#[cfg(feature = "test-crash")]
-const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
 
 enum State {
     /// Waiting for the request headers.
@@ -67,57 +61,6 @@ impl Drop for Filter {
     }
 }
 
-/// Request headers borrowed from their block: `(name, value)`.
-type Headers<'b> = Vec<(&'b [u8], &'b [u8])>;
-
-fn find<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u8]> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
-        .map(|(_, v)| *v)
-}
-
-/// The headers of `block` that the core sees: all but those this filter
-/// writes (a caller never sets them).
-fn visible<'b>(settings: &Settings, block: &'b [u8]) -> Option<Headers<'b>> {
-    let mut headers = host::pairs(block)?;
-    headers.retain(|(n, _)| !written(settings, n));
-    Some(headers)
-}
-
-fn written(settings: &Settings, name: &[u8]) -> bool {
-    settings
-        .removed_headers()
-        .iter()
-        .any(|w| name.eq_ignore_ascii_case(w.as_bytes()))
-}
-
-/// The headers of `block` that the core sees, after removing from the
-/// request those this filter writes (one host call per name present).
-fn take_headers<'b>(settings: &Settings, block: &'b [u8]) -> Result<Headers<'b>, &'static str> {
-    let mut headers = host::pairs(block).ok_or("cannot read the request headers")?;
-    #[cfg(feature = "test-crash")]
-    crash_if_asked(&headers, "headers");
-    for name in settings.removed_headers() {
-        if find(&headers, name).is_some() {
-            host::remove_request_header(name).map_err(|_| "cannot remove a mapped header")?;
-        }
-    }
-    headers.retain(|(n, _)| !written(settings, n));
-    Ok(headers)
-}
-
-/// Test builds only: panics when the request asks for it in `callback`
-/// (`headers` or `body`), so the tests can watch a VM crash inside Envoy.
-#[cfg(feature = "test-crash")]
-// The one deliberate panic of the crate, only in the test-crash build.
-#[allow(clippy::panic)]
-fn crash_if_asked(headers: &[(&[u8], &[u8])], callback: &str) {
-    if find(headers, TEST_CRASH_HEADER) == Some(callback.as_bytes()) {
-        panic!("test crash in on_http_request_{callback} ({TEST_CRASH_HEADER})");
-    }
-}
-
 impl Filter {
     pub fn new(
         id: u32,
@@ -139,16 +82,16 @@ impl Filter {
 
     /// The request time: Envoy's clock, or in test builds the test header.
     fn now(&self, headers: &[(&[u8], &[u8])]) -> Option<u64> {
-        #[cfg(feature = "test-clock")]
-        if let Some(v) = find(headers, TEST_NOW_HEADER) {
-            return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
-        }
-        let _ = headers;
-        let t = host::now().ok()?;
-        t.duration_since(UNIX_EPOCH)
-            .ok()
-            .as_ref()
-            .map(Duration::as_secs)
+        request::now(
+            |name| header(headers, name),
+            || {
+                let t = host::now().ok()?;
+                t.duration_since(UNIX_EPOCH)
+                    .ok()
+                    .as_ref()
+                    .map(Duration::as_secs)
+            },
+        )
     }
 
     /// Answers the request with the core's `internal_error` (500) and
@@ -170,7 +113,7 @@ impl Filter {
         headers: &[(&[u8], &[u8])],
     ) -> Action {
         self.state = State::Done;
-        self.metrics.refused(refusal.reason());
+        self.metrics.bump_refused(refusal.reason());
         profile::time(Phase::Logging, || Filter::log_refusal(refusal, headers));
         profile::time(Phase::Refusal, || {
             send_refusal(refusal, settings.include_reason);
@@ -182,7 +125,7 @@ impl Filter {
     fn log_refusal(refusal: &Refusal, headers: &[(&[u8], &[u8])]) {
         log(
             LogLevel::Info,
-            &refusal_line(refusal, find(headers, "x-request-id")),
+            &refusal_line(refusal, header(headers, "x-request-id")),
         );
     }
 
@@ -337,7 +280,7 @@ impl Filter {
             Ok(h) => h,
             Err(why) => return self.fail(why),
         };
-        let method = find(&headers, ":method")
+        let method = header(&headers, ":method")
             .and_then(|m| std::str::from_utf8(m).ok())
             .unwrap_or_default();
         match profile::time(Phase::CoreHeaders, || {

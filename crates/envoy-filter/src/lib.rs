@@ -13,6 +13,7 @@ mod metrics;
 mod profile;
 pub mod replay;
 mod reply;
+mod request_headers;
 mod root_context;
 /// The plugin configuration (shared with the ext_authz service).
 pub use toolctx_gateway_config as settings;

@@ -7,18 +7,9 @@
 
 /// What the filter does with a request in a bench-profile build, from the
 /// VM's environment variable `TOOLCTX_BENCH_FLOOR` (read at configuration):
-/// the floors under the filter's cost, measured by `bench/envoy.sh profile`.
+/// the gateways' one `Floor`.
 #[cfg(feature = "bench-profile")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Floor {
-    /// Everything (the default): the filter as it ships, timed.
-    Full,
-    /// `noop`: continue at the headers without a host call.
-    Noop,
-    /// `hold`: read the headers, hold the request, read the whole body,
-    /// continue; no core, no header, no counter.
-    Hold,
-}
+pub use toolctx_gateway_config::Floor;
 
 /// The parts of a request timed apart.
 #[derive(Debug, Clone, Copy)]
@@ -96,11 +87,8 @@ mod on {
     }
 
     pub fn configure_floor() {
-        let floor = match std::env::var("TOOLCTX_BENCH_FLOOR").as_deref() {
-            Ok("noop") => super::Floor::Noop,
-            Ok("hold") => super::Floor::Hold,
-            _ => super::Floor::Full,
-        };
+        let floor = std::env::var(toolctx_gateway_config::FLOOR_ENV)
+            .map_or(super::Floor::Full, |v| super::Floor::named(v.as_bytes()));
         FLOOR.with(|f| f.set(floor));
     }
 

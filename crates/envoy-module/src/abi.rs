@@ -19,9 +19,10 @@ use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::filter::{BodyStatus, Filter, Headers, HeadersStatus, Resume, Stream};
+use crate::filter::Filter;
 use crate::module::{Level, Module};
 use crate::redis::Log;
+use crate::stream::{BodyStatus, Headers, HeadersStatus, Resume, Stream};
 
 /// `ENVOY_DYNAMIC_MODULES_ABI_VERSION` of Envoy 1.40.0 (Envoy only warns
 /// on a mismatch, so the tests look for its "matched" line).
@@ -595,7 +596,9 @@ pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
         #[cfg(feature = "bench-profile")]
         let module = module.map(|mut m| {
             // SAFETY: Envoy lends the filter name for this call.
-            m.floor = crate::module::Floor::named(unsafe { lent(name.ptr, name.length) });
+            m.floor = toolctx_gateway_config::Floor::from_filter_name(unsafe {
+                lent(name.ptr, name.length)
+            });
             m
         });
         module

@@ -9,89 +9,18 @@
 //! scheduler brings the stream back to its worker thread. Written against
 //! [`Stream`], so the tests drive it without Envoy.
 
-use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use toolctx_core::replay::redis::claim_args;
 use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Reason, Refusal};
-use toolctx_gateway_config::{
-    error_line, refusal_line, Decision, Deferred, PendingClaim, Profile, Stores,
-};
-
-use crate::module::{Level, Module};
-
-/// Test builds only: the request header that carries `now` (Unix seconds).
-#[cfg(feature = "test-clock")]
-pub const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
-
-/// Test builds only: a request carrying this header makes the module
-/// panic in the request-headers hook (value `headers`), the request-body
-/// hook (value `body`) or the scheduled hook that settles a Redis claim
-/// (value `scheduled`).
 #[cfg(feature = "test-crash")]
-pub const TEST_CRASH_HEADER: &str = "x-toolctx-test-crash";
+use toolctx_gateway_config::request;
+use toolctx_gateway_config::request::header;
+use toolctx_gateway_config::{error_line, refusal_line, Decision, PendingClaim};
 
-/// Request headers borrowed from Envoy: `(name, value)`.
-pub type Headers<'s> = Vec<(&'s [u8], &'s [u8])>;
-
-/// What a hook can ask of Envoy for the current stream. Reads borrow the
-/// stream, writes take it mutably: Envoy's header and body memory is only
-/// valid until the hook returns or the headers are changed, and the borrow
-/// checker keeps every borrowed slice inside that window.
-pub trait Stream {
-    /// Every request header, in order, duplicates kept; `None` when Envoy
-    /// cannot give them.
-    fn request_headers(&self) -> Option<Headers<'_>>;
-    /// Removes every copy of the header `name` (lower case).
-    fn remove_request_header(&mut self, name: &str) -> bool;
-    /// Adds the header `name: value`.
-    fn add_request_header(&mut self, name: &str, value: &str) -> bool;
-    /// The request body received so far (buffered and just received).
-    fn body_size(&self) -> usize;
-    /// Its first `max` bytes: borrowed when Envoy holds them in one
-    /// chunk, copied together otherwise. `None` when Envoy cannot give them.
-    fn request_body(&self, max: usize) -> Option<Cow<'_, [u8]>>;
-    /// Answers the request locally (`application/json`).
-    fn send_response(&mut self, status: u16, body: &[u8]);
-    /// Adds one to a counter defined for this configuration.
-    fn bump(&mut self, counter: usize);
-    fn log(&self, level: Level, message: &str);
-    /// A handle that brings this stream back to its worker thread from any
-    /// thread (Envoy's scheduler): Envoy then calls the scheduled hook,
-    /// which calls [`Filter::on_claim_answered`]. `None` when Envoy cannot
-    /// give one.
-    fn resumer(&mut self) -> Option<Box<dyn Resume>>;
-    /// Lets a held request go on (Envoy's `continue_decoding`).
-    fn continue_request(&mut self);
-}
-
-/// Wakes a held stream on its worker thread; called once, from any thread.
-/// A stream reset meanwhile is not woken (Envoy's scheduler forgets it).
-pub trait Resume: Send {
-    fn resume(self: Box<Self>);
-}
-
-/// What the request-headers hook tells Envoy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HeadersStatus {
-    Continue,
-    /// Hold the headers (the body is awaited, or a local reply was sent).
-    Stop,
-}
-
-/// What the request-body hook tells Envoy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyStatus {
-    Continue,
-    /// Buffer the body and call again with more.
-    Buffer,
-    /// A local reply was sent: go no further.
-    Stop,
-    /// Hold the body (buffered) while the replay claim is in flight; the
-    /// scheduled hook resumes or answers the request.
-    Wait,
-}
+use crate::decide::{decide, line_for, Decided};
+use crate::module::{Level, Module};
+use crate::stream::{BodyStatus, HeadersStatus, Stream};
 
 /// What a request does once its checks came to something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,34 +65,17 @@ impl Default for Filter {
     }
 }
 
-fn find<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u8]> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
-        .map(|(_, v)| *v)
-}
-
 /// Test builds only: panics when the request asks for it in `hook`.
 #[cfg(feature = "test-crash")]
 // The one deliberate panic of the crate, only in the test-crash build.
 #[allow(clippy::panic)]
 fn crash_if_asked(headers: &[(&[u8], &[u8])], hook: &str) {
-    if find(headers, TEST_CRASH_HEADER) == Some(hook.as_bytes()) {
-        panic!("test crash in the request {hook} hook ({TEST_CRASH_HEADER})");
+    if request::crash_asked(headers, hook) {
+        panic!(
+            "test crash in the request {hook} hook ({})",
+            request::TEST_CRASH_HEADER
+        );
     }
-}
-
-/// The request time: the system clock, or in test builds the test header.
-fn now(headers: &[(&[u8], &[u8])]) -> Option<u64> {
-    #[cfg(feature = "test-clock")]
-    if let Some(v) = find(headers, TEST_NOW_HEADER) {
-        return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
-    }
-    let _ = headers;
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_secs())
 }
 
 impl Filter {
@@ -189,7 +101,7 @@ impl Filter {
     ) {
         self.state = State::Done;
         if let Some(id) = module.counters.refused(refusal.reason()) {
-            s.bump(id);
+            s.bump(*id);
         }
         s.log(Level::Info, line);
         s.send_response(
@@ -227,7 +139,7 @@ impl Filter {
             let present: Vec<&str> = settings
                 .removed_headers()
                 .iter()
-                .filter(|name| find(&first, name).is_some())
+                .filter(|name| header(&first, name).is_some())
                 .map(String::as_str)
                 .collect();
             let headers = if present.is_empty() {
@@ -246,7 +158,7 @@ impl Filter {
             };
             #[cfg(feature = "test-crash")]
             crash_if_asked(&headers, "headers");
-            let method = find(&headers, ":method")
+            let method = header(&headers, ":method")
                 .and_then(|m| std::str::from_utf8(m).ok())
                 .unwrap_or_default();
             match settings.check_headers(method, &headers) {
@@ -258,7 +170,7 @@ impl Filter {
                 HeadersVerdict::ReadBody(checked) => (Verdict::Hold(checked), None),
                 HeadersVerdict::Pass => (Verdict::Pass, None),
                 HeadersVerdict::Reject(r) => {
-                    let line = refusal_line(&r, find(&headers, "x-request-id"));
+                    let line = refusal_line(&r, header(&headers, "x-request-id"));
                     (
                         Verdict::Decided(Decided::Now(Ok(Decision::Reject(r)))),
                         Some(line),
@@ -473,7 +385,7 @@ impl Filter {
         let line = match &decision {
             Ok(Decision::Reject(r)) => {
                 let headers = s.request_headers();
-                let id = headers.as_deref().and_then(|h| find(h, "x-request-id"));
+                let id = headers.as_deref().and_then(|h| header(h, "x-request-id"));
                 Some(refusal_line(r, id))
             }
             _ => None,
@@ -529,7 +441,7 @@ impl Filter {
         s: &mut (impl Stream + ?Sized),
         end_of_stream: bool,
     ) -> Option<HeadersStatus> {
-        use crate::module::Floor;
+        use toolctx_gateway_config::Floor;
         match module.floor {
             Floor::Full => None,
             Floor::Noop => {
@@ -564,74 +476,4 @@ enum Verdict {
     Pass,
     Hold(Checked),
     Decided(Decided),
-}
-
-/// What the checks after the headers' came to.
-enum Decided {
-    Now(Result<Decision, String>),
-    /// An accepted call to claim in Redis first, checked at Unix second `now`.
-    Claim(PendingClaim, u64),
-}
-
-/// The log line of a refusal (it names the request id, which is read
-/// while the headers are borrowed).
-fn line_for(decided: &Decided, headers: &[(&[u8], &[u8])]) -> Option<String> {
-    match decided {
-        Decided::Now(Ok(Decision::Reject(r))) => {
-            Some(refusal_line(r, find(headers, "x-request-id")))
-        }
-        _ => None,
-    }
-}
-
-/// The checks after the headers' on a complete (or over-limit) body, with
-/// this process's replay table and nonce cache, or with the claim for Redis
-/// left to send.
-fn decide(module: &Module, checked: Checked, headers: &[(&[u8], &[u8])], body: &[u8]) -> Decided {
-    let Some(now) = now(headers) else {
-        return Decided::Now(Err("no clock".into()));
-    };
-    if module.redis.is_some() {
-        return match module
-            .settings
-            .check_body_deferred(checked, headers, body, now)
-        {
-            Ok(Deferred::Claim(pending)) => Decided::Claim(pending, now),
-            Ok(Deferred::Decided(d)) => Decided::Now(Ok(d)),
-            Err(why) => Decided::Now(Err(why)),
-        };
-    }
-    Decided::Now(decide_now(module, checked, headers, body, now))
-}
-
-fn decide_now(
-    module: &Module,
-    checked: Checked,
-    headers: &[(&[u8], &[u8])],
-    body: &[u8],
-    now: u64,
-) -> Result<Decision, String> {
-    let settings = &module.settings;
-    let guarded = match &settings.profile {
-        Profile::AgentArea { replay, .. } => replay.is_some(),
-        #[cfg(feature = "aivax")]
-        Profile::Aivax { .. } => false,
-    };
-    // The table answers; what its answer means is the core's rule.
-    let mut claim = match (guarded, &module.replay) {
-        (true, Some(table)) => Some(move |jti: &str, until: u64| table.first_use(jti, until, now)),
-        _ => None,
-    };
-    #[cfg(feature = "aivax")]
-    let mut nonces = match module.nonces.as_ref().map(|n| n.lock()) {
-        None => None,
-        Some(Ok(guard)) => Some(guard),
-        Some(Err(_)) => return Err("the nonce cache is poisoned".into()),
-    };
-    let stores = Stores {
-        first_use: claim.as_mut().map(|c| c as _),
-        #[cfg(feature = "aivax")]
-        nonces: nonces.as_deref_mut(),
-    };
-    settings.check_body(checked, headers, body, now, stores)
 }

@@ -6,10 +6,12 @@
 #[cfg(not(test))]
 #[allow(unsafe_code)]
 mod abi;
+mod decide;
 pub mod filter;
 pub mod module;
 pub mod redis;
 pub mod replay;
+pub mod stream;
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,7 @@
 #![forbid(unsafe_code)]
 //! One filter configuration (`filter_config` of an
 //! `envoy.filters.http.dynamic_modules` stanza): the settings, the counter
-//! ids and the stores, built once on Envoy's main thread and read by every
+//! ids (the gateways' one set, `toolctx_gateway_config::Counters`) and the stores, built once on Envoy's main thread and read by every
 //! worker thread.
 
 #[cfg(feature = "aivax")]
@@ -9,9 +9,10 @@ use std::sync::Mutex;
 
 #[cfg(feature = "aivax")]
 use toolctx_core::aivax::NonceCache;
-use toolctx_core::Reason;
+#[cfg(feature = "bench-profile")]
+use toolctx_gateway_config::Floor;
 use toolctx_gateway_config::{
-    counters, load_for, Host, Profile, ReplayGuard, Settings, REDIS_TIMEOUT,
+    load_for, Counters, Host, Profile, ReplayGuard, Settings, REDIS_TIMEOUT,
 };
 
 use crate::redis::{Endpoint, Log, RedisGuard};
@@ -26,67 +27,12 @@ pub enum Level {
     Critical,
 }
 
-/// Counter ids Envoy handed out for this configuration.
-#[derive(Debug)]
-pub struct Counters {
-    pub passed: usize,
-    pub accepted: usize,
-    pub errors: usize,
-    /// One per [`Reason::ALL`], same order.
-    refused: Vec<usize>,
-}
-
-impl Counters {
-    /// Defines every counter with `define` (Envoy's `define_counter`).
-    pub fn define(
-        define: &mut dyn FnMut(&str) -> Result<usize, String>,
-    ) -> Result<Counters, String> {
-        Ok(Counters {
-            passed: define(counters::PASSED)?,
-            accepted: define(counters::ACCEPTED)?,
-            errors: define(counters::ERRORS)?,
-            refused: Reason::ALL
-                .iter()
-                .map(|r| define(&counters::refused(*r)))
-                .collect::<Result<_, _>>()?,
-        })
-    }
-
-    pub fn refused(&self, reason: Reason) -> Option<usize> {
-        let i = Reason::ALL.iter().position(|r| *r == reason)?;
-        self.refused.get(i).copied()
-    }
-}
-
-/// Bench-profile builds only: what the stream does instead of deciding.
-#[cfg(feature = "bench-profile")]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Floor {
-    /// Decide (the module as it ships).
-    Full,
-    /// Continue at the headers, touching nothing.
-    Noop,
-    /// Read the headers, hold the request, read the whole body, continue.
-    Hold,
-}
-
-#[cfg(feature = "bench-profile")]
-impl Floor {
-    /// From the stanza's `filter_name`.
-    pub fn named(filter_name: &[u8]) -> Floor {
-        match filter_name {
-            b"toolctx-floor-noop" => Floor::Noop,
-            b"toolctx-floor-hold" => Floor::Hold,
-            _ => Floor::Full,
-        }
-    }
-}
-
 /// A loaded configuration, shared by every worker thread.
 #[derive(Debug)]
 pub struct Module {
     pub settings: Settings,
-    pub counters: Counters,
+    /// Counter ids Envoy handed out for this configuration.
+    pub counters: Counters<usize>,
     /// The replay guard's table, when `replay_guard` is `{"slots": ...}`.
     pub replay: Option<SharedReplay>,
     /// The fleet's replay guard in Redis, when `replay_guard` is
@@ -95,6 +41,8 @@ pub struct Module {
     /// The AIVAX nonces verified in this process (`nonce_cache`).
     #[cfg(feature = "aivax")]
     pub nonces: Option<Mutex<NonceCache>>,
+    /// Bench-profile builds only: what the stream does instead of deciding
+    /// (from the stanza's `filter_name`).
     #[cfg(feature = "bench-profile")]
     pub floor: Floor,
 }

@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::filter::{BodyStatus, Filter, Headers, HeadersStatus, Resume, Stream};
+use crate::filter::Filter;
 use crate::module::{Level, Module};
 use crate::redis::Log;
+use crate::stream::{BodyStatus, Headers, HeadersStatus, Resume, Stream};
 
 const SECRET: &str = "0123456789abcdef0123456789abcdef-module";
 

@@ -9,10 +9,6 @@ use toolctx_core::TOKEN_HEADER;
 /// `max_request_bytes`, with `allow_partial_message: true`).
 pub const PARTIAL_BODY_HEADER: &str = "x-envoy-auth-partial-body";
 
-/// Test builds only: the request header that carries `now` (Unix seconds).
-#[cfg(feature = "test-clock")]
-pub const TEST_NOW_HEADER: &str = "x-toolctx-test-now";
-
 /// One HTTP request as the core reads it.
 #[derive(Debug, Default)]
 pub struct Request {

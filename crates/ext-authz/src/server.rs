@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use envoy_types::ext_authz::v3::pb::{
     Authorization, AuthorizationServer, CheckRequest, CheckResponse,
@@ -12,6 +12,7 @@ use envoy_types::ext_authz::v3::pb::{
 use tokio::sync::{Notify, Semaphore};
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::Server;
+use toolctx_gateway_config::request as gateway_request;
 use toolctx_gateway_config::{
     error_line, load_for, printable, refusal_line, Host, Settings, MAX_LOGGED_ID,
 };
@@ -64,15 +65,7 @@ pub struct Service(Arc<Inner>);
 
 /// The request time: the service's clock, or in test builds the test header.
 fn now(req: &Request) -> Option<u64> {
-    #[cfg(feature = "test-clock")]
-    if let Some(v) = req.header(request::TEST_NOW_HEADER) {
-        return std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
-    }
-    let _ = req;
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_secs())
+    gateway_request::now(|name| req.header(name), gateway_request::system_now)
 }
 
 impl Inner {

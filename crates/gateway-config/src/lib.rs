@@ -2,12 +2,18 @@
 #![forbid(unsafe_code)]
 
 pub mod counters;
+#[cfg(feature = "bench-profile")]
+mod floor;
 mod headers;
 mod host;
 mod load;
 mod replay;
+pub mod request;
 mod settings;
 
+pub use counters::Counters;
+#[cfg(feature = "bench-profile")]
+pub use floor::{Floor, FLOOR_ENV};
 pub use host::Host;
 pub use load::{load, load_for, Loaded};
 #[cfg(feature = "redis")]

@@ -531,3 +531,76 @@ fn a_deferred_claim_is_settled_by_the_core() {
         .check_body_deferred(checked, &headers, body, now)
         .is_err());
 }
+
+#[test]
+fn counters_are_defined_once_each_and_found_by_reason() {
+    use toolctx_core::Reason;
+    let mut names = Vec::new();
+    let ids = crate::Counters::define(|name| {
+        names.push(name.to_string());
+        Ok::<usize, String>(names.len() - 1)
+    })
+    .unwrap();
+    assert_eq!(names.len(), 3 + Reason::ALL.len());
+    assert_eq!((ids.passed, ids.accepted, ids.errors), (0, 1, 2));
+    for (i, reason) in Reason::ALL.iter().enumerate() {
+        let id = *ids.refused(*reason).unwrap();
+        assert_eq!(id, 3 + i);
+        assert_eq!(names[id], counters::refused(*reason));
+    }
+    let pairs: Vec<_> = ids.each_refused().map(|(r, id)| (r, *id)).collect();
+    assert_eq!(pairs.len(), Reason::ALL.len());
+    // A failed definition stops there.
+    let failed = crate::Counters::define(|name| {
+        if name == counters::ACCEPTED {
+            Err("no")
+        } else {
+            Ok(0u32)
+        }
+    });
+    assert_eq!(failed.unwrap_err(), "no");
+    // Before a host defined them: no refusal counter at all.
+    assert!(crate::Counters::<u32>::default()
+        .refused(Reason::TokenExpired)
+        .is_none());
+    assert_eq!(
+        counters::prometheus(&counters::refused(Reason::TokenExpired)),
+        "toolctx_refused_token_expired"
+    );
+}
+
+#[test]
+fn the_request_time_is_the_gateways_clock_unless_a_test_build_reads_the_header() {
+    use crate::request::{header, now};
+    let headers: [(&[u8], &[u8]); 2] = [
+        (b"X-Toolctx-Test-Now", b"1700000000"),
+        (b":method", b"POST"),
+    ];
+    assert_eq!(header(&headers, ":METHOD"), Some(&b"POST"[..]));
+    assert_eq!(header(&headers, "x-other"), None);
+    let at = now(|name| header(&headers, name), || Some(42));
+    #[cfg(feature = "test-clock")]
+    {
+        assert_eq!(crate::request::TEST_NOW_HEADER, "x-toolctx-test-now");
+        assert_eq!(at, Some(1_700_000_000));
+        let bad: [(&[u8], &[u8]); 1] = [(b"x-toolctx-test-now", b"soon")];
+        assert_eq!(now(|name| header(&bad, name), || Some(42)), None);
+    }
+    #[cfg(not(feature = "test-clock"))]
+    assert_eq!(at, Some(42));
+    assert_eq!(now(|_| None, || Some(42)), Some(42));
+    assert!(crate::request::system_now().is_some_and(|t| t > 1_700_000_000));
+}
+
+#[cfg(feature = "bench-profile")]
+#[test]
+fn floors_are_named_as_the_bench_names_them() {
+    use crate::Floor;
+    assert_eq!(Floor::named(b"noop"), Floor::Noop);
+    assert_eq!(Floor::named(b"hold"), Floor::Hold);
+    assert_eq!(Floor::named(b""), Floor::Full);
+    assert_eq!(Floor::from_filter_name(b"toolctx-floor-noop"), Floor::Noop);
+    assert_eq!(Floor::from_filter_name(b"toolctx-floor-hold"), Floor::Hold);
+    assert_eq!(Floor::from_filter_name(b"hold"), Floor::Full);
+    assert_eq!(Floor::from_filter_name(b"toolctx"), Floor::Full);
+}

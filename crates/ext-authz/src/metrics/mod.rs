@@ -1,25 +1,29 @@
-//! The service's metrics and a small HTTP endpoint for Prometheus: the
-//! names every front end shares (`toolctx_core::telemetry`),
-//! `toolctx_verdicts_total{outcome,reason}` and the histogram
-//! `toolctx_check_duration_seconds{outcome}`, and the counters the service
-//! had before them, kept as aliases for dashboards and alerts that use
-//! them: `toolctx_passed`, `toolctx_accepted`, `toolctx_errors`,
+//! The service's metrics: the names every front end shares
+//! (`toolctx_core::telemetry`), `toolctx_verdicts_total{outcome,reason}`
+//! and the histogram `toolctx_check_duration_seconds{outcome}`, and the
+//! counters the service had before them, kept as aliases for dashboards
+//! and alerts that use them: the gateways' counters
+//! (`toolctx_gateway_config::Counters`) in Prometheus form,
+//! `toolctx_passed`, `toolctx_accepted`, `toolctx_errors`,
 //! `toolctx_refused_<reason>` (how Envoy's `/stats/prometheus` shows the
-//! filter's `toolctx.refused.<reason>`).
+//! filter's `toolctx.refused.<reason>`). Served by [`endpoint`].
+
+mod endpoint;
+mod histogram;
 
 use std::fmt::Write as _;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use toolctx_core::telemetry::{
     DURATION_BUCKETS_S, OUTCOMES, PROMETHEUS_CHECK_DURATION, PROMETHEUS_OUTCOME, PROMETHEUS_REASON,
     PROMETHEUS_VERDICTS,
 };
 use toolctx_core::Reason;
+use toolctx_gateway_config::counters::{self, Counters};
+
+pub use endpoint::{bind, serve};
+use histogram::Histogram;
 
 /// A request's verdict as the service counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,48 +46,9 @@ impl Counted {
     }
 }
 
-/// A Prometheus histogram over [`DURATION_BUCKETS_S`].
-#[derive(Debug)]
-struct Histogram {
-    /// Observations at most each bound (not cumulative; summed on render).
-    buckets: Vec<AtomicU64>,
-    count: AtomicU64,
-    sum_ns: AtomicU64,
-}
-
-impl Default for Histogram {
-    fn default() -> Histogram {
-        Histogram {
-            buckets: DURATION_BUCKETS_S
-                .iter()
-                .map(|_| AtomicU64::new(0))
-                .collect(),
-            count: AtomicU64::new(0),
-            sum_ns: AtomicU64::new(0),
-        }
-    }
-}
-
-impl Histogram {
-    fn observe(&self, took: Duration) {
-        let seconds = took.as_secs_f64();
-        let i = DURATION_BUCKETS_S.iter().position(|b| seconds <= *b);
-        if let Some(b) = i.and_then(|i| self.buckets.get(i)) {
-            b.fetch_add(1, Ordering::Relaxed);
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.sum_ns.fetch_add(ns, Ordering::Relaxed);
-    }
-}
-
 #[derive(Debug)]
 pub struct Metrics {
-    passed: AtomicU64,
-    accepted: AtomicU64,
-    errors: AtomicU64,
-    /// One per [`Reason::ALL`], same order.
-    refused: Vec<AtomicU64>,
+    counts: Counters<AtomicU64>,
     /// One per [`OUTCOMES`], same order.
     durations: Vec<Histogram>,
 }
@@ -91,10 +56,7 @@ pub struct Metrics {
 impl Default for Metrics {
     fn default() -> Metrics {
         Metrics {
-            passed: AtomicU64::new(0),
-            accepted: AtomicU64::new(0),
-            errors: AtomicU64::new(0),
-            refused: Reason::ALL.iter().map(|_| AtomicU64::new(0)).collect(),
+            counts: Counters::new(|_| AtomicU64::new(0)),
             durations: OUTCOMES.iter().map(|_| Histogram::default()).collect(),
         }
     }
@@ -104,18 +66,16 @@ impl Metrics {
     /// Counts one request's verdict, which took `took` from the start of
     /// its check.
     pub fn record(&self, verdict: Counted, took: Duration) {
-        match verdict {
-            Counted::Pass => self.passed.fetch_add(1, Ordering::Relaxed),
-            Counted::Accept => self.accepted.fetch_add(1, Ordering::Relaxed),
-            Counted::Error => self.errors.fetch_add(1, Ordering::Relaxed),
-            Counted::Refuse(reason) => {
-                let i = Reason::ALL.iter().position(|r| *r == reason);
-                match i.and_then(|i| self.refused.get(i)) {
-                    Some(c) => c.fetch_add(1, Ordering::Relaxed),
-                    None => 0,
-                }
-            }
+        let c = &self.counts;
+        let counter = match verdict {
+            Counted::Pass => Some(&c.passed),
+            Counted::Accept => Some(&c.accepted),
+            Counted::Error => Some(&c.errors),
+            Counted::Refuse(reason) => c.refused(reason),
         };
+        if let Some(counter) = counter {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(h) = self.durations.get(verdict.outcome()) {
             h.observe(took);
         }
@@ -147,13 +107,17 @@ impl Metrics {
         let _ = writeln!(
             out,
             "{name}{{{o}=\"accept\"}} {}",
-            Self::value(&self.accepted)
+            Self::value(&self.counts.accepted)
         );
-        let _ = writeln!(out, "{name}{{{o}=\"pass\"}} {}", Self::value(&self.passed));
-        for (reason, value) in Reason::ALL.iter().zip(&self.refused) {
+        let _ = writeln!(
+            out,
+            "{name}{{{o}=\"pass\"}} {}",
+            Self::value(&self.counts.passed)
+        );
+        for (reason, value) in self.counts.each_refused() {
             let mut n = Self::value(value);
-            if *reason == Reason::InternalError {
-                n += Self::value(&self.errors);
+            if reason == Reason::InternalError {
+                n += Self::value(&self.counts.errors);
             }
             let _ = writeln!(
                 out,
@@ -198,77 +162,30 @@ impl Metrics {
             let _ = writeln!(out, "# TYPE {name} counter");
             let _ = writeln!(out, "{name} {}", Self::value(value));
         };
+        let c = &self.counts;
         counter(
-            "toolctx_passed",
+            &counters::prometheus(counters::PASSED),
             "Alias of toolctx_verdicts_total{outcome=\"pass\"}.",
-            &self.passed,
+            &c.passed,
         );
         counter(
-            "toolctx_accepted",
+            &counters::prometheus(counters::ACCEPTED),
             "Alias of toolctx_verdicts_total{outcome=\"accept\"}.",
-            &self.accepted,
+            &c.accepted,
         );
         counter(
-            "toolctx_errors",
+            &counters::prometheus(counters::ERRORS),
             "Requests the service could not judge, refused with internal_error.",
-            &self.errors,
+            &c.errors,
         );
-        for (reason, value) in Reason::ALL.iter().zip(&self.refused) {
+        for (reason, value) in c.each_refused() {
             counter(
-                &format!("toolctx_refused_{}", reason.as_str()),
+                &counters::prometheus(&counters::refused(reason)),
                 "Requests refused for this reason (the core's refusals).",
                 value,
             );
         }
     }
-}
-
-/// Serves `GET /metrics` on `listener` until the task is dropped.
-pub async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            // Out of descriptors, say: try again shortly rather than spin.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            continue;
-        };
-        let metrics = Arc::clone(&metrics);
-        tokio::spawn(async move {
-            let _ = tokio::time::timeout(Duration::from_secs(5), answer(stream, &metrics)).await;
-        });
-    }
-}
-
-/// Binds the metrics endpoint.
-pub async fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr} for metrics: {e}"))
-}
-
-async fn answer(mut stream: TcpStream, metrics: &Metrics) -> std::io::Result<()> {
-    // The request head only, bounded; no body is expected.
-    let mut head = Vec::with_capacity(1024);
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 8192 {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(buf.get(..n).unwrap_or_default());
-    }
-    let line = head.split(|&b| b == b'\r').next().unwrap_or_default();
-    let (status, body) = if line.starts_with(b"GET /metrics ") || line == b"GET /metrics" {
-        ("200 OK", metrics.prometheus())
-    } else {
-        ("404 Not Found", "not found: GET /metrics\n".to_string())
-    };
-    let reply = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: text/plain; version=0.0.4\r\ncontent-length: {}\r\n\
-         connection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(reply.as_bytes()).await?;
-    stream.shutdown().await
 }
 
 #[cfg(test)]
