@@ -151,8 +151,261 @@ def idempotency_store_keys():
     return out
 
 
+def utf16_key(name):
+    """A member name as its UTF-16 code units (RFC 8785's sort order)."""
+    return name.encode("utf-16-be")
+
+
+def jcs_number(text):
+    """RFC 8785 for the numbers these cases use: integers below 2**53 and
+    decimals whose shortest double form Python's repr already prints as
+    ECMAScript does (checked by the self-check's own writer)."""
+    f = float(text)
+    if f == int(f) and abs(f) < 2 ** 53:
+        return str(int(f))
+    r = repr(f)
+    assert "e" not in r, "keep the cases to plain decimals"
+    return r
+
+
+def jcs(v):
+    if isinstance(v, Num):
+        return jcs_number(v)
+    if isinstance(v, dict):
+        return "{" + ",".join(escape(k) + ":" + jcs(v[k]) for k in sorted(v, key=utf16_key)) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(jcs(x) for x in v) + "]"
+    return compact(v)
+
+
+def idempotency_argument_hashes():
+    rows = [
+        ("empty object", "{}"),
+        ("member order does not matter", '{"b": 2, "a": 1}'),
+        ("same members, the other order", '{"a":1,"b":2}'),
+        ("whitespace does not matter", ' {\n "a" : 1 ,\t"b":2 } '),
+        ("1.0 is 1", '{"n": 1.0, "m": -0, "k": 10.50}'),
+        ("nested and arrays", '{"q": {"z": [3, 2, {"y": null, "x": true}], "a": false}, "p": "s"}'),
+        ("unicode and escapes", r'{"t": "caf\u00e9 \u2603 \ud83d\ude00", "e": "a\"b\\c\nd\u0001"}'),
+        ("names sorted by UTF-16 code units", r'{"\ud83d\ude00": 1, "\uff61": 2, "a": 3, "B": 4}'),
+        ("a string is hashed too", '"just text"'),
+        ("empty string member kept", '{"a": "", "b": null}'),
+    ]
+    out = []
+    for name, text in rows:
+        canonical = jcs(loads(text))
+        out.append(case("argument hash: " + name, "idempotency.argument_hash",
+                        {"arguments_json": text},
+                        {"canonical": canonical,
+                         "hash": hashlib.sha256(canonical.encode("utf-8")).hexdigest()}))
+    for name, text in [("not JSON", "{a: 1}"), ("duplicate member", '{"a": 1, "a": 2}'),
+                       ("number out of the double range", '{"n": 1e400}')]:
+        out.append(case("argument hash refused: " + name, "idempotency.argument_hash",
+                        {"arguments_json": text}, {"error": True}))
+    return out
+
+
+HASH_A = hashlib.sha256(b'{"x":1}').hexdigest()
+HASH_B = hashlib.sha256(b'{"x":2}').hexdigest()
+OWNER = "6f1c2a64-5d9e-4b7a-9c1e-0a2b3c4d5e6f"
+
+RESULTS = [
+    ("plain result", '{"content":[{"type":"text","text":"ok"}]}'),
+    ("result with _meta", '{"content":[],"_meta":{"trace":"t-1","n":2}}'),
+    ("result with _meta first and spacing",
+     '{ "_meta" : { "agentarea/replayed" : false, "z" : [1, 2.50] }, "isError" : true, "content" : [ ] }'),
+    ("result with structured content and unicode",
+     r'{"content":[{"type":"text","text":"caf\u00e9 \u2603 \"q\""}],"structuredContent":{"k":-0.5,"big":12345678901234567890}}'),
+    ("result whose _meta is not an object", '{"content":[],"_meta":null}'),
+]
+
+
+def running_text(hash, owner):
+    return compact({"state": "running", "hash": hash, "owner": owner})
+
+
+def done_text(hash, result_json):
+    return "{" + '"state":"done","hash":' + escape(hash) + ',"result":' + compact(loads(result_json)) + "}"
+
+
+def replayed_text(result_json):
+    r = loads(result_json)
+    meta = r.get("_meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta[REPLAYED] = True
+    r["_meta"] = meta  # in its place when present, else last
+    return compact(r)
+
+
+def idempotency_entries():
+    out = [
+        case("entry: running", "idempotency.entry",
+             {"state": "running", "hash": HASH_A, "owner": OWNER},
+             {"text": running_text(HASH_A, OWNER)}),
+        case("entry: running with an owner to escape", "idempotency.entry",
+             {"state": "running", "hash": HASH_A, "owner": 'o"\\\u00e9'},
+             {"text": running_text(HASH_A, 'o"\\\u00e9')}),
+    ]
+    for name, text in RESULTS:
+        out.append(case("entry: done, " + name, "idempotency.entry",
+                        {"state": "done", "hash": HASH_A, "result_json": text},
+                        {"text": done_text(HASH_A, text)}))
+    for name, text in [("an array", "[]"), ("a string", '"ok"'), ("not JSON", "{")]:
+        out.append(case("entry: done refused, the result is " + name, "idempotency.entry",
+                        {"state": "done", "hash": HASH_A, "result_json": text},
+                        {"error": "idempotency_entry_invalid"}))
+    return out
+
+
+def idempotency_held():
+    out = []
+    for name, text in RESULTS:
+        held = done_text(HASH_A, text)
+        out.append(case("held: done, same arguments, replayed: " + name, "idempotency.held",
+                        {"held": held, "hash": HASH_A},
+                        {"answer": "replay", "replayed": replayed_text(text)}))
+        out.append(case("held: done, other arguments, conflict: " + name, "idempotency.held",
+                        {"held": held, "hash": HASH_B}, {"answer": "conflict"}))
+    out += [
+        case("held: running, same arguments, in flight", "idempotency.held",
+             {"held": running_text(HASH_A, OWNER), "hash": HASH_A}, {"answer": "in_flight"}),
+        case("held: running, other arguments, conflict", "idempotency.held",
+             {"held": running_text(HASH_A, OWNER), "hash": HASH_B}, {"answer": "conflict"}),
+        case("held: written by another writer (spacing, member order, extra member)", "idempotency.held",
+             {"held": '{"owner": "x", "extra": 1, "hash": "%s", "state": "running"}' % HASH_A, "hash": HASH_A},
+             {"answer": "in_flight"}),
+        case("held: Python json.dumps spacing, done", "idempotency.held",
+             {"held": '{"state": "done", "hash": "%s", "result": {"content": []}}' % HASH_A, "hash": HASH_A},
+             {"answer": "replay", "replayed": '{"content":[],"_meta":{"%s":true}}' % REPLAYED}),
+    ]
+    malformed = [
+        ("not JSON", "not json"),
+        ("empty", ""),
+        ("truncated", running_text(HASH_A, OWNER)[:-3]),
+        ("a JSON string", '"%s"' % HASH_A),
+        ("an array", "[]"),
+        ("no state", '{"hash":"%s","owner":"o"}' % HASH_A),
+        ("unknown state", '{"state":"failed","hash":"%s","owner":"o"}' % HASH_A),
+        ("running without owner", '{"state":"running","hash":"%s"}' % HASH_A),
+        ("owner not a string", '{"state":"running","hash":"%s","owner":7}' % HASH_A),
+        ("hash not a string", '{"state":"running","hash":1,"owner":"o"}'),
+        ("done without result", '{"state":"done","hash":"%s"}' % HASH_A),
+        ("done with a result that is not an object", '{"state":"done","hash":"%s","result":"ok"}' % HASH_A),
+        ("duplicate member", '{"state":"running","state":"done","hash":"%s","owner":"o"}' % HASH_A),
+        ("another program's value", "1"),
+    ]
+    for name, text in malformed:
+        out.append(case("held: malformed, " + name, "idempotency.held",
+                        {"held": text, "hash": HASH_A}, {"error": "idempotency_entry_invalid"}))
+    out.append(case("held: malformed, bytes that are not UTF-8", "idempotency.held",
+                    {"held_hex": (b'{"state":"running","hash":"\xff"}').hex(), "hash": HASH_A},
+                    {"error": "idempotency_entry_invalid"}))
+    return out
+
+
+def wait_answer(now, deadline, rnd):
+    if now >= deadline:
+        return {"answer": "in_progress"}
+    pause = min(DEFAULTS["first_pause_ms"] * 2 ** rnd, DEFAULTS["max_pause_ms"])
+    return {"sleep_ms": max(1, min(pause, deadline - now))}
+
+
+def idempotency_waits():
+    rows = [(0, 60000, 0), (0, 60000, 1), (0, 60000, 4), (0, 60000, 5), (0, 60000, 60),
+            (59995, 60000, 3), (59999, 60000, 9), (60000, 60000, 0), (70000, 60000, 2)]
+    return [case("wait: now %d, deadline %d, round %d" % row, "idempotency.wait",
+                 {"now_ms": row[0], "deadline_ms": row[1], "round": row[2]}, wait_answer(*row))
+            for row in rows]
+
+
+def idempotency_refusals():
+    out = []
+    for outcome, key in [("conflict", "k-1"), ("in_progress", "k \"2\""), ("unverified", "")]:
+        result = {"content": [{"type": "text", "text": REFUSAL_TEXT[outcome].format(key=key)}],
+                  "isError": True, "_meta": {OUTCOME_KEY: outcome}}
+        out.append(case("refusal: " + outcome, "idempotency.refusal",
+                        {"outcome": outcome, "key": key}, {"result_json": compact(result)}))
+    return out
+
+
+def idempotency_redis_commands():
+    out = []
+    rows = [("default prefix", KEY_PREFIX, "tool", "k-1", 1800000, 86400000),
+            ("other prefix, awkward namespace", "app:", "a:b%", "k:2", 1, 1500),
+            ("lease and ttl of 0 are 1 ms", KEY_PREFIX, "", "k", 0, 0)]
+    result = RESULTS[1][1]
+    for name, prefix, ns, key, lease, ttl in rows:
+        k = prefix + store_key(ns, key)
+        mine = running_text(HASH_A, OWNER)
+        finished = done_text(HASH_A, result)
+        out.append(case("redis commands: " + name, "idempotency.redis_commands",
+                        {"prefix": prefix, "namespace": ns, "key": key, "hash": HASH_A, "owner": OWNER,
+                         "result_json": result, "lease_ms": lease, "ttl_ms": ttl},
+                        {"claim": ["SET", k, mine, "NX", "PX", str(max(1, lease))],
+                         "read": ["GET", k],
+                         "complete": ["SET", k, finished, "PX", str(max(1, ttl))],
+                         "release": ["EVAL", RELEASE_SCRIPT, "1", k, mine]}))
+    return out
+
+
+# Reply types as bindings hand them over: nil, status (or a decoded string),
+# bulk bytes (as UTF-8 text here, or hex), integer, error.
+MEANINGS = {
+    ("claim", "status", "OK"): "claimed",
+    ("claim", "nil", None): "taken",
+    ("read", "nil", None): "gone",
+    ("complete", "status", "OK"): "stored",
+    ("release", "integer", 1): "released",
+    ("release", "integer", 0): "not_held",
+}
+
+
+def reply_meaning(command, type, value):
+    if (command, type, value) in MEANINGS:
+        return MEANINGS[(command, type, value)]
+    if command == "read" and type in ("bulk", "status"):
+        return "held"
+    return "failed"
+
+
+def idempotency_redis_replies():
+    entry = running_text(HASH_A, OWNER)
+    replies = [("nil", None), ("status", "OK"), ("status", "QUEUED"), ("bulk", "OK"), ("bulk", entry),
+               ("status", entry), ("integer", 0), ("integer", 1), ("integer", 2), ("integer", -1),
+               ("error", "ERR wrong number of arguments"), ("error", "NOSCRIPT No matching script")]
+    out = []
+    for command in ("claim", "read", "complete", "release"):
+        for type, value in replies:
+            if command != "read" and value == entry:
+                continue
+            reply = {"type": type} if value is None else {"type": type, "value": value}
+            meaning = reply_meaning(command, type, value)
+            expect = {"meaning": meaning}
+            if meaning == "held":
+                expect["held"] = value
+            shown = "" if value is None else " " + (str(value) if len(str(value)) < 40 else "<entry>")
+            out.append(case("redis reply: %s, %s%s" % (command, type, shown), "idempotency.redis_reply",
+                            {"command": command, "reply": reply}, expect))
+    out.append(case("redis reply: read, bulk bytes that are not UTF-8", "idempotency.redis_reply",
+                    {"command": "read", "reply": {"type": "bulk", "value_hex": "ff00"}},
+                    {"meaning": "held", "held_hex": "ff00"}))
+    return out
+
+
+def idempotency_defaults():
+    return [case("defaults", "idempotency.defaults", {}, dict(DEFAULTS))]
+
+
 SECTIONS = [
     idempotency_store_keys,
+    idempotency_argument_hashes,
+    idempotency_entries,
+    idempotency_held,
+    idempotency_waits,
+    idempotency_refusals,
+    idempotency_redis_commands,
+    idempotency_redis_replies,
+    idempotency_defaults,
 ]
 
 

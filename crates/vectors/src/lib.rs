@@ -432,3 +432,5 @@ pub fn run_files<P: AsRef<str>>(paths: impl IntoIterator<Item = P>) -> Tally {
     }
     tally
 }
+
+pub mod helpers;
