@@ -15,12 +15,49 @@ import {
   qualifiedToolName,
   serverLabel,
   tuixIdempotencyKey,
+  idemStoreKey,
+  idemRedisKey,
+  idemArgumentHash,
+  idemRunning,
+  idemDone,
+  idemReadEntry,
+  idemHeld,
+  idemWait,
+  idemRefusal,
+  idemRedisClaimArgs,
+  idemRedisReadArgs,
+  idemRedisCompleteArgs,
+  idemRedisReleaseArgs,
+  idemRedisMeaning,
+  idemDefaults,
 } from '../wasm/web/toolctx_wasm_conventions.js';
 // @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs
 import wasmModule from '../wasm/web/toolctx_wasm_conventions_bg.wasm';
 
 initSync({ module: wasmModule as WebAssembly.Module });
 
-export const glue = { AivaxVerifier, canonicalJson, describeRequest, qualifiedToolName, serverLabel, tuixIdempotencyKey };
+export const glue = {
+  AivaxVerifier,
+  canonicalJson,
+  describeRequest,
+  qualifiedToolName,
+  serverLabel,
+  tuixIdempotencyKey,
+  idemStoreKey,
+  idemRedisKey,
+  idemArgumentHash,
+  idemRunning,
+  idemDone,
+  idemReadEntry,
+  idemHeld,
+  idemWait,
+  idemRefusal,
+  idemRedisClaimArgs,
+  idemRedisReadArgs,
+  idemRedisCompleteArgs,
+  idemRedisReleaseArgs,
+  idemRedisMeaning,
+  idemDefaults,
+};
 
 bindCore(glue);
