@@ -22,6 +22,7 @@ export {
   type StoredEntry,
 } from './idempotency.js';
 export { redisIdempotencyStore, type RedisIdempotencyStoreOptions } from './idempotency-redis.js';
+export { idempotencyRules } from './idempotency-rules.js';
 export type { RedisSend, RedisCommandClient } from './redis.js';
 export { progress, type Progress, type ProgressOptions } from './progress.js';
 export {

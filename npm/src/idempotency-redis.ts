@@ -22,7 +22,7 @@ export interface RedisIdempotencyStoreOptions {
   timeoutMs?: number;
 }
 
-type Command = 'claim' | 'read' | 'complete' | 'release';
+export type RedisIdempotencyCommand = 'claim' | 'read' | 'complete' | 'release';
 
 /**
  * A client's reply as the core's reply type: `null`/`undefined` nil, a
@@ -30,7 +30,7 @@ type Command = 'claim' | 'read' | 'complete' | 'release';
  * bigint an integer, anything else (an error reply, a type the core has no
  * name for) an error, so that it means a failed store.
  */
-export function redisReplyMeaning(command: Command, reply: unknown): { means: string; held?: Uint8Array } {
+export function redisReplyMeaning(command: RedisIdempotencyCommand, reply: unknown): { means: string; held?: Uint8Array } {
   const none = new Uint8Array();
   let means: string;
   if (reply === null || reply === undefined) means = core().idemRedisMeaning(command, 'nil', '', none, 0);
@@ -46,7 +46,7 @@ export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, op
   const defaults = idempotencyDefaults();
   const send = sender(client, options.timeoutMs, defaults.storeTimeoutMs);
   const prefix = options.prefix ?? defaults.keyPrefix;
-  const ask = async (command: Command, args: string[], expected: string[]): Promise<{ means: string; held?: Uint8Array }> => {
+  const ask = async (command: RedisIdempotencyCommand, args: string[], expected: string[]): Promise<{ means: string; held?: Uint8Array }> => {
     // A timeout or a lost connection throws: the store failed.
     const answer = redisReplyMeaning(command, await send(args));
     if (!expected.includes(answer.means)) throw new Error(`toolctx: redis answered ${command} with a reply that means ${answer.means}`);

@@ -154,7 +154,7 @@ function throughCore<T>(run: () => T): T {
     if (typeof e === 'string') {
       const code = e.slice(0, e.indexOf('\n'));
       const message = e.slice(e.indexOf('\n') + 1);
-      throw new ToolctxError(code === 'idempotency_entry_invalid' ? code : 'internal', `idempotent: ${message}`);
+      throw new ToolctxError(code === 'idempotency_entry_invalid' ? code : 'internal', message.startsWith('idempotent: ') ? message : `idempotent: ${message}`);
     }
     throw e;
   }
