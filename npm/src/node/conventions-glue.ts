@@ -22,10 +22,7 @@ import {
   idemHeld,
   idemWait,
   idemRefusal,
-  idemRedisClaimArgs,
-  idemRedisReadArgs,
-  idemRedisCompleteArgs,
-  idemRedisReleaseArgs,
+  idemRedisArgs,
   idemRedisMeaning,
   idemDefaults,
 } from '../wasm/node/toolctx_wasm_conventions.js';
@@ -46,10 +43,7 @@ export const glue = {
   idemHeld,
   idemWait,
   idemRefusal,
-  idemRedisClaimArgs,
-  idemRedisReadArgs,
-  idemRedisCompleteArgs,
-  idemRedisReleaseArgs,
+  idemRedisArgs,
   idemRedisMeaning,
   idemDefaults,
 };

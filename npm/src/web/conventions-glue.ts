@@ -24,10 +24,7 @@ import {
   idemHeld,
   idemWait,
   idemRefusal,
-  idemRedisClaimArgs,
-  idemRedisReadArgs,
-  idemRedisCompleteArgs,
-  idemRedisReleaseArgs,
+  idemRedisArgs,
   idemRedisMeaning,
   idemDefaults,
 } from '../wasm/web/toolctx_wasm_conventions.js';
@@ -52,10 +49,7 @@ export const glue = {
   idemHeld,
   idemWait,
   idemRefusal,
-  idemRedisClaimArgs,
-  idemRedisReadArgs,
-  idemRedisCompleteArgs,
-  idemRedisReleaseArgs,
+  idemRedisArgs,
   idemRedisMeaning,
   idemDefaults,
 };
