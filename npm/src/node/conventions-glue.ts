@@ -6,46 +6,10 @@
  * first. The web flavour is `../web/conventions-glue.ts`.
  */
 import { bindCore } from '../core-functions.js';
-import {
-  AivaxVerifier,
-  canonicalJson,
-  describeRequest,
-  qualifiedToolName,
-  serverLabel,
-  tuixIdempotencyKey,
-  idemStoreKey,
-  idemRedisKey,
-  idemArgumentHash,
-  idemRunning,
-  idemDone,
-  idemReadEntry,
-  idemHeld,
-  idemWait,
-  idemRefusal,
-  idemRedisArgs,
-  idemRedisMeaning,
-  idemDefaults,
-} from '../wasm/node/toolctx_wasm_conventions.js';
+import * as wasm from '../wasm/node/toolctx_wasm_conventions.js';
 
-export const glue = {
-  AivaxVerifier,
-  canonicalJson,
-  describeRequest,
-  qualifiedToolName,
-  serverLabel,
-  tuixIdempotencyKey,
-  idemStoreKey,
-  idemRedisKey,
-  idemArgumentHash,
-  idemRunning,
-  idemDone,
-  idemReadEntry,
-  idemHeld,
-  idemWait,
-  idemRefusal,
-  idemRedisArgs,
-  idemRedisMeaning,
-  idemDefaults,
-};
+// Every export of the module: the core's functions (`CoreFunctions`) and
+// the AIVAX verifier's class.
+export const glue = wasm;
 
 bindCore(glue);
