@@ -13,6 +13,22 @@ export interface CoreFunctions {
   /** RFC 8785 over a JSON text; throws `"<code>\n<message>"`. */
   canonicalJson(text: string): string;
   tuixIdempotencyKey(sessionId: string, turn: string, tool: string, argumentsJson: string): string;
+  /** The idempotency helper's rules (crates/wasm-conventions/src/idempotency.rs); refusals throw `"<code>\n<message>"`. */
+  idemStoreKey(namespace: string, key: string): string;
+  idemRedisKey(prefix: string, storeKey: string): string;
+  idemArgumentHash(argumentsJson: string): string;
+  idemRunning(hash: string, owner: string): string;
+  idemDone(hash: string, resultJson: string): string;
+  idemReadEntry(raw: Uint8Array): string;
+  /** `c` conflict, `w` in flight, `r` + the replayed result's JSON. */
+  idemHeld(raw: Uint8Array, hash: string): string;
+  /** Milliseconds to sleep, or -1: the wait is over. */
+  idemWait(nowMs: number, deadlineMs: number, round: number): number;
+  idemRefusal(outcome: string, key: string): string;
+  /** A store command's arguments as a JSON array of strings. */
+  idemRedisArgs(command: string, key: string, entry: string, ms: number): string;
+  idemRedisMeaning(command: string, kind: string, text: string, bytes: Uint8Array, integer: number): string;
+  idemDefaults(): string;
 }
 
 let bound: CoreFunctions | undefined;

@@ -1,6 +1,8 @@
 """The lists the Python package writes again rather than reading from the
-core: the server helpers' names and numbers are the npm package's (one
-set of rules, CONTRACT §5 and §7), so they are compared with its sources.
+core: the result limits' names and numbers are the npm package's (one
+set of rules, CONTRACT §5 and §7), so they are compared with its sources;
+the idempotency helper's rules are the core's (the helper vectors,
+tests/python/helpers).
 The core's own lists (reasons, configuration codes, claims) come from the
 binding and are checked in test_api.py."""
 
@@ -9,8 +11,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from toolctx import TUIX_HEADERS
-from toolctx.helpers import HELPER_ERROR_CODES, LIMIT_CODES, LIMITS, OUTCOMES, REPLAYED
+from typing import get_args
+
+from toolctx import TUIX_HEADERS, _native
+from toolctx.helpers import HELPER_ERROR_CODES, LIMIT_CODES, LIMITS, OUTCOMES, Outcome
 
 NPM = Path(__file__).resolve().parents[2] / "npm" / "src"
 
@@ -30,9 +34,10 @@ def test_limit_codes_and_numbers_are_the_npm_packages() -> None:
     assert types is not None and tuple(re.findall(r"'([^']+)'", types.group(1))) == LIMITS["image_types"]
 
 
-def test_idempotency_outcomes_and_marker_are_the_npm_packages() -> None:
-    assert OUTCOMES == union("idempotency.ts", "IdempotencyOutcome")
-    assert f"export const REPLAYED = '{REPLAYED}';" in (NPM / "idempotency.ts").read_text()
+def test_idempotency_outcome_type_is_the_cores() -> None:
+    # The idempotency rules are the core's (tests/python/helpers runs the
+    # helper vectors); only the typing Literal is written here again.
+    assert get_args(Outcome) == OUTCOMES == tuple(_native.IDEMPOTENCY_OUTCOMES)
 
 
 def test_helper_error_codes_are_the_npm_packages() -> None:

@@ -6,15 +6,10 @@
  * first. The web flavour is `../web/conventions-glue.ts`.
  */
 import { bindCore } from '../core-functions.js';
-import {
-  AivaxVerifier,
-  canonicalJson,
-  describeRequest,
-  qualifiedToolName,
-  serverLabel,
-  tuixIdempotencyKey,
-} from '../wasm/node/toolctx_wasm_conventions.js';
+import * as wasm from '../wasm/node/toolctx_wasm_conventions.js';
 
-export const glue = { AivaxVerifier, canonicalJson, describeRequest, qualifiedToolName, serverLabel, tuixIdempotencyKey };
+// Every export of the module: the core's functions (`CoreFunctions`) and
+// the AIVAX verifier's class.
+export const glue = wasm;
 
 bindCore(glue);
