@@ -25,20 +25,25 @@
 //                        "headers": [...]}, each written before the request goes
 //                        on or the tool runs (test drivers: what passed the
 //                        middleware and what ran, tests/hostile)
+//   --redis URL          the replay guard and create_invoice's results in
+//                        Redis (`redis://127.0.0.1:PORT`, node-redis), shared
+//                        with other replicas and with the Python and Rust
+//                        examples
 //
 // Environment: TOOLCTX_INSTANCE_ID and TOOLCTX_SECRET (required unless
 // --no-verify), TOOLCTX_SECRET_PREVIOUS (optional, accepted too: rotation),
 // TOOLCTX_CREDENTIAL (optional static credential in `authorization`).
 //
-// Tools: get_order, export_report (sends progress), whoami (what this server
-// saw: the verified context and the x-toolctx-* headers a proxy added) and
-// toolctx_probe (how many times it ran, for `toolctx conformance`).
+// Tools: get_order, export_report (sends progress), create_invoice (an
+// idempotent tool: a retry gets the first result back), whoami (what this
+// server saw: the verified context and the x-toolctx-* headers a proxy added)
+// and toolctx_probe (how many times it ran, for `toolctx conformance`).
 // Prints `listening http://127.0.0.1:PORT/mcp` once it accepts connections.
 import { openSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { z } from 'zod';
-import { contextFrom, createVerifier, toolctx } from 'toolctx';
-import { progress } from 'toolctx/helpers';
+import { contextFrom, createVerifier, redisReplayStore, toolctx } from 'toolctx';
+import { idempotent, memoryIdempotencyStore, progress, redisIdempotencyStore } from 'toolctx/helpers';
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -55,7 +60,21 @@ export const options = {
   tuix: flag('--tuix'),
   exitWithStdin: flag('--exit-with-stdin'),
   record: option('--record'),
+  redis: option('--redis'),
 };
+
+// --redis: one node-redis client for the replay guard and the idempotency
+// store. Without it both stay in this process.
+const redis = options.redis ? await connectRedis(options.redis) : undefined;
+async function connectRedis(url) {
+  const { createClient } = await import('redis');
+  const client = createClient({ url });
+  client.on('error', (e) => console.warn(`redis: ${e.message}`));
+  await client.connect();
+  return client;
+}
+// Process-wide, across the per-request servers: create_invoice's results.
+const invoices = redis ? redisIdempotencyStore(redis) : memoryIdempotencyStore();
 
 // --record: synchronous appends, so the line is there before anything answers.
 const recordFd = options.record ? openSync(options.record, 'a') : undefined;
@@ -125,6 +144,24 @@ export function registerTools(mcpServer, view) {
     },
   );
 
+  // Registered past the recording wrapper: its run line is written inside the
+  // guard, so a replayed retry (which runs nothing) writes none.
+  mcpServer.registerTool(
+    'create_invoice',
+    {
+      description: 'Not safe to run twice: a retry gets the first result back',
+      inputSchema: z.object({ amount: z.number().int() }),
+    },
+    idempotent(
+      async ({ amount }, extra) => {
+        record({ run: 'create_invoice', headers: [...view.headers(extra)] });
+        const out = { invoice: `inv-${contextFrom(extra)?.idempotency_key ?? ''}`, amount };
+        return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
+      },
+      { store: invoices },
+    ),
+  );
+
   // The conformance probe: how many times it ran in this process, this run
   // included. `toolctx conformance` reads it around every refused call to
   // prove the call never ran.
@@ -183,6 +220,7 @@ export function listen(serveMcp) {
       ...(options.contextOptional && { requireContext: false }),
       // What goes upstream is the core's decision (CONTRACT §7).
       ...(options.tuix && { forward: { tuix: true } }),
+      ...(redis && { replayGuard: redisReplayStore(redis) }),
     });
     // One line per refusal on stderr, for the operator (never a token or secret).
     const onVerdict = (e) => {

@@ -17,7 +17,7 @@ import anyio
 import uvicorn
 
 import toolctx
-from toolctx.helpers import idempotent, progress
+from toolctx.helpers import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore, idempotent, progress
 
 RUNS = {"probe": 0}
 # The headers of the request being served, for --record's tool-run lines.
@@ -62,7 +62,7 @@ class Record:
 RECORD = Record(None)
 
 
-def verifier(context_optional: bool, tuix: bool = False) -> toolctx.Verifier:
+def verifier(context_optional: bool, tuix: bool = False, redis_url: str | None = None) -> toolctx.Verifier:
     secrets = [os.environ["TOOLCTX_SECRET"]]
     if os.environ.get("TOOLCTX_SECRET_PREVIOUS"):
         secrets.append(os.environ["TOOLCTX_SECRET_PREVIOUS"])
@@ -76,8 +76,25 @@ def verifier(context_optional: bool, tuix: bool = False) -> toolctx.Verifier:
         require_context=not context_optional,
         # What goes upstream is the core's decision (CONTRACT §7).
         forward={"tuix": True} if tuix else None,
-        replay=toolctx.MemoryReplay(),
+        # --redis: token ids in Redis, shared with the other replicas (and the
+        # Node and Rust examples); redis-py's synchronous client.
+        replay=toolctx.RedisReplayStore(redis_client(redis_url)) if redis_url else toolctx.MemoryReplay(),
     )
+
+
+def redis_client(url: str):
+    import redis
+
+    return redis.Redis.from_url(url)
+
+
+def invoice_store(redis_url: str | None) -> IdempotencyStore:
+    """create_invoice's results: in this process, or (--redis) in Redis."""
+    if redis_url is None:
+        return MemoryIdempotencyStore()
+    import redis.asyncio
+
+    return RedisIdempotencyStore(redis.asyncio.Redis.from_url(redis_url))
 
 
 # The tools, written once for both frameworks: each takes the framework's
@@ -97,9 +114,9 @@ async def export_report(pages: int, ctx) -> str:
     return f"report of {pages} pages"
 
 
-@idempotent
 async def create_invoice(amount: int, ctx) -> dict:
     """Not safe to run twice: a retry gets the first result back."""
+    RECORD.run("create_invoice")
     context = toolctx.context_from(ctx)
     return {"invoice": f"inv-{context.idempotency_key}", "amount": amount}
 
@@ -117,11 +134,16 @@ async def toolctx_probe() -> dict:
     return {"runs": RUNS["probe"]}
 
 
-def sdk_app(v: toolctx.Verifier | None):
+def tools(invoices: IdempotencyStore) -> tuple:
+    """The tools both frameworks serve; create_invoice guarded by ``invoices``."""
+    return (get_order, export_report, idempotent(store=invoices)(create_invoice), whoami)
+
+
+def sdk_app(v: toolctx.Verifier | None, invoices: IdempotencyStore):
     from mcp.server.mcpserver import Context, MCPServer
 
     server = MCPServer("toolctx-python-example")
-    for fn in (get_order, export_report, create_invoice, whoami):
+    for fn in tools(invoices):
         fn.__annotations__["ctx"] = Context
         server.add_tool(fn)
     server.add_tool(toolctx_probe)
@@ -129,13 +151,13 @@ def sdk_app(v: toolctx.Verifier | None):
     return toolctx.mcp.protect(app, v) if v is not None else app
 
 
-def fastmcp_app(v: toolctx.Verifier | None):
+def fastmcp_app(v: toolctx.Verifier | None, invoices: IdempotencyStore):
     from fastmcp import Context, FastMCP
 
     import toolctx.fastmcp
 
     server = FastMCP("toolctx-python-example")
-    for fn in (get_order, export_report, create_invoice, whoami):
+    for fn in tools(invoices):
         fn.__annotations__["ctx"] = Context
         server.tool(fn)
     server.tool(toolctx_probe)
@@ -154,11 +176,14 @@ def main() -> None:
     parser.add_argument("--tuix", action="store_true", help='forward={"tuix": True} (X-Session-Id, X-Idempotency-Key)')
     parser.add_argument("--record", metavar="FILE", help="one JSON line per request handed on and per tool run")
     parser.add_argument("--exit-with-stdin", action="store_true", help="exit when standard input closes")
+    parser.add_argument("--redis", metavar="URL",
+                        help="the replay guard and create_invoice's results in Redis (redis://127.0.0.1:PORT)")
     args = parser.parse_args()
     global RECORD
     RECORD = Record(args.record)
-    v = None if args.no_verify else verifier(args.context_optional, args.tuix)
-    app = fastmcp_app(v) if args.fastmcp else sdk_app(v)
+    v = None if args.no_verify else verifier(args.context_optional, args.tuix, args.redis)
+    invoices = invoice_store(args.redis)
+    app = fastmcp_app(v, invoices) if args.fastmcp else sdk_app(v, invoices)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))

@@ -23,14 +23,18 @@
 //!                        "context": verified context or null}, and one per tool
 //!                        run, {"run": tool, "headers": [...]}, each written
 //!                        before the request goes on or the tool runs
+//!   --redis URL          the replay guard and create_invoice's results in
+//!                        Redis (`redis://127.0.0.1:PORT`), shared with other
+//!                        replicas and with the Node and Python examples
 //!
 //! Environment: TOOLCTX_INSTANCE_ID and TOOLCTX_SECRET (required unless
 //! --no-verify), TOOLCTX_SECRET_PREVIOUS (accepted too: rotation),
 //! TOOLCTX_CREDENTIAL (a static credential in `authorization`).
 //!
-//! Tools: get_order, export_report (sends progress), whoami (the verified
-//! context and the x-toolctx-* headers a proxy added) and toolctx_probe (how
-//! many times it ran, for `toolctx conformance`). Prints
+//! Tools: get_order, export_report (sends progress), create_invoice (an
+//! idempotent tool: a retry gets the first result back), whoami (the
+//! verified context and the x-toolctx-* headers a proxy added) and
+//! toolctx_probe (how many times it ran, for `toolctx conformance`). Prints
 //! `listening http://127.0.0.1:PORT/mcp` once it accepts connections.
 
 use std::fs::File;
@@ -41,7 +45,9 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{CallToolResult, ContentBlock, ErrorData, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, ErrorData, ServerCapabilities, ServerConfig,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -49,9 +55,9 @@ use rmcp::{tool, tool_handler, tool_router, ServerHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolctx_core::{Config, Credential, Verifier};
-use toolctx_tower::helpers::Progress;
+use toolctx_tower::helpers::{Idempotent, Progress};
 use toolctx_tower::rmcp::MaybeVerified;
-use toolctx_tower::{ToolctxLayer, Verification};
+use toolctx_tower::{Redis, RedisReplayStore, RedisStore, ToolctxLayer, Verification, DEFAULT_TIMEOUT};
 use tower_layer::Layer;
 use tower_service::Service;
 
@@ -63,6 +69,7 @@ struct Options {
     json_response: bool,
     exit_with_stdin: bool,
     record: Option<String>,
+    redis: Option<String>,
 }
 
 fn options() -> Result<Options, String> {
@@ -86,6 +93,7 @@ fn options() -> Result<Options, String> {
         json_response: flag("--json-response"),
         exit_with_stdin: flag("--exit-with-stdin"),
         record: option("--record"),
+        redis: option("--redis"),
     })
 }
 
@@ -172,6 +180,11 @@ struct ReportArgs {
 #[derive(Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
 
+#[derive(Deserialize, Serialize, schemars::JsonSchema)]
+struct InvoiceArgs {
+    amount: i64,
+}
+
 #[derive(Serialize, schemars::JsonSchema)]
 struct Runs {
     runs: u64,
@@ -184,11 +197,17 @@ static PROBE_RUNS: AtomicU64 = AtomicU64::new(0);
 struct Example {
     verify: bool,
     record: Recorder,
+    /// create_invoice's guard, process-wide (in memory, or in Redis with --redis).
+    invoices: Idempotent,
 }
 
 impl Example {
-    fn new(verify: bool, record: Recorder) -> Example {
-        Example { verify, record }
+    fn new(verify: bool, record: Recorder, invoices: Idempotent) -> Example {
+        Example {
+            verify,
+            record,
+            invoices,
+        }
     }
 
     /// The verified context (none with --no-verify: there is no layer).
@@ -291,6 +310,23 @@ impl Example {
         Ok(CallToolResult::structured(saw))
     }
 
+    #[tool(description = "Not safe to run twice: a retry gets the first result back")]
+    async fn create_invoice(
+        &self,
+        Parameters(args): Parameters<InvoiceArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let context = self.context(&ctx)?;
+        self.invoices
+            .run(context.context(), &args, &ctx.ct, || async {
+                self.ran("create_invoice", &ctx);
+                let key = context.context().map(|c| c.idempotency_key.clone());
+                let invoice = json!({"invoice": format!("inv-{}", key.unwrap_or_default()), "amount": args.amount});
+                Ok(CallToolResult::structured(invoice).into())
+            })
+            .await
+    }
+
     /// The conformance probe: `toolctx conformance` reads the count around
     /// every refused call to prove the call never ran.
     #[tool(description = "Counts its own runs (toolctx conformance probe)")]
@@ -352,16 +388,29 @@ async fn run() -> Result<(), String> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!opts.stateless)
         .with_json_response(opts.json_response);
+    // --redis: the replay guard and create_invoice's results in one Redis,
+    // shared with the other replicas (and the Node and Python servers).
+    let redis = match &opts.redis {
+        Some(url) => Some(Redis::connect(url, DEFAULT_TIMEOUT).await?),
+        None => None,
+    };
+    let invoices = match &redis {
+        Some(r) => Idempotent::new(RedisStore::new(r.clone())),
+        None => Idempotent::default(),
+    };
     let (verify, tools_record) = (opts.verify, record.clone());
     let mcp = StreamableHttpService::new(
-        move || Ok(Example::new(verify, tools_record.clone())),
+        move || Ok(Example::new(verify, tools_record.clone(), invoices.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
     let recorded = Recorded { inner: mcp, record };
     let router = if opts.verify {
-        axum::Router::new()
-            .route_service("/mcp", ToolctxLayer::new(verifier(&opts)?).layer(recorded))
+        let mut layer = ToolctxLayer::new(verifier(&opts)?);
+        if let Some(r) = redis {
+            layer = layer.replay_guard(RedisReplayStore::new(r));
+        }
+        axum::Router::new().route_service("/mcp", layer.layer(recorded))
     } else {
         axum::Router::new().route_service("/mcp", recorded)
     };

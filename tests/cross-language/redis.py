@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""Servers of three languages behind one Redis: the Node example
+(examples/node-server, MCP SDK v2), the Python example
+(examples/python-server, the official SDK) and the Rust example
+(examples/rust-server, rmcp behind toolctx-tower), each started with
+`--redis` against one `redis-server` on 127.0.0.1 that this test starts and
+stops.
+
+For every ordered pair of servers (A, B):
+  - idempotency: `create_invoice` run on A, then the platform's retry (same
+    task, tool call, idempotency key and arguments, a new token) sent to B
+    is answered from the store: B's answer is A's result with
+    `_meta["agentarea/replayed"] = true`, and B runs nothing;
+  - conflict: the same key with other arguments on B is refused, not run;
+  - replay guard: a token accepted by A is refused `token_replayed` by B.
+Then the store holds exactly one key per idempotency key, in the layout every
+language writes.
+
+Tokens are minted here with the standard library (HMAC-SHA256), never with
+toolctx. Each server's --record file says which tool bodies ran.
+
+    redis.py --node-dir DIR --python PY --rust BINARY --redis-server PATH
+
+Prints one line per check and closes with `N passed, N failed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+INSTANCE = "cross-language-" + secrets.token_hex(4)
+SECRET = "cross-language-secret-" + secrets.token_hex(16)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IDEM_PREFIX = b"toolctx:idem:"
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def mint(claims: dict) -> str:
+    head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+    body = b64url(json.dumps(claims, separators=(",", ":")).encode())
+    sig = hmac.new(SECRET.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
+    return f"{head}.{body}.{b64url(sig)}"
+
+
+class Call:
+    """One tool call as the platform makes it: a context, and a fresh token per attempt."""
+
+    def __init__(self, tool: str) -> None:
+        task, call = "task-" + uuid.uuid4().hex[:8], "call-" + uuid.uuid4().hex[:8]
+        self.tool = tool
+        self.ctx = {"protocol": "1", "task_id": task, "tool_call_id": call, "workspace_id": "ws-1",
+                    "idempotency_key": f"{task}:{call}"}
+
+    def token(self) -> str:
+        now = int(time.time())
+        return mint({"iss": "agentarea", "aud": INSTANCE, "iat": now, "exp": now + 300,
+                     "jti": str(uuid.uuid4()), "tool": self.tool, **self.ctx})
+
+    def body(self, arguments: dict) -> bytes:
+        meta = {f"agentarea/{k}": v for k, v in self.ctx.items()}
+        doc = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+               "params": {"name": self.tool, "arguments": arguments, "_meta": meta}}
+        return json.dumps(doc).encode()
+
+
+def post(url: str, body: bytes, token: str) -> tuple[int, dict]:
+    """A stateless Streamable HTTP POST; the JSON-RPC answer (JSON or the SSE stream's message)."""
+    req = urllib.request.Request(url, data=body, method="POST", headers={
+        "content-type": "application/json", "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25", "x-agentarea-context": token})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            status, raw, kind = r.status, r.read().decode(), r.headers.get("content-type", "")
+    except urllib.error.HTTPError as e:
+        status, raw, kind = e.code, e.read().decode(), e.headers.get("content-type", "")
+    if kind.startswith("text/event-stream"):
+        for line in raw.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                msg = json.loads(line[5:])
+                if "result" in msg or "error" in msg:
+                    return status, msg
+        return status, {}
+    return status, json.loads(raw) if raw else {}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Redis:
+    """redis-server on a free 127.0.0.1 port, nothing saved; a tiny RESP client."""
+
+    def __init__(self, binary: str) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                      "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                if self.command("PING") == b"PONG":
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}"
+
+    def command(self, *args: str) -> object:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            out = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a.encode()), a.encode()) for a in args)
+            s.sendall(out)
+            f = s.makefile("rb")
+            return self._read(f)
+
+    def _read(self, f) -> object:
+        line = f.readline().rstrip(b"\r\n")
+        kind, rest = line[:1], line[1:]
+        if kind == b"+":
+            return rest
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else f.read(n + 2)[:-2]
+        if kind == b"*":
+            return [self._read(f) for _ in range(int(rest))]
+        raise RuntimeError(f"unexpected reply {line!r}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class Server:
+    def __init__(self, name: str, argv: list[str], work: str, redis_url: str, cwd: str | None = None) -> None:
+        self.name = name
+        self.record = os.path.join(work, f"{name}.jsonl")
+        open(self.record, "w").close()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLCTX_")}
+        env.update(TOOLCTX_INSTANCE_ID=INSTANCE, TOOLCTX_SECRET=SECRET)
+        self.proc = subprocess.Popen([*argv, "--port", "0", "--exit-with-stdin", "--record", self.record,
+                                      "--redis", redis_url], cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        m = re.match(r"listening (http://127\.0\.0\.1:\d+/mcp)", line)
+        if not m:
+            self.stop()
+            raise RuntimeError(f"{name} did not start: {line!r}")
+        self.url = m.group(1)
+
+    def runs(self, tool: str) -> int:
+        with open(self.record, encoding="utf-8") as f:
+            return sum(1 for line in f if json.loads(line).get("run") == tool)
+
+    def stop(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name: str, ok: bool, detail: object = "") -> None:
+        if ok:
+            self.passed += 1
+            print(f"ok      {name}")
+        else:
+            self.failed += 1
+            print(f"FAILED  {name}: {detail}")
+
+
+def without_replayed(result: dict) -> dict:
+    """The result less the replay mark (and an emptied `_meta`), to compare with the first answer."""
+    r = dict(result)
+    meta = {k: v for k, v in (r.get("_meta") or {}).items() if k != "agentarea/replayed"}
+    if meta:
+        r["_meta"] = meta
+    else:
+        r.pop("_meta", None)
+    return r
+
+
+def pair(checks: Checks, a: Server, b: Server, redis: Redis) -> None:
+    name = f"{a.name} -> {b.name}"
+    call = Call("create_invoice")
+    a_before, b_before = a.runs("create_invoice"), b.runs("create_invoice")
+    status, first = post(a.url, call.body({"amount": 42}), call.token())
+    result = first.get("result", {})
+    checks.check(f"{name}: first call runs on {a.name}",
+                 status == 200 and not result.get("isError") and a.runs("create_invoice") == a_before + 1
+                 and (result.get("_meta") or {}).get("agentarea/replayed") is None, (status, first))
+    status, retry = post(b.url, call.body({"amount": 42}), call.token())
+    again = retry.get("result", {})
+    checks.check(f"{name}: the retry on {b.name} is replayed, not run",
+                 status == 200 and (again.get("_meta") or {}).get("agentarea/replayed") is True
+                 and b.runs("create_invoice") == b_before, (status, retry))
+    checks.check(f"{name}: the replay is {a.name}'s result as it sent it",
+                 without_replayed(again) == result, (again, result))
+    status, other = post(b.url, call.body({"amount": 43}), call.token())
+    conflict = other.get("result", {})
+    checks.check(f"{name}: the same key with other arguments is a conflict on {b.name}",
+                 status == 200 and conflict.get("isError") is True
+                 and (conflict.get("_meta") or {}).get("toolctx/idempotency") == "conflict"
+                 and b.runs("create_invoice") == b_before, (status, other))
+    # The default namespace is "": the store key is ":" + the idempotency key.
+    stored = redis.command("KEYS", IDEM_PREFIX.decode() + "*" + call.ctx["idempotency_key"])
+    checks.check(f"{name}: one store key for the idempotency key, the shared layout",
+                 stored == [IDEM_PREFIX + b":" + call.ctx["idempotency_key"].encode()], stored)
+
+    token_call = Call("whoami")
+    token = token_call.token()
+    status, ok = post(a.url, token_call.body({}), token)
+    checks.check(f"{name}: a token accepted by {a.name}", status == 200 and "result" in ok, (status, ok))
+    status, replayed = post(b.url, token_call.body({}), token)
+    reason = ((replayed.get("error") or {}).get("data") or {}).get("reason")
+    checks.check(f"{name}: the same token refused token_replayed by {b.name}",
+                 status == 401 and reason == "token_replayed", (status, replayed))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--node-dir", default=os.path.join(ROOT, "examples", "node-server"))
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--rust", default=os.path.join(ROOT, "target", "debug", "toolctx-example-rust-server"))
+    ap.add_argument("--redis-server", default="redis-server")
+    args = ap.parse_args()
+    checks = Checks()
+    redis = Redis(args.redis_server)
+    servers: list[Server] = []
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            servers = [
+                Server("node", ["node", "server.mjs"], work, redis.url, cwd=args.node_dir),
+                Server("python", [args.python, os.path.join(ROOT, "examples", "python-server", "server.py")],
+                       work, redis.url),
+                Server("rust", [args.rust, "--stateless"], work, redis.url),
+            ]
+            for a in servers:
+                for b in servers:
+                    if a is not b:
+                        pair(checks, a, b, redis)
+            for s in servers:
+                s.stop()
+            servers = []
+    finally:
+        for s in servers:
+            s.stop()
+        redis.stop()
+    print(f"{checks.passed} passed, {checks.failed} failed")
+    return 1 if checks.failed or checks.passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
