@@ -285,19 +285,27 @@ fn a_replayed_token_is_refused_by_the_shared_table() {
     assert!(sent.unwrap().1.contains("token_replayed"));
 }
 
-#[test]
-fn what_envoy_cannot_give_fails_closed() {
-    let m = module("");
-    let (token, body) = call("j-5");
+/// A signed call that Envoy fails as `breaks` says: refused 500
+/// `internal_error` and counted as an error, never handed on.
+fn fails_closed(m: &Module, jti: &str, breaks: impl FnOnce(&mut Fake)) {
+    let (token, body) = call(jti);
     let mut s = request(Some(&token), &[]);
     let mut f = Filter::default();
-    f.on_request_headers(&m, &mut s, false);
+    f.on_request_headers(m, &mut s, false);
     s.chunks = vec![body];
-    s.body_fails = true;
-    assert_eq!(f.on_request_body(&m, &mut s, true), BodyStatus::Stop);
+    breaks(&mut s);
+    assert_eq!(f.on_request_body(m, &mut s, true), BodyStatus::Stop);
     let (status, reply) = s.sent.clone().unwrap();
     assert!(status == 500 && reply.contains("internal_error"));
     assert_eq!(s.bumps, vec![2]);
+}
+
+#[test]
+fn what_envoy_cannot_give_fails_closed() {
+    let m = module("");
+    fails_closed(&m, "j-5", |s| s.body_fails = true);
+    // Envoy refusing a forwarded header: never handed on without it.
+    fails_closed(&m, "j-7", |s| s.add_fails = true);
     // A body before any headers: refused too.
     let mut s = request(None, &[]);
     assert_eq!(
@@ -305,17 +313,6 @@ fn what_envoy_cannot_give_fails_closed() {
         BodyStatus::Stop
     );
     assert_eq!(s.sent.unwrap().0, 500);
-    // Envoy refusing a forwarded header: never handed on without it.
-    let (token, body) = call("j-7");
-    let mut s = request(Some(&token), &[]);
-    let mut f = Filter::default();
-    f.on_request_headers(&m, &mut s, false);
-    s.chunks = vec![body];
-    s.add_fails = true;
-    assert_eq!(f.on_request_body(&m, &mut s, true), BodyStatus::Stop);
-    let (status, reply) = s.sent.clone().unwrap();
-    assert!(status == 500 && reply.contains("internal_error"));
-    assert_eq!(s.bumps, vec![2]);
 }
 
 #[test]
