@@ -2102,7 +2102,8 @@ def forwarded(v):
 
 def forward_expect(fwd, c, meta, secret_index=0):
     """expect.forward of an accepted call: every configured header, with the
-    value the upstream must receive, or None when the call has none."""
+    value the upstream must receive, or None when the call has none or its
+    text is empty (an empty string forwards no header, as null does)."""
     out = {}
     for field, name in (fwd.get("headers") or {}).items():
         if field == "secret_index":
@@ -2113,11 +2114,11 @@ def forward_expect(fwd, c, meta, secret_index=0):
             text = jcs(c["metadata"]) if "metadata" in c else None
         else:
             text = c.get(field)
-        out[name.lower()] = None if text is None else header_text(text)
+        out[name.lower()] = header_text(text) if text else None
     if fwd.get("tuix"):
         for member, name in TUIX:
             text = forwarded(meta.get(member, ABSENT))
-            out[name] = None if text is None else header_text(text)
+            out[name] = header_text(text) if text else None
     return out
 
 
@@ -2153,7 +2154,7 @@ def gen_forward():
               "field and the Tuix _meta members (sessionId, idempotencyKey) forwarded "
               "as headers, a string as it is, any other JSON value but null as its "
               "RFC 8785 text, UTF-8 bytes outside !..~ and % written %XX; null or "
-              "absent forwards nothing, an empty string an empty header. Every "
+              "absent forwards nothing, and so does an empty string. Every "
               "forwarded header sent by the caller is removed first, on pass too.",
               full_config(forward=fwd))
 
@@ -2174,7 +2175,7 @@ def gen_forward():
         ("a tab", "a\tb"),
         ("CR, LF, NUL and DEL", "a\r\nb\x00c\x7f"),
         ("quotes, backslash and visible ASCII", 'q"b\\!#&+,/:;=?@[]^`{|}~'),
-        ("an empty string (an empty header)", ""),
+        ("an empty string (no header)", ""),
         ("an integer", 5),
         ("a negative number", -12),
         ("1.50 (canonical 1.5)", Raw("1.50")),
@@ -2260,6 +2261,9 @@ def gen_forward():
     c = claims()
     fw("spoofed Tuix headers removed when sessionId and idempotencyKey are null", c=c,
        m=tuix_meta(c, sessionId=None, idempotencyKey=None), extra_headers=spoofs(fwd))
+    c = claims(agent_id="")
+    fw("spoofed copies removed when sessionId, idempotencyKey and agent_id are empty strings",
+       c=c, m=tuix_meta(c, sessionId="", idempotencyKey=""), extra_headers=spoofs(fwd))
     for method in ["GET", "DELETE"]:
         f.add("%s passes with every forwarded header removed" % method, method=method,
               body="", extra_headers=spoofs(fwd), expect=PASS, forward=forward_nothing(fwd))

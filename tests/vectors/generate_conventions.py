@@ -293,9 +293,10 @@ def aivax_cases():
          headers=spoofed, config={"forward": fwd})
     meta = full_meta(external_user_id=None, conversation_token=None, call_source=..., moment=...,
                      tenant_id=..., request_id=..., sessionId=None, idempotencyKey="")
-    forward = dict({n: None for n in names}, **{"x-aivax-nonce-verified": "true", "x-idempotency-key": "",
+    # An empty string forwards no header, as null does (CONTRACT §7).
+    forward = dict({n: None for n in names}, **{"x-aivax-nonce-verified": "true",
                                                   "x-aivax-metadata": '{"idempotencyKey":""}'})
-    case("forwarded headers: null and absent fields forward nothing, spoofed copies removed",
+    case("forwarded headers: null, absent and empty fields forward nothing, spoofed copies removed",
          aiv_body(meta), {"outcome": "accept", "context": {"nonce_verified": True}, "forward": forward},
          headers=spoofed, config={"forward": fwd})
     case("forwarded headers: tools/list passes with spoofed copies removed",

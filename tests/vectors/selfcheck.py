@@ -601,7 +601,8 @@ def header_value(text):
 
 def expected_forward(fwd, got):
     """Header -> value the upstream must see for verdict `got` (None: no
-    header), from the reference model's context and _meta."""
+    header), from the reference model's context and _meta. An empty header
+    value is never sent: an empty string forwards nothing, as null does."""
     names = {field: name.lower() for field, name in (fwd.get("headers") or {}).items()}
     tuix = {"sessionId": "x-session-id", "idempotencyKey": "x-idempotency-key"} if fwd.get("tuix") else {}
     out = {}
@@ -613,7 +614,7 @@ def expected_forward(fwd, got):
         v = got.meta.get(member) if got.outcome == "accept" else None
         text = None if v is None else (v if isinstance(v, str) else canonical(v))
         out[name] = None if text is None else header_value(text)
-    return out
+    return {name: value or None for name, value in out.items()}
 
 
 def main(argv):

@@ -251,11 +251,21 @@ impl Config {
         let Value::Object(members) = &doc else {
             return Err(ConfigError::Json);
         };
+        Self::from_members(members.iter().map(|(n, v)| (&**n, v)), unknown)
+    }
+
+    /// [`Config::from_json`] on settings already parsed, `(name, value)`
+    /// in document order: a front end that reads its own settings from the
+    /// same document (the gateways) hands the core the rest as they are.
+    pub fn from_members<'a, 'v: 'a>(
+        members: impl IntoIterator<Item = (&'a str, &'a Value<'v>)>,
+        unknown: UnknownSettings,
+    ) -> Result<Config, ConfigError> {
         let mut instance_id = None;
         let mut secrets = None;
         let mut config = Config::new(String::new(), Vec::new());
         for (name, value) in members {
-            match &**name {
+            match name {
                 "instance_id" => instance_id = Some(string(value, "instance_id")?),
                 "secrets" => {
                     secrets = Some(

@@ -170,6 +170,11 @@ pub enum ForwardError {
     Twice(String),
     /// An empty `_meta` member name.
     EmptyMember,
+    /// A part of the configuration that must be an object (a map to header
+    /// names) is not one.
+    NotAnObject,
+    /// An entry whose header name is not a string.
+    NotAName,
 }
 
 impl core::fmt::Display for ForwardError {
@@ -180,11 +185,36 @@ impl core::fmt::Display for ForwardError {
             ForwardError::Reserved(name) => write!(f, "header `{name}` is reserved"),
             ForwardError::Twice(name) => write!(f, "header `{name}` is written twice"),
             ForwardError::EmptyMember => f.write_str("a `_meta` member name must not be empty"),
+            ForwardError::NotAnObject => {
+                f.write_str("must be an object mapping names to header names")
+            }
+            ForwardError::NotAName => f.write_str("must be a header name"),
         }
     }
 }
 
 impl core::error::Error for ForwardError {}
+
+/// The part of a forward configuration an entry belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForwardPart {
+    /// Context fields to header names.
+    Headers,
+    /// `_meta` members to header names.
+    Meta,
+    /// The Tuix headers.
+    Tuix,
+}
+
+/// A refused forward configuration, located: the part, the entry's key (a
+/// context field or `_meta` member; `None` for the part itself or `tuix`)
+/// and why, so that each reader can name the setting in its own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForwardEntryError {
+    pub part: ForwardPart,
+    pub key: Option<String>,
+    pub error: ForwardError,
+}
 
 /// What a profile forwards upstream: context fields and `_meta` members,
 /// each to a lower-case header name. Empty by default: nothing is
@@ -288,8 +318,9 @@ impl<F: Field> Forward<F> {
     /// The headers to add for an accepted call: the configured fields of
     /// `ctx`, then the configured `_meta` members found by `meta` (its
     /// value's JSON), each encoded with [`header_value`]. A field the
-    /// context lacks, or a member that is absent or `null`, forwards
-    /// nothing.
+    /// context lacks, a member that is absent or `null`, or an empty value
+    /// forwards nothing (CONTRACT §7); its name is still in
+    /// [`Forward::removed`], so a caller's copy never survives.
     pub(crate) fn set_headers<'m>(
         &self,
         ctx: &F::Context,
@@ -299,11 +330,18 @@ impl<F: Field> Forward<F> {
             return Vec::new();
         }
         let mut out = Vec::with_capacity(self.removed.len());
+        // The one place a forwarded value becomes a header: an empty value
+        // carries nothing, and some hosts cannot set one.
+        let mut push = |header: &String, text: &str| {
+            if !text.is_empty() {
+                out.push((header.clone(), header_value(text).into_owned()));
+            }
+        };
         let mut text = String::new();
         for (field, header) in &self.fields {
             text.clear();
             if field.write(ctx, &mut text) {
-                out.push((header.clone(), header_value(&text).into_owned()));
+                push(header, &text);
             }
         }
         for (member, header) in &self.meta {
@@ -317,50 +355,68 @@ impl<F: Field> Forward<F> {
                 Some(other) => canonical_or_compact(&other, &mut text),
             };
             if found {
-                out.push((header.clone(), header_value(&text).into_owned()));
+                push(header, &text);
             }
         }
         out
     }
 
     /// Reads `{"headers": {"<field>": "<header>", ...}, "meta": {"<member>":
-    /// "<header>", ...}, "tuix": true}` (every member optional).
+    /// "<header>", ...}, "tuix": true}` (every member optional) through
+    /// [`Forward::read`].
     pub(crate) fn from_value(v: &Value<'_>) -> Result<Self, ForwardError> {
-        let mut out = Self::new();
         let Value::Object(members) = v else {
-            return Err(ForwardError::BadName(String::from("forward")));
+            return Err(ForwardError::NotAnObject);
         };
-        let pairs = |v: &Value<'_>| -> Result<Vec<(String, String)>, ForwardError> {
-            let Value::Object(items) = v else {
-                return Err(ForwardError::BadName(String::from("forward")));
-            };
-            items
-                .iter()
-                .map(|(k, v)| match v.as_str() {
-                    Some(h) => Ok((String::from(&**k), String::from(h))),
-                    None => Err(ForwardError::BadName(String::from(&**k))),
-                })
-                .collect()
-        };
+        let (mut headers, mut meta, mut tuix) = (None, None, false);
         for (name, value) in members {
             match &**name {
-                "headers" => {
-                    for (field, header) in pairs(value)? {
-                        out = out.field(&field, &header)?;
-                    }
-                }
-                "meta" => {
-                    for (member, header) in pairs(value)? {
-                        out = out.meta(&member, &header)?;
-                    }
-                }
+                "headers" => headers = Some(value),
+                "meta" => meta = Some(value),
                 "tuix" => match value {
-                    Value::Bool(true) => out = out.tuix()?,
-                    Value::Bool(false) => {}
+                    Value::Bool(on) => tuix = *on,
                     _ => return Err(ForwardError::BadName(String::from("tuix"))),
                 },
                 other => return Err(ForwardError::UnknownField(String::from(other))),
             }
+        }
+        Self::read(headers, meta, tuix).map_err(|e| e.error)
+    }
+
+    /// The one reader of a forward configuration, whatever wraps it (the
+    /// core's `forward`, the gateways' `headers` / `meta_headers` / `tuix`):
+    /// `headers` maps context fields to header names, `meta` maps `_meta`
+    /// members to header names, `tuix` adds the Tuix headers; read in that
+    /// order.
+    pub fn read(
+        headers: Option<&Value<'_>>,
+        meta: Option<&Value<'_>>,
+        tuix: bool,
+    ) -> Result<Self, ForwardEntryError> {
+        let mut out = Self::new();
+        let at = |part, key: Option<&str>| {
+            let key = key.map(String::from);
+            move |error| ForwardEntryError { part, key, error }
+        };
+        for (part, value) in [(ForwardPart::Headers, headers), (ForwardPart::Meta, meta)] {
+            let Some(value) = value else { continue };
+            let Value::Object(items) = value else {
+                return Err(at(part, None)(ForwardError::NotAnObject));
+            };
+            for (key, header) in items {
+                let key: &str = key;
+                let header = header
+                    .as_str()
+                    .ok_or_else(|| at(part, Some(key))(ForwardError::NotAName))?;
+                out = match part {
+                    ForwardPart::Headers => out.field(key, header),
+                    _ => out.meta(key, header),
+                }
+                .map_err(at(part, Some(key)))?;
+            }
+        }
+        if tuix {
+            out = out.tuix().map_err(at(ForwardPart::Tuix, None))?;
         }
         Ok(out)
     }
@@ -459,6 +515,47 @@ mod tests {
         assert_eq!(
             fw.removed(),
             ["x-task", "x-exp", "x-session-id", "x-idempotency-key"]
+        );
+    }
+
+    #[test]
+    fn a_refused_entry_is_located() {
+        let read = |h: &[u8], m: &[u8]| {
+            let (h, m) = (json::parse(h).unwrap(), json::parse(m).unwrap());
+            Forward::<ForwardField>::read(Some(&h), Some(&m), true).unwrap_err()
+        };
+        let at = |part, key: Option<&str>, error| ForwardEntryError {
+            part,
+            key: key.map(String::from),
+            error,
+        };
+        assert_eq!(
+            read(br#"{"task_id":5}"#, b"{}"),
+            at(
+                ForwardPart::Headers,
+                Some("task_id"),
+                ForwardError::NotAName
+            )
+        );
+        assert_eq!(
+            read(b"{}", b"[]"),
+            at(ForwardPart::Meta, None, ForwardError::NotAnObject)
+        );
+        assert_eq!(
+            read(b"{}", br#"{"s":"x a"}"#),
+            at(
+                ForwardPart::Meta,
+                Some("s"),
+                ForwardError::BadName(String::from("x a"))
+            )
+        );
+        assert_eq!(
+            read(b"{}", br#"{"s":"X-Session-Id"}"#),
+            at(
+                ForwardPart::Tuix,
+                None,
+                ForwardError::Twice(String::from("x-session-id"))
+            )
         );
     }
 }

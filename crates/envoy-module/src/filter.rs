@@ -409,9 +409,10 @@ impl Filter {
             Ok(Decision::Accept(set)) => {
                 for (name, value) in &set {
                     if !s.add_request_header(name, value) {
-                        // Envoy 1.40's ABI refuses an empty value: refuse
-                        // rather than hand the call on without the core's header.
-                        self.fail(module, s, "Envoy refused to add a forwarded header (its dynamic-module ABI cannot add an empty value)");
+                        // The core never sets an empty value (CONTRACT §7), so
+                        // Envoy refusing one is unexpected: refuse rather than
+                        // hand the call on without the core's header.
+                        self.fail(module, s, "Envoy refused to add a forwarded header");
                         return false;
                     }
                 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 #[cfg(feature = "aivax")]
 use toolctx_core::aivax::{AivaxConfig, AivaxField, AivaxVerifier, DEFAULT_MAX_BCRYPT_COST};
-use toolctx_core::json::{self, write_str, Value};
+use toolctx_core::json::{self, Value};
 #[cfg(feature = "aivax")]
 use toolctx_core::DEFAULT_MAX_BODY_BYTES;
 use toolctx_core::{Config, ConfigError, Credential, ForwardField, UnknownSettings, Verifier};
@@ -201,8 +201,8 @@ fn load_agentarea(
     let mut secrets: Option<Vec<(String, String)>> = None;
     let mut cred = None;
     let mut replay = None;
-    // The core's own non-secret settings, as the JSON the core reads.
-    let mut core = String::from("{");
+    // The core's own non-secret settings, as parsed, for the core to read.
+    let mut core = Vec::new();
     for &(name, value) in members {
         match name {
             "secrets" => {
@@ -223,26 +223,27 @@ fn load_agentarea(
             "credential" => cred = Some(credential(value, cx)?),
             "headers" => headers = Some(value),
             "replay_guard" => replay = Some(value),
+            // The core's form of `headers`/`meta_headers`/`tuix`: the
+            // gateways read theirs only, never one over the other.
+            "forward" => {
+                return Err(
+                    "unknown setting `forward`: the gateways forward with `headers`, \
+                     `meta_headers` and `tuix`"
+                        .into(),
+                )
+            }
             // instance_id, require_context, the limits: the core reads and
             // checks them (and refuses names it does not know).
-            other => {
-                if core.len() > 1 {
-                    core.push(',');
-                }
-                write_str(other, &mut core);
-                core.push(':');
-                value.write(&mut core);
-            }
+            other => core.push((other, value)),
         }
     }
-    core.push('}');
     let Some(secrets) = secrets else {
         return Err(
             "`secret_env` is required: the environment variables that hold the HMAC secrets".into(),
         );
     };
-    let mut config = Config::from_json(core.as_bytes(), UnknownSettings::Refuse)
-        .map_err(|e| explain(&e, &[]))?;
+    let mut config =
+        Config::from_members(core, UnknownSettings::Refuse).map_err(|e| explain(&e, &[]))?;
     let secret_names: Vec<String> = secrets.iter().map(|(n, _)| n.clone()).collect();
     config.secrets = secrets.into_iter().map(|(_, v)| v.into_bytes()).collect();
     config.credential = cred;

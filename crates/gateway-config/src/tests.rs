@@ -110,6 +110,69 @@ fn reads_credential_and_header_map() {
     }
 }
 
+#[test]
+fn a_refused_forward_setting_is_named_in_the_gateways_words() {
+    let known = FORWARD_FIELDS_TEXT;
+    for (bad, said) in [
+        (
+            r#""headers":[]"#,
+            "`headers` must be an object mapping context fields to header names".to_string(),
+        ),
+        (
+            r#""headers":{"task_id":5}"#,
+            "`headers.task_id` must be a header name".into(),
+        ),
+        (
+            r#""headers":{"nope":"x-a"}"#,
+            format!("`headers`: unknown agentarea context field `nope` (known: {known})"),
+        ),
+        (
+            r#""headers":{"task_id":"x a"}"#,
+            "`headers.task_id`: `x a` is not a valid header name".into(),
+        ),
+        (
+            r#""headers":{"task_id":"Host"}"#,
+            "`headers.task_id`: header `host` is reserved".into(),
+        ),
+        (
+            r#""headers":{"task_id":"x-a","jti":"X-A"}"#,
+            "`headers`/`meta_headers`/`tuix`: `x-a` is used twice".into(),
+        ),
+        (
+            r#""meta_headers":"x""#,
+            "`meta_headers` must be an object mapping `_meta` member names to header names".into(),
+        ),
+        (
+            r#""meta_headers":{"s":true}"#,
+            "`meta_headers.s` must be a header name".into(),
+        ),
+        (
+            r#""meta_headers":{"":"x-b"}"#,
+            "`meta_headers`: a `_meta` member name must not be empty".into(),
+        ),
+        (
+            r#""meta_headers":{"s":"mcp-x"}"#,
+            "`meta_headers.s`: header `mcp-x` is reserved".into(),
+        ),
+        (
+            r#""tuix":true,"meta_headers":{"n":"X-Session-Id"}"#,
+            "`headers`/`meta_headers`/`tuix`: `x-session-id` is used twice".into(),
+        ),
+        (
+            r#""forward":{"tuix":true}"#,
+            "unknown setting `forward`: the gateways forward with `headers`, `meta_headers` and `tuix`".into(),
+        ),
+    ] {
+        let text = format!(r#"{{"instance_id":"i","secret_env":["S1"],{bad}}}"#);
+        assert_eq!(load_str(&text).err(), Some(said), "{bad}");
+    }
+}
+
+/// The context fields the agentarea profile forwards, as its refusal lists them.
+const FORWARD_FIELDS_TEXT: &str =
+    "task_id, tool_call_id, workspace_id, idempotency_key, protocol, \
+     agent_id, end_user_id, metadata, tool, jti, iat, exp, secret_index, context";
+
 #[cfg(feature = "aivax")]
 #[test]
 fn reads_aivax_profile_with_the_key_from_env() {
