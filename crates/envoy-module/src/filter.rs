@@ -13,7 +13,6 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use toolctx_core::replay::redis::claim_args;
 use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Reason, Refusal};
 use toolctx_gateway_config::{
     error_line, refusal_line, Decision, Deferred, PendingClaim, Profile, Stores,
@@ -418,7 +417,7 @@ impl Filter {
         };
         let answer = Arc::new(OnceLock::new());
         let slot = answer.clone();
-        let args = claim_args(redis.key_prefix(), pending.claim(), now);
+        let args = pending.redis_args(redis.key_prefix(), now);
         let sent = redis.claim(
             &args,
             Box::new(move |a| {
