@@ -27,7 +27,7 @@ export interface CoreFunctions {
   idemRefusal(outcome: string, key: string): string;
   /** A store command's arguments as a JSON array of strings. */
   idemRedisArgs(command: string, key: string, entry: string, ms: number): string;
-  idemRedisMeaning(command: string, kind: string, text: string, bytes: Uint8Array, integer: number): string;
+  idemRedisMeaning(command: string, kind: string, value: Uint8Array): string;
   idemDefaults(): string;
 }
 

@@ -9,7 +9,7 @@
  */
 import { core } from './core-functions.js';
 import { decodeEntry, encodeEntry, idempotencyDefaults, type IdempotencyStore } from './idempotency.js';
-import { sender, type RedisCommandClient, type RedisSend } from './redis.js';
+import { replyParts, sender, type RedisCommandClient, type RedisSend } from './redis.js';
 
 export interface RedisIdempotencyStoreOptions {
   /** Prefixed to every store key. Default the core's, `"toolctx:idem:"`. */
@@ -17,29 +17,18 @@ export interface RedisIdempotencyStoreOptions {
   /**
    * How long a command may wait for its reply, in milliseconds, before it
    * fails (the call then fails, never runs unguarded). Default the core's
-   * store timeout (1000).
+   * store timeout (500).
    */
   timeoutMs?: number;
 }
 
 export type RedisIdempotencyCommand = 'claim' | 'read' | 'complete' | 'release';
 
-/**
- * A client's reply as the core's reply type: `null`/`undefined` nil, a
- * string a status (or a decoded string), bytes a bulk string, a number or
- * bigint an integer, anything else (an error reply, a type the core has no
- * name for) an error, so that it means a failed store.
- */
+/** What a client's reply (as `replyParts` names it) means as the answer to `command`: the core's reading. */
 export function redisReplyMeaning(command: RedisIdempotencyCommand, reply: unknown): { means: string; held?: Uint8Array } {
-  const none = new Uint8Array();
-  let means: string;
-  if (reply === null || reply === undefined) means = core().idemRedisMeaning(command, 'nil', '', none, 0);
-  else if (typeof reply === 'string') means = core().idemRedisMeaning(command, 'status', reply, none, 0);
-  else if (reply instanceof Uint8Array) means = core().idemRedisMeaning(command, 'bulk', '', reply, 0);
-  else if (typeof reply === 'number' || typeof reply === 'bigint') means = core().idemRedisMeaning(command, 'integer', '', none, Number(reply));
-  else means = core().idemRedisMeaning(command, 'error', String(reply), none, 0);
-  if (means !== 'held') return { means };
-  return { means, held: typeof reply === 'string' ? new TextEncoder().encode(reply) : (reply as Uint8Array) };
+  const [kind, value] = replyParts(reply);
+  const means = core().idemRedisMeaning(command, kind, value);
+  return means === 'held' ? { means, held: value } : { means };
 }
 
 /** The core's arguments of a store command. */
@@ -49,7 +38,7 @@ export function redisArgs(command: RedisIdempotencyCommand, key: string, entry: 
 
 export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, options: RedisIdempotencyStoreOptions = {}): IdempotencyStore {
   const defaults = idempotencyDefaults();
-  const send = sender(client, options.timeoutMs, defaults.storeTimeoutMs);
+  const send = sender(client, options.timeoutMs ?? defaults.storeTimeoutMs);
   const prefix = options.prefix ?? defaults.keyPrefix;
   const ask = async (command: RedisIdempotencyCommand, args: string[], expected: string[]): Promise<{ means: string; held?: Uint8Array }> => {
     // A timeout or a lost connection throws: the store failed.

@@ -7,14 +7,15 @@
  * The replay guard's store (`redisReplayStore`, from `toolctx`): a token id
  * is claimed with the core's command (`SET key 1 NX PX ms`, kept until the
  * token expires; `toolctx_core::replay::redis::claim_args`, from the
- * verifier's WebAssembly module).
+ * verifier's WebAssembly module), and the core reads the reply
+ * (`claim_answer`).
  *
  * toolctx depends on no Redis client: hand it any client that sends a raw
  * command, e.g. node-redis v4+ (`client.sendCommand(args)`) or a function
  * (`(args) => ioredis.call(...args)`).
  */
 import { ToolctxError } from './errors.js';
-import type { ReplayStore } from './replay.js';
+import { replayCore, type ClaimAnswer, type ReplayStore } from './replay.js';
 
 /** Sends one command as its arguments (`['SET', key, value, 'NX', 'PX', '1000']`) and resolves to its reply. */
 export type RedisSend = (args: string[]) => Promise<unknown>;
@@ -24,19 +25,17 @@ export interface RedisCommandClient {
   sendCommand(args: string[]): Promise<unknown>;
 }
 
-/** The default bound on a reply: a paused Redis fails calls, it does not hold them. */
-const DEFAULT_TIMEOUT_MS = 1000;
-
 /**
- * The client's send, each reply bounded by `timeoutMs`. node-redis's own
+ * The client's send, each reply bounded by `timeoutMs` (the caller's, or the
+ * core's default: a paused Redis fails calls, it does not hold them). node-redis's own
  * `timeout` covers a command only until it is written, and a Redis that is
  * paused or cut off answers nothing: without a bound, every guarded call
  * would wait for it. A command that timed out may still be applied later;
  * both stores stay on the safe side of that (a late claim only refuses or
  * holds back a retry, never runs a call twice).
  */
-export function sender(client: RedisCommandClient | RedisSend, timeoutMs: number | undefined, defaultMs = DEFAULT_TIMEOUT_MS): RedisSend {
-  const ms = timeoutMs ?? defaultMs;
+export function sender(client: RedisCommandClient | RedisSend, timeoutMs: number): RedisSend {
+  const ms = timeoutMs;
   if (!Number.isSafeInteger(ms) || ms < 1) {
     throw new ToolctxError('limit_out_of_range', 'redis timeoutMs must be a positive integer (milliseconds)');
   }
@@ -61,29 +60,32 @@ export function sender(client: RedisCommandClient | RedisSend, timeoutMs: number
     });
 }
 
-/** The core's Redis claim, from the verifier's module (crates/wasm). */
-export interface RedisClaimCore {
-  /** `['SET', key, '1', 'NX', 'PX', ms]` for `jti` until `until` at `now`. */
-  redisClaimArgs(prefix: string, jti: string, until: number, now: number): string[];
-  /** The default key prefix (`toolctx:jti:`). */
-  redisKeyPrefix(): string;
-}
-
-let claimCore: RedisClaimCore | undefined;
-
-/** Called by the entries that load the verifier's module (`node/index.ts`, `web/index.ts`). */
-export function bindRedisClaim(core: RedisClaimCore): void {
-  claimCore ??= core;
-}
-
 export interface RedisReplayStoreOptions {
   /** Prefixed to every token id. Default `"toolctx:jti:"` (the core's). */
   prefix?: string;
   /**
    * How long the claim may wait for its reply, in milliseconds, before the
-   * call is refused (`internal_error`). Default 1000.
+   * call is refused (`internal_error`). Default the core's store timeout
+   * (500). The claim is sent once, never retried.
    */
   timeoutMs?: number;
+}
+
+const NO_BYTES = new Uint8Array(0);
+const utf8 = new TextEncoder();
+
+/**
+ * A Redis client's reply as the core reads replies (a kind and its bytes):
+ * node-redis and ioredis hand a status or string over as a string, nil as
+ * `null`, bytes as a Buffer, integers as numbers (or bigints).
+ */
+export function replyParts(reply: unknown): [string, Uint8Array] {
+  if (reply === null || reply === undefined) return ['nil', NO_BYTES];
+  if (typeof reply === 'string') return ['status', utf8.encode(reply)];
+  if (reply instanceof Uint8Array) return ['bulk', reply];
+  if ((typeof reply === 'number' && Number.isSafeInteger(reply)) || typeof reply === 'bigint') return ['integer', utf8.encode(String(reply))];
+  if (reply instanceof Error) return ['error', utf8.encode(reply.message)];
+  return ['other', NO_BYTES];
 }
 
 /**
@@ -91,18 +93,18 @@ export interface RedisReplayStoreOptions {
  * `createVerifier({ ..., replayGuard: redisReplayStore(client) })`. Each
  * token id is one key, set with `SET key 1 NX PX ms` (atomic: one replica
  * wins) and expiring when its token could no longer be accepted anyway.
- * A Redis error refuses the call (`internal_error`), never lets it through.
+ * What the reply means is the core's (`OK` a first use, nil a replay,
+ * anything else `failed`); a Redis error or timeout refuses the call
+ * (`internal_error`), never lets it through.
  */
 export function redisReplayStore(client: RedisCommandClient | RedisSend, options: RedisReplayStoreOptions = {}): ReplayStore {
-  const send = sender(client, options.timeoutMs);
-  const core = claimCore;
-  if (core === undefined) throw new ToolctxError('internal', 'the verifier module is not loaded: import redisReplayStore from toolctx');
+  const core = replayCore();
+  const send = sender(client, options.timeoutMs ?? core.redisTimeoutMs());
   const prefix = options.prefix ?? core.redisKeyPrefix();
   return {
     async firstUse(jti, until, now) {
-      // `SET ... NX` answers OK when it set the key, nil when it was there.
-      const reply = await send(core.redisClaimArgs(prefix, jti, until, now));
-      return reply !== null && reply !== undefined;
+      const [kind, value] = replyParts(await send(core.redisClaimArgs(prefix, jti, until, now)));
+      return core.redisClaimAnswer(kind, value) as ClaimAnswer;
     },
   };
 }

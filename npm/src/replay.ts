@@ -10,12 +10,39 @@
  */
 
 /**
- * What a shared store may answer for a token id, as the core reads it:
+ * What a shared store may answer for a token id (the core's `ClaimAnswer`):
  * `first_use` accepts; `used` refuses `token_replayed` (401); `full` (the
  * store holds all the ids it can) `replay_guard_full` (503, retryable);
  * `failed` `internal_error` (500).
  */
 export type ClaimAnswer = 'first_use' | 'used' | 'full' | 'failed';
+
+/** The core's replay vocabulary, from the verifier's WebAssembly module (crates/wasm/src/replay.rs, lib.rs). */
+export interface ReplayCore {
+  /** `['SET', key, '1', 'NX', 'PX', ms]` for `jti` until `until` at `now`. */
+  redisClaimArgs(prefix: string, jti: string, until: number, now: number): string[];
+  /** The default key prefix (`toolctx:jti:`). */
+  redisKeyPrefix(): string;
+  /** What Redis's reply to the claim means: `kind` (`nil`, `status`, `bulk`, `integer`, `error`, `other`) and its bytes. */
+  redisClaimAnswer(kind: string, value: Uint8Array): string;
+  /** The in-memory capacity unless told otherwise (100,000). */
+  defaultReplayCapacity(): number;
+  /** How long one Redis command may wait for its reply, in milliseconds. */
+  redisTimeoutMs(): number;
+}
+
+let core: ReplayCore | undefined;
+
+/** Called by the entries that load the verifier's module (`node/index.ts`, `web/index.ts`). */
+export function bindReplayCore(bound: ReplayCore): void {
+  core ??= bound;
+}
+
+/** The bound core; throws when no entry loaded the verifier's module. */
+export function replayCore(): ReplayCore {
+  if (core === undefined) throw new Error('toolctx: the verifier module is not loaded: import the replay stores from toolctx');
+  return core;
+}
 
 /**
  * A store shared by several processes (`redisReplayStore`, or your own).
@@ -24,10 +51,11 @@ export type ClaimAnswer = 'first_use' | 'used' | 'full' | 'failed';
 export interface ReplayStore {
   /**
    * Records `jti` as used until `until` (Unix seconds; `now` is the
-   * verifier's clock) and resolves to `true` (or `'first_use'`), or
-   * resolves to `false` (or `'used'`) when it is already recorded, `'full'`
-   * when it cannot record more. A rejection, or any other answer, is
-   * `'failed'`. The core decides what each answer means (`ClaimAnswer`).
+   * verifier's clock) and resolves to one of the core's answers:
+   * `'first_use'`, `'used'` when it is already recorded, `'full'` when it
+   * cannot record more, `'failed'`. A bool is still taken (`true`: first
+   * use, `false`: used). A rejection, or any other answer, is `'failed'`.
+   * The core decides what each answer means.
    */
   firstUse(jti: string, until: number, now: number): Promise<boolean | ClaimAnswer>;
 }
@@ -45,7 +73,7 @@ export interface MemoryReplayStoreOptions {
   /**
    * Live token ids kept at most. Size it for your call rate times the
    * token lifetime plus the clock skew (100 calls/s with 300 s tokens and
-   * 30 s skew: 33,000). Default 100,000.
+   * 30 s skew: 33,000). Default 100,000 (the core's).
    */
   capacity?: number;
 }
@@ -56,5 +84,5 @@ export interface MemoryReplayStoreOptions {
  * Several replicas need a shared store (`redisReplayStore`).
  */
 export function memoryReplayStore(options: MemoryReplayStoreOptions = {}): MemoryReplayStore {
-  return Object.freeze({ kind: 'memory' as const, capacity: options.capacity ?? 100_000 });
+  return Object.freeze({ kind: 'memory' as const, capacity: options.capacity ?? replayCore().defaultReplayCapacity() });
 }

@@ -6,7 +6,7 @@
  */
 import { callOnHead, configJson, Held, invalid, rethrow, toBytes, Verdicts } from './boundary.js';
 import { ToolctxError } from './errors.js';
-import type { ClaimAnswer, ReplayGuard, ReplayStore } from './replay.js';
+import type { ReplayGuard, ReplayStore } from './replay.js';
 import { DESCRIBE, Recorder, recordedBy, TELEMETRY_OPTIONS, type DescribeRequest, type Seen, type TelemetryOptions } from './telemetry.js';
 import type {
   CallVerifier,
@@ -25,7 +25,7 @@ export interface WasmVerifier {
   checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
   verify(heads: Uint8Array, lens: Uint32Array, body: Uint8Array, now: number): string;
   verifyBody(ticket: number, body: Uint8Array, now: number): string;
-  settle(ticket: number, answer: ClaimAnswer): string;
+  settle(ticket: number, answer: unknown): string;
   describe(): string;
   free(): void;
 }
@@ -184,9 +184,11 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
     const nl = out.indexOf('\n');
     const nl2 = out.indexOf('\n', nl + 1);
     const ticket = Number(out.slice(1, nl));
-    let answer: ClaimAnswer;
+    // The store's answer goes to the core as it came (a bool, an answer's
+    // name, anything else `failed`); a store that throws has failed.
+    let answer: unknown;
     try {
-      answer = claimAnswer(await store.firstUse(out.slice(nl2 + 1), Number(out.slice(nl + 1, nl2)), now));
+      answer = await store.firstUse(out.slice(nl2 + 1), Number(out.slice(nl + 1, nl2)), now);
     } catch {
       answer = 'failed';
     }
@@ -201,13 +203,6 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
       (heads, sizes, body) => wasm.verify(heads, sizes, body, now),
     );
   }
-}
-
-/** A store's answer in the core's names: a boolean is first use or not; anything unknown is `failed`. */
-function claimAnswer(answer: unknown): ClaimAnswer {
-  if (answer === true) return 'first_use';
-  if (answer === false) return 'used';
-  return answer === 'first_use' || answer === 'used' || answer === 'full' ? answer : 'failed';
 }
 
 function clock(options: VerifyOptions | undefined): number {

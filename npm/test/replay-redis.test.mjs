@@ -109,8 +109,8 @@ describe('the Redis replay store', { skip }, () => {
     const store = redisReplayStore((args) => (sent.push(args), client.sendCommand(args)));
     const now = Math.floor(Date.now() / 1000);
     const jti = `cmd-${process.pid}-${now}`;
-    assert.equal(await store.firstUse(jti, now + 90, now), true);
-    assert.equal(await store.firstUse(jti, now + 90, now), false);
+    assert.equal(await store.firstUse(jti, now + 90, now), 'first_use');
+    assert.equal(await store.firstUse(jti, now + 90, now), 'used');
     const core = redisClaimArgs(redisKeyPrefix(), jti, now + 90, now);
     assert.deepEqual(core, ['SET', `toolctx:jti:${jti}`, '1', 'NX', 'PX', '90000']);
     assert.deepEqual(sent, [core, core]);
@@ -127,10 +127,11 @@ describe('the Redis replay store', { skip }, () => {
     const store = redisReplayStore(client, { prefix: 'toolctx-replay-store:' });
     const now = Math.floor(Date.now() / 1000);
     const answers = await Promise.all(Array.from({ length: 8 }, () => store.firstUse('j1', now + 60, now)));
-    assert.equal(answers.filter((x) => x === true).length, 1);
+    assert.equal(answers.filter((x) => x === 'first_use').length, 1);
+    assert.equal(answers.filter((x) => x === 'used').length, 7);
     const viaFunction = redisReplayStore((args) => client.sendCommand(args), { prefix: 'toolctx-replay-store:' });
-    assert.equal(await viaFunction.firstUse('j1', now + 60, now), false);
-    assert.equal(await viaFunction.firstUse('j2', now + 60, now), true);
+    assert.equal(await viaFunction.firstUse('j1', now + 60, now), 'used');
+    assert.equal(await viaFunction.firstUse('j2', now + 60, now), 'first_use');
     // A client whose commands fail: the verifier refuses, 500 internal_error.
     const broken = createClient({ url: redisUrl });
     await broken.connect();
@@ -143,5 +144,35 @@ describe('the Redis replay store', { skip }, () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: c.meta } }),
     });
     assert.deepEqual([r.status, r.code, r.reason, r.id], [500, -32603, 'internal_error', 9]);
+  });
+
+  test('a reply other than OK or nil is the core\'s failed: refused 500 internal_error, never a first use', async () => {
+    const headers = (c) => ({ 'x-agentarea-context': c.token, authorization: CREDENTIAL, 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
+    const body = (c) => JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: c.meta } });
+    // Replies the real Redis gives to other commands in the claim's place:
+    // an integer (INCR), a bulk string (GET of a held key), a status other than OK (PING).
+    await client.set('toolctx-replay-odd:held', 'x');
+    const odd = [
+      ['integer', (args) => client.sendCommand(['INCR', `toolctx-replay-odd:${args[1]}`])],
+      ['bulk', () => client.sendCommand(['GET', 'toolctx-replay-odd:held'])],
+      ['status', () => client.sendCommand(['PING'])],
+    ];
+    for (const [shape, send] of odd) {
+      const store = redisReplayStore(send);
+      const now = Math.floor(Date.now() / 1000);
+      assert.equal(await store.firstUse(`odd-${shape}`, now + 60, now), 'failed', shape);
+      const c = callContext();
+      const r = await replayVerifier({ replayGuard: store }).verifyAsync({ method: 'POST', headers: headers(c), body: body(c) });
+      assert.deepEqual([r.status, r.reason, r.id], [500, 'internal_error', 4], shape);
+    }
+    // Over its memory limit Redis answers the claim itself with an error (-OOM).
+    await client.sendCommand(['CONFIG', 'SET', 'maxmemory', '1']);
+    try {
+      const c = callContext();
+      const r = await replayVerifier({ replayGuard: redisReplayStore(client, { prefix: 'toolctx-replay-oom:' }) }).verifyAsync({ method: 'POST', headers: headers(c), body: body(c) });
+      assert.deepEqual([r.status, r.reason], [500, 'internal_error']);
+    } finally {
+      await client.sendCommand(['CONFIG', 'SET', 'maxmemory', '0']);
+    }
   });
 });

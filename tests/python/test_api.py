@@ -164,6 +164,48 @@ def test_a_failing_shared_store_refuses() -> None:
     assert ttl <= 330 and jti
 
 
+def test_a_custom_store_answers_the_cores_four_answers() -> None:
+    """A store answers a ClaimAnswer (or its name, or a bool as before); the
+    core says what it means. `FULL` is replay_guard_full, never a replay."""
+    want = [
+        (toolctx.ClaimAnswer.FIRST_USE, "accept"),
+        (toolctx.ClaimAnswer.USED, "token_replayed"),
+        (toolctx.ClaimAnswer.FULL, "replay_guard_full"),
+        (toolctx.ClaimAnswer.FAILED, "internal_error"),
+        ("full", "replay_guard_full"),
+        ("first_use", "accept"),
+        (True, "accept"),
+        (False, "token_replayed"),
+        ("OK", "internal_error"),
+        (1, "internal_error"),
+        (None, "internal_error"),
+    ]
+    for answer, outcome in want:
+
+        class Store:
+            def first_use(self, jti: str, until: int, now: int, answer: object = answer) -> object:
+                return answer
+
+        headers, body = request(claims())
+        v = toolctx.Verifier(INSTANCE, [SECRET], replay=Store())
+        r = v.verify("POST", headers, body)
+        assert (r.outcome if r.outcome == "accept" else r.reason) == outcome, answer
+        if outcome == "replay_guard_full":
+            assert (r.status, r.id) == (503, 3)
+    assert [a.value for a in (toolctx.ClaimAnswer.FIRST_USE, toolctx.ClaimAnswer.FULL)] == ["first_use", "full"]
+    assert toolctx.ClaimAnswer.named("used") == toolctx.ClaimAnswer.USED
+    assert toolctx.ClaimAnswer.named("nonsense") == toolctx.ClaimAnswer.FAILED
+    assert toolctx.MemoryReplay().capacity == toolctx.DEFAULT_REPLAY_CAPACITY == 100_000
+
+
+def test_the_core_reads_a_redis_py_reply() -> None:
+    read = toolctx.redis_claim_answer
+    A = toolctx.ClaimAnswer
+    assert [read(True), read("OK"), read(b"OK"), read(None)] == [A.FIRST_USE, A.FIRST_USE, A.FIRST_USE, A.USED]
+    for odd in [False, "QUEUED", b"1", b"", 1, 0, [], 1.5, ConnectionError("down")]:
+        assert read(odd) == A.FAILED, odd
+
+
 def test_the_gil_is_released_while_the_core_works() -> None:
     # A cost-12 bcrypt nonce keeps the core busy for a long while; the main
     # thread keeps running Python meanwhile only if the interpreter is free.

@@ -66,6 +66,42 @@ def test_the_store_sends_the_cores_command(redis_url) -> None:
     assert expected[:4] == ["SET", f"t3:{c.jti}", "1", "NX"] and expected[4] == "PX"
 
 
+def test_a_reply_other_than_ok_or_nil_is_internal_error(redis_url) -> None:
+    """Replies the real Redis gives in the claim's place (an integer, a bulk
+    string, a status other than OK, an OOM error): the core's FAILED, the
+    call refused 500 internal_error, never a first use."""
+    client = redis.Redis.from_url(redis_url)
+    client.set("t4:held", "x")
+
+    class Odd:
+        def __init__(self, command: list[str]) -> None:
+            self.command = command
+
+        def execute_command(self, *args: object) -> object:
+            return client.execute_command(*self.command)
+
+    for command in (["INCR", "t4:n"], ["GET", "t4:held"], ["ECHO", "OK?"]):
+        store = toolctx.RedisReplayStore(Odd(command))
+        assert store.first_use("j", 100, 10) == toolctx.ClaimAnswer.FAILED, command
+        c = claims()
+        body = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "echo", "_meta": c.meta()}})
+        r = toolctx.Verifier(INSTANCE, [SECRET], replay=store).verify("POST", [(toolctx.TOKEN_HEADER, c.mint(SECRET))], body)
+        assert (r.status, r.reason, r.id) == (500, "internal_error", 4), command
+    # Over its memory limit, Redis answers the claim itself with -OOM.
+    store = toolctx.RedisReplayStore.from_url(redis_url, prefix="t4:")
+    client.config_set("maxmemory", "1")
+    try:
+        c = claims()
+        body = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "echo", "_meta": c.meta()}})
+        r = toolctx.Verifier(INSTANCE, [SECRET], replay=store).verify("POST", [(toolctx.TOKEN_HEADER, c.mint(SECRET))], body)
+        assert (r.status, r.reason) == (500, "internal_error")
+    finally:
+        client.config_set("maxmemory", "0")
+    c = claims()
+    body = json.dumps({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "echo", "_meta": c.meta()}})
+    assert toolctx.Verifier(INSTANCE, [SECRET], replay=store).verify("POST", [(toolctx.TOKEN_HEADER, c.mint(SECRET))], body).outcome == "accept"
+
+
 async def test_replay_guard_behind_the_middleware(redis_url, serve) -> None:
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse

@@ -44,7 +44,7 @@ DEFAULTS = {
     "lease_ms": 30 * 60 * 1000,
     "wait_ms": 60 * 1000,
     "memory_entries": 10000,
-    "store_timeout_ms": 1000,
+    "store_timeout_ms": 500,
     "claim_rounds": 3,
     "first_pause_ms": 10,
     "max_pause_ms": 250,
@@ -350,11 +350,15 @@ def idempotency_redis_commands():
 
 # Reply types as bindings hand them over: nil, status (or a decoded string),
 # bulk bytes (as UTF-8 text here, or hex), integer, error.
+# `OK` is `OK` whether the client hands it over as a status or as bulk
+# bytes (a client that maps every string to bytes cannot tell them apart).
 MEANINGS = {
     ("claim", "status", "OK"): "claimed",
+    ("claim", "bulk", "OK"): "claimed",
     ("claim", "nil", None): "taken",
     ("read", "nil", None): "gone",
     ("complete", "status", "OK"): "stored",
+    ("complete", "bulk", "OK"): "stored",
     ("release", "integer", 1): "released",
     ("release", "integer", 0): "not_held",
 }

@@ -220,9 +220,10 @@ def check_redis_commands(i, e):
             "complete": ["SET", k, done, "PX", ms(i["ttl_ms"])], "release": ["EVAL", SCRIPT, "1", k, mine]}
 
 
+OK = {("status", "OK"), ("bulk", "OK")}
 ACCEPTED = {
-    "claim": {("status", "OK"): "claimed", ("nil", None): "taken"},
-    "complete": {("status", "OK"): "stored"},
+    "claim": {**{ok: "claimed" for ok in OK}, ("nil", None): "taken"},
+    "complete": {ok: "stored" for ok in OK},
     "release": {("integer", 1): "released", ("integer", 0): "not_held"},
 }
 
@@ -243,7 +244,7 @@ def check_redis_reply(i, e):
 
 def check_defaults(i, e):
     return {"ttl_ms": 86400000, "lease_ms": 1800000, "wait_ms": 60000, "memory_entries": 10000,
-            "store_timeout_ms": 1000, "claim_rounds": 3, "first_pause_ms": 10, "max_pause_ms": 250,
+            "store_timeout_ms": 500, "claim_rounds": 3, "first_pause_ms": 10, "max_pause_ms": 250,
             "key_prefix": "toolctx:idem:", "release_script": SCRIPT, "replayed_key": MARK,
             "outcome_key": "toolctx/idempotency"}
 

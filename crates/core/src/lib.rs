@@ -29,6 +29,7 @@ pub mod jcs;
 pub mod json;
 pub mod names;
 mod reason;
+pub mod redis;
 mod refusal;
 pub mod replay;
 mod scan;
@@ -46,7 +47,9 @@ pub use context::Context;
 pub use forward::{Forward, ForwardError, ForwardField, Upstream, FORWARD_FIELDS, TUIX_HEADERS};
 pub use reason::Reason;
 pub use refusal::Refusal;
-pub use replay::{ClaimAnswer, FirstUse, ReplayCache, ReplayClaim};
+pub use replay::{
+    ClaimAnswer, Claimed, FirstUse, PendingClaim, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
+};
 pub use token::{
     decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,
 };

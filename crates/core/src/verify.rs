@@ -2,7 +2,6 @@
 //! claims, context, tool, protocol, binding) on the call that the envelope
 //! (`envelope.rs`, steps 0 to 7) hands on.
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -16,7 +15,7 @@ use crate::forward::Upstream;
 use crate::json::{self, position, Doc, Item, JsonText, Keep, Kind as JsonKind, Members};
 use crate::reason::Reason;
 use crate::refusal::Refusal;
-use crate::replay::{ClaimAnswer, FirstUse, ReplayClaim};
+use crate::replay::{ClaimAnswer, Claimed, FirstUse, PendingClaim, ReplayClaim};
 use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
 use crate::verdict::{Checked, HeadersVerdict, Verdict};
 
@@ -114,7 +113,7 @@ impl Verifier {
         body: &[u8],
         now: u64,
     ) -> Verdict {
-        self.decide(checked, headers, body, now, None)
+        self.decide(checked, headers, body, now)
     }
 
     /// [`Verifier::check`] with the replay guard: after step 14, the token's
@@ -125,8 +124,8 @@ impl Verifier {
     /// store `replay_guard_full`, a failed one `internal_error`. A token
     /// without `jti` cannot be guarded and is refused as `claim_invalid`.
     /// [`ReplayCache`](crate::ReplayCache) is a ready store for one process;
-    /// a store that answers asynchronously uses [`Verifier::replay_claim`]
-    /// and [`Verifier::settle`] instead.
+    /// a store that answers asynchronously uses [`Verifier::claim`] and
+    /// [`Verifier::settle`] instead (the same sequence, split at the I/O).
     pub fn check_once<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         method: &str,
@@ -140,7 +139,8 @@ impl Verifier {
     }
 
     /// [`Verifier::check_body`] with the replay guard of
-    /// [`Verifier::check_once`].
+    /// [`Verifier::check_once`]: [`Verifier::claim`], the store asked,
+    /// [`Verifier::settle`].
     pub fn check_body_once<N: AsRef<[u8]>, V: AsRef<[u8]>>(
         &self,
         checked: Checked,
@@ -149,15 +149,31 @@ impl Verifier {
         now: u64,
         first_use: FirstUse<'_>,
     ) -> Verdict {
-        self.decide(checked, headers, body, now, Some(first_use))
+        match self.claim(self.check_body(checked, headers, body, now)) {
+            Claimed::Decided(verdict) => verdict,
+            Claimed::Claim(pending) => {
+                let answer = first_use(&pending.claim.jti, pending.claim.until);
+                self.settle(pending, answer)
+            }
+        }
     }
 
-    /// What an accepted call must record in an asynchronous replay store:
-    /// its `jti` until `exp + clock_skew_s`. A token without `jti` cannot be
-    /// guarded: refused `claim_invalid`, with the request's id.
-    pub fn replay_claim(&self, ctx: &Context) -> Result<ReplayClaim, Refusal> {
-        self.claim_of(ctx)
-            .map_err(|reason| Refusal::new(reason, ctx.request_id.clone()))
+    /// The replay guard's first half on a body verdict: an accepted call
+    /// must claim its `jti` until `exp + clock_skew_s` ([`Claimed::Claim`]:
+    /// ask the store, then [`Verifier::settle`]); a token without `jti`
+    /// cannot be guarded and is refused `claim_invalid` with the request's
+    /// id; a pass or a refusal is decided as it is.
+    pub fn claim(&self, verdict: Verdict) -> Claimed {
+        let Verdict::Accept(ctx) = verdict else {
+            return Claimed::Decided(verdict);
+        };
+        match self.claim_of(&ctx) {
+            Ok(claim) => Claimed::Claim(PendingClaim { ctx, claim }),
+            Err(reason) => Claimed::Decided(Verdict::Reject(Refusal::new(
+                reason,
+                ctx.request_id.clone(),
+            ))),
+        }
     }
 
     fn claim_of(&self, ctx: &Context) -> Result<ReplayClaim, Reason> {
@@ -168,11 +184,12 @@ impl Verifier {
         })
     }
 
-    /// The final verdict on an accepted call once an asynchronous replay
-    /// store answered its [`Verifier::replay_claim`]: accepted on a first
-    /// use, else refused as [`ClaimAnswer::verdict`] says, with the
+    /// The final verdict on a [`PendingClaim`] once the replay store
+    /// answered it: accepted (with the headers the core computed) on a
+    /// first use, else refused as [`ClaimAnswer::verdict`] says, with the
     /// request's id.
-    pub fn settle(&self, ctx: Box<Context>, answer: ClaimAnswer) -> Verdict {
+    pub fn settle(&self, pending: PendingClaim, answer: ClaimAnswer) -> Verdict {
+        let PendingClaim { ctx, .. } = pending;
         match answer.verdict() {
             Ok(()) => Verdict::Accept(ctx),
             Err(reason) => Verdict::Reject(Refusal::new(reason, ctx.request_id.clone())),
@@ -192,17 +209,12 @@ impl Verifier {
         headers: &[(N, V)],
         body: &[u8],
         now: u64,
-        first_use: Option<FirstUse<'_>>,
     ) -> Verdict {
         let rest = |call: Call<'_, '_>| {
             let meta = call.meta;
             let Some(mut ctx) = self.check_call(call, headers, now)? else {
                 return Ok(None);
             };
-            if let Some(first_use) = first_use {
-                let claim = self.claim_of(&ctx)?;
-                first_use(&claim.jti, claim.until).verdict()?;
-            }
             ctx.upstream = self
                 .config
                 .forward

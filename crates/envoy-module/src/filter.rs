@@ -11,7 +11,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use toolctx_core::replay::redis::claim_args;
 use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Reason, Refusal};
 #[cfg(feature = "test-crash")]
 use toolctx_gateway_config::request;
@@ -330,7 +329,7 @@ impl Filter {
         };
         let answer = Arc::new(OnceLock::new());
         let slot = answer.clone();
-        let args = claim_args(redis.key_prefix(), pending.claim(), now);
+        let args = pending.redis_args(redis.key_prefix(), now);
         let sent = redis.claim(
             &args,
             Box::new(move |a| {

@@ -1,26 +1,27 @@
 //! The replay guard's stores: in process (one replica), or Redis shared by
-//! every replica with the core's command (`toolctx_core::replay::redis`,
-//! the one every front end sends). They only record and answer; the core
-//! says what an answer means (a store that cannot answer: `internal_error`,
-//! never let through; a full one: `replay_guard_full`).
+//! every replica (`toolctx_tower::RedisReplayStore`: the core's command,
+//! the one every front end sends, and the core's reading of its reply).
+//! They only record and answer; the core says what an answer means (a
+//! store that cannot answer: `internal_error`, never let through; a full
+//! one: `replay_guard_full`).
 
 use std::sync::Mutex;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::runtime::Handle;
-use toolctx_core::replay::redis::{answer, claim_args};
 use toolctx_core::{ClaimAnswer, ReplayCache, ReplayClaim};
-// How long one Redis command may take before the call is refused (the
-// module's limit too).
+// How long one Redis command may take before the call is refused: the
+// core's one store timeout (the module's limit too).
 use toolctx_gateway_config::{RedisReplay, ReplayGuard, REDIS_TIMEOUT};
+// The Rust front ends' one Redis replay store: the core's command, sent
+// once, its reply read by the core.
+use toolctx_tower::{Redis, RedisReplayStore, ReplayStore};
 
 pub enum Store {
     /// One process: at most `slots x ways` live token ids (the filter's
     /// setting); full of live ids, it answers `Full`.
     Memory(Mutex<ReplayCache>),
     Redis {
-        conn: ConnectionManager,
-        key_prefix: String,
+        store: RedisReplayStore,
         handle: Handle,
     },
 }
@@ -29,9 +30,7 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Store::Memory(_) => f.write_str("Store::Memory"),
-            Store::Redis { key_prefix, .. } => {
-                write!(f, "Store::Redis {{ key_prefix: {key_prefix:?} }}")
-            }
+            Store::Redis { store, .. } => write!(f, "Store::Redis({store:?})"),
         }
     }
 }
@@ -49,25 +48,11 @@ impl Store {
 
     async fn redis(r: &RedisReplay) -> Result<Store, String> {
         // Never the URL in a message: it may hold a password.
-        let client = redis::Client::open(r.url.as_str())
-            .map_err(|e| format!("the Redis URL in {} is invalid ({:?})", r.url_env, e.kind()))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(REDIS_TIMEOUT))
-            .set_response_timeout(Some(REDIS_TIMEOUT))
-            .set_number_of_retries(2);
-        let conn = client
-            .get_connection_manager_with_config(config)
+        let redis = Redis::connect(&r.url, REDIS_TIMEOUT)
             .await
-            .map_err(|e| {
-                format!(
-                    "cannot reach the Redis named in {} ({:?})",
-                    r.url_env,
-                    e.kind()
-                )
-            })?;
+            .map_err(|why| format!("{why} (the Redis named in {})", r.url_env))?;
         Ok(Store::Redis {
-            conn,
-            key_prefix: r.key_prefix.clone(),
+            store: RedisReplayStore::with_prefix(redis, r.key_prefix.clone()),
             handle: Handle::current(),
         })
     }
@@ -76,38 +61,20 @@ impl Store {
     /// cannot answer says why in the log and answers `Failed`. Blocks: call
     /// it from a blocking thread (the service decides on one).
     pub fn first_use(&self, jti: &str, until: u64, now: u64) -> ClaimAnswer {
-        self.claim(jti, until, now).unwrap_or_else(|why| {
-            eprintln!("toolctx: {why}");
-            ClaimAnswer::Failed
-        })
-    }
-
-    fn claim(&self, jti: &str, until: u64, now: u64) -> Result<ClaimAnswer, String> {
         match self {
-            Store::Memory(cache) => cache
-                .lock()
-                .map(|mut c| c.first_use(jti, until, now))
-                .map_err(|_| "replay guard: the in-process table is poisoned".to_string()),
-            Store::Redis {
-                conn,
-                key_prefix,
-                handle,
-            } => {
-                let mut conn = conn.clone();
+            Store::Memory(cache) => cache.lock().map_or_else(
+                |_| {
+                    eprintln!("toolctx: replay guard: the in-process table is poisoned");
+                    ClaimAnswer::Failed
+                },
+                |mut c| c.first_use(jti, until, now),
+            ),
+            Store::Redis { store, handle } => {
                 let claim = ReplayClaim {
                     jti: jti.to_string(),
                     until,
                 };
-                let mut cmd = redis::Cmd::new();
-                for arg in claim_args(key_prefix, &claim, now) {
-                    cmd.arg(arg);
-                }
-                let set = async move { cmd.query_async::<Option<String>>(&mut conn).await };
-                match handle.block_on(async { tokio::time::timeout(REDIS_TIMEOUT, set).await }) {
-                    Ok(Ok(reply)) => Ok(answer(reply.as_deref() == Some("OK"))),
-                    Ok(Err(e)) => Err(format!("replay guard: Redis failed ({:?})", e.kind())),
-                    Err(_) => Err("replay guard: Redis did not answer in time".into()),
-                }
+                handle.block_on(store.claim(&claim, now))
             }
         }
     }

@@ -71,10 +71,11 @@ impl std::fmt::Debug for RedisReplay {
 }
 
 /// How long a call waits for Redis to answer its claim before it is
-/// refused (`ClaimAnswer::Failed`, the core's `internal_error`): the
-/// service's and the module's one limit.
+/// refused (`ClaimAnswer::Failed`, the core's `internal_error`): the core's
+/// one store timeout (`toolctx_core::redis::TIMEOUT_MS`), as a `Duration`.
 #[cfg(feature = "redis")]
-pub const REDIS_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+pub const REDIS_TIMEOUT: std::time::Duration =
+    std::time::Duration::from_millis(toolctx_core::redis::TIMEOUT_MS);
 
 pub const MAX_REPLAY_SLOTS: u32 = 1 << 20;
 pub const DEFAULT_REPLAY_WAYS: u32 = 4;

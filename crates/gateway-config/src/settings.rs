@@ -5,9 +5,8 @@ use std::fmt::Write as _;
 
 #[cfg(feature = "aivax")]
 use toolctx_core::aivax::{AivaxVerifier, NonceCache};
-use toolctx_core::{
-    Checked, ClaimAnswer, Context, HeadersVerdict, Refusal, ReplayClaim, Verdict, Verifier,
-};
+pub use toolctx_core::PendingClaim;
+use toolctx_core::{Checked, ClaimAnswer, Claimed, HeadersVerdict, Refusal, Verdict, Verifier};
 
 use crate::replay::ReplayGuard;
 
@@ -79,26 +78,6 @@ pub enum Deferred {
     /// [`PendingClaim::claim`] to the store, then hand its answer to
     /// [`Settings::settle`].
     Claim(PendingClaim),
-}
-
-/// An accepted call waiting for the replay store's answer: the core's
-/// context (with the headers it forwards) and what to claim.
-pub struct PendingClaim {
-    ctx: Box<Context>,
-    claim: ReplayClaim,
-}
-
-impl PendingClaim {
-    pub fn claim(&self) -> &ReplayClaim {
-        &self.claim
-    }
-}
-
-impl std::fmt::Debug for PendingClaim {
-    // The context holds the caller's claims: not for a dump.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingClaim").finish_non_exhaustive()
-    }
 }
 
 impl Settings {
@@ -186,13 +165,14 @@ impl Settings {
         else {
             return Err("no replay guard to claim in".into());
         };
-        Ok(match verifier.check_body(checked, headers, body, now) {
-            Verdict::Accept(ctx) => match verifier.replay_claim(&ctx) {
-                Ok(claim) => Deferred::Claim(PendingClaim { ctx, claim }),
-                Err(refusal) => Deferred::Decided(Decision::Reject(refusal)),
+        // The core's sequence (`Verifier::claim`, then `settle`): this only
+        // turns its verdicts into what the gateway does.
+        Ok(
+            match verifier.claim(verifier.check_body(checked, headers, body, now)) {
+                Claimed::Claim(pending) => Deferred::Claim(pending),
+                Claimed::Decided(verdict) => Deferred::Decided(decision(verdict)),
             },
-            verdict => Deferred::Decided(decision(verdict)),
-        })
+        )
     }
 
     /// The decision on a [`PendingClaim`] once the store answered (the
@@ -200,9 +180,7 @@ impl Settings {
     /// the core computed, anything else refused as the core says).
     pub fn settle(&self, pending: PendingClaim, answer: ClaimAnswer) -> Result<Decision, String> {
         match &self.profile {
-            Profile::AgentArea { verifier, .. } => {
-                Ok(decision(verifier.settle(pending.ctx, answer)))
-            }
+            Profile::AgentArea { verifier, .. } => Ok(decision(verifier.settle(pending, answer))),
             #[cfg(feature = "aivax")]
             Profile::Aivax { .. } => Err("a replay claim under the aivax profile".into()),
         }

@@ -5,9 +5,8 @@
 //! the one reading of a Redis reply. Python runs the loop (the store's I/O,
 //! sleeping) and applies the answers.
 
-use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyInt, PyString};
+use pyo3::types::{PyBytes, PyString};
 use toolctx_core::helpers::idempotency::{self as core, redis, Entry, Held, Outcome, Wait};
 
 use crate::convert::json_text;
@@ -143,11 +142,8 @@ pub fn idempotency_redis_release_args(key: &str, entry: &str) -> Vec<String> {
 }
 
 /// What a redis-py reply to `command` (`claim`, `read`, `complete`,
-/// `release`) means: `(meaning, held bytes or None)`. The reply as the
-/// core's `Reply`: `None` nil; `True` the status `OK` (redis-py turns a
-/// `SET`'s `OK` into `True`); `str` a status or decoded string; `bytes` a
-/// bulk string; `int` an integer; an exception an error. Anything else is
-/// an error too, so it means `failed`.
+/// `release`) means: `(meaning, held bytes or None)`, the reply read by
+/// `crate::redis::read_reply`.
 #[pyfunction]
 pub fn idempotency_redis_meaning<'py>(
     py: Python<'py>,
@@ -161,38 +157,14 @@ pub fn idempotency_redis_meaning<'py>(
             format!("unknown Redis command {command:?}"),
         )
     })?;
-    let text;
-    let bulk;
-    let reply = if reply.is_none() {
-        redis::Reply::Nil
-    } else if let Ok(b) = reply.cast::<PyBool>() {
-        if b.is_true() {
-            redis::Reply::Status("OK")
-        } else {
-            redis::Reply::Error("False")
-        }
-    } else if let Ok(s) = reply.cast::<PyString>() {
-        text = s.to_str()?.to_string();
-        redis::Reply::Status(&text)
-    } else if let Ok(b) = reply.cast::<PyBytes>() {
-        bulk = b.as_bytes().to_vec();
-        redis::Reply::Bulk(&bulk)
-    } else if reply.is_instance_of::<PyInt>() {
-        reply.extract::<i64>().map_or(
-            redis::Reply::Error("integer out of range"),
-            redis::Reply::Integer,
-        )
-    } else if reply.is_instance_of::<PyBaseException>() {
-        redis::Reply::Error("error")
-    } else {
-        redis::Reply::Error("a reply of another type")
-    };
-    let meaning = redis::meaning(command, reply);
-    let held = match meaning {
-        redis::Meaning::Held(bytes) => Some(PyBytes::new(py, bytes)),
-        _ => None,
-    };
-    Ok((meaning.as_str(), held))
+    crate::redis::read_reply(reply, |reply| {
+        let meaning = redis::meaning(command, reply);
+        let held = match meaning {
+            redis::Meaning::Held(bytes) => Some(PyBytes::new(py, bytes)),
+            _ => None,
+        };
+        (meaning.as_str(), held)
+    })
 }
 
 /// The constants: defaults, prefix, `_meta` keys, outcomes.

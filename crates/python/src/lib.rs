@@ -16,6 +16,8 @@ mod conventions;
 mod convert;
 mod errors;
 mod idempotency;
+mod redis;
+mod replay;
 mod signing;
 mod telemetry;
 mod verdict;
@@ -49,6 +51,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         toolctx_core::replay::redis::DEFAULT_KEY_PREFIX,
     )?;
     m.add_function(wrap_pyfunction!(conventions::redis_claim_args, m)?)?;
+    m.add_class::<replay::ClaimAnswer>()?;
+    m.add_function(wrap_pyfunction!(replay::redis_claim_answer, m)?)?;
+    m.add(
+        "DEFAULT_REPLAY_CAPACITY",
+        toolctx_core::DEFAULT_REPLAY_CAPACITY,
+    )?;
+    m.add("REDIS_TIMEOUT_MS", toolctx_core::redis::TIMEOUT_MS)?;
     m.add("TELEMETRY", telemetry::names(py)?)?;
     m.add_function(wrap_pyfunction!(telemetry::describe_request, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::qualified_tool_name, m)?)?;

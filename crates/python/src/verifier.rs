@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt};
+use pyo3::types::{PyDict, PyInt};
 use toolctx_core::{
     Checked, ClaimAnswer, Config, HeadersVerdict, ReplayCache, UnknownSettings, Verdict,
     Verifier as Core,
@@ -23,9 +23,9 @@ enum Replay {
     None,
     /// The core's bounded cache, for one process.
     Memory(Mutex<ReplayCache>),
-    /// `store.first_use(jti, until, now) -> bool`, shared by several
-    /// processes (`toolctx.RedisReplayStore`), called with the interpreter
-    /// attached from inside the core's guard.
+    /// `store.first_use(jti, until, now) -> ClaimAnswer` (or a bool),
+    /// shared by several processes (`toolctx.RedisReplayStore`), called
+    /// with the interpreter attached from inside the core's guard.
     Shared(Py<PyAny>),
 }
 
@@ -39,7 +39,7 @@ pub struct MemoryReplay {
 #[pymethods]
 impl MemoryReplay {
     #[new]
-    #[pyo3(signature = (capacity = 100_000))]
+    #[pyo3(signature = (capacity = toolctx_core::DEFAULT_REPLAY_CAPACITY))]
     fn new(capacity: usize) -> PyResult<MemoryReplay> {
         if capacity == 0 {
             return Err(PyValueError::new_err("capacity must be at least 1"));
@@ -294,33 +294,22 @@ impl Verifier {
                 (v, error)
             }
             Replay::Shared(store) => {
-                // The store records and answers (True: first use, False:
-                // used; an exception: it could not answer); the core says
-                // what that means.
+                // The store records and answers (a ClaimAnswer, or True:
+                // first use, False: used; an exception: it could not
+                // answer); the core says what that means.
                 let mut error = None;
                 let v = self
                     .core
                     .check_body_once(proof, headers, body, now, &mut |jti, until| {
                         Python::attach(|py| {
-                            let fresh = store
+                            let answer = store
                                 .bind(py)
                                 .call_method1("first_use", (jti, until, now))
-                                .and_then(|r| {
-                                    if r.is_instance_of::<PyBool>() {
-                                        Ok(r.is_truthy()?)
-                                    } else {
-                                        Err(PyTypeError::new_err(
-                                            "replay store first_use must return a bool",
-                                        ))
-                                    }
-                                });
-                            match fresh {
-                                Ok(fresh) => ClaimAnswer::of(fresh),
-                                Err(e) => {
-                                    error = Some(e);
-                                    ClaimAnswer::Failed
-                                }
-                            }
+                                .and_then(|r| crate::replay::store_answer(&r));
+                            answer.unwrap_or_else(|e| {
+                                error = Some(e);
+                                ClaimAnswer::Failed
+                            })
                         })
                     });
                 (v, error)

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
-use toolctx_core::{Checked, Context, HeadersVerdict, Reason, Refusal, Verdict, Verifier};
+use toolctx_core::{Checked, Claimed, Context, HeadersVerdict, Reason, Refusal, Verdict, Verifier};
 
 use crate::replay::ReplayStore;
 
@@ -62,7 +62,7 @@ pub(crate) async fn body(
     now: u64,
 ) -> Outcome {
     let mut verdict = verifier.check_body(checked, &pairs(headers), body, now);
-    if let (Some(store), Verdict::Accept(_)) = (store, &verdict) {
+    if let Some(store) = store {
         verdict = guarded(verifier, store, verdict, now).await;
     }
     if let Err(refusal) = forward(verifier, &verdict, headers) {
@@ -83,22 +83,20 @@ pub(crate) async fn body(
     }
 }
 
-/// An accepted call once the store answered its claim, as the core settles it.
+/// The core's replay sequence on a body verdict: an accepted call's claim
+/// goes to `store` (the only I/O here), the core settles its answer.
 async fn guarded(
     verifier: &Verifier,
     store: &dyn ReplayStore,
     verdict: Verdict,
     now: u64,
 ) -> Verdict {
-    let Verdict::Accept(ctx) = verdict else {
-        return verdict;
-    };
-    match verifier.replay_claim(&ctx) {
-        Ok(claim) => {
-            let answer = store.claim(&claim, now).await;
-            verifier.settle(ctx, answer)
+    match verifier.claim(verdict) {
+        Claimed::Decided(verdict) => verdict,
+        Claimed::Claim(pending) => {
+            let answer = store.claim(pending.claim(), now).await;
+            verifier.settle(pending, answer)
         }
-        Err(refusal) => Verdict::Reject(refusal),
     }
 }
 

@@ -1,21 +1,36 @@
 //! The Redis stores (feature `redis`): the replay guard's, with the core's
-//! key and command (`SET <key> 1 NX PX <ms>`, `toolctx_core::replay::redis`),
-//! and a connection shared with the idempotency store. Every command is
-//! bounded by a timeout: a paused Redis fails calls, it never holds them,
-//! and never lets one through unguarded.
+//! key, command and reading of the reply (`SET <key> 1 NX PX <ms>`,
+//! `toolctx_core::replay::redis`), and a connection shared with the
+//! idempotency store. Every command is sent once and bounded by a timeout
+//! (the core's, `toolctx_core::redis`): a paused Redis fails calls, it
+//! never holds them, and never lets one through unguarded.
 
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use toolctx_core::replay::redis::{answer, claim_args, DEFAULT_KEY_PREFIX};
+use toolctx_core::redis::Reply;
+use toolctx_core::replay::redis::{claim_answer, claim_args, DEFAULT_KEY_PREFIX};
 use toolctx_core::{ClaimAnswer, ReplayClaim};
 
 use crate::replay::{ClaimFuture, ReplayStore};
 
-/// The default bound on a reply (and on connecting): the core's store
-/// timeout.
-pub const DEFAULT_TIMEOUT: Duration =
-    Duration::from_millis(toolctx_core::helpers::idempotency::DEFAULT_STORE_TIMEOUT_MS);
+/// The default bound on a reply (and on connecting): the core's one store
+/// timeout (`toolctx_core::redis::TIMEOUT_MS`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(toolctx_core::redis::TIMEOUT_MS);
+
+/// A reply of the `redis` crate as the core reads replies. Its server
+/// errors arrive as `Err` from `query`, which is the store failing too.
+pub fn reply(value: &redis::Value) -> Reply<'_> {
+    match value {
+        redis::Value::Nil => Reply::Nil,
+        redis::Value::Okay => Reply::Status("OK"),
+        redis::Value::SimpleString(s) => Reply::Status(s),
+        redis::Value::BulkString(b) => Reply::Bulk(b),
+        redis::Value::Int(i) => Reply::Integer(*i),
+        redis::Value::ServerError(e) => Reply::Error(e.code()),
+        _ => Reply::Other,
+    }
+}
 
 /// A Redis connection (reconnecting) whose every command has a timeout.
 #[derive(Clone)]
@@ -95,32 +110,16 @@ impl ReplayStore for RedisReplayStore {
         Box::pin(async move {
             match self
                 .redis
-                .query::<Option<String>>(&claim_args(&self.prefix, claim, now))
+                .query::<redis::Value>(&claim_args(&self.prefix, claim, now))
                 .await
             {
-                Ok(reply) => answer(reply.as_deref() == Some("OK")),
+                Ok(value) => claim_answer(reply(&value)),
                 Err(why) => {
                     eprintln!("toolctx: replay guard: {why}");
                     ClaimAnswer::Failed
                 }
             }
         })
-    }
-}
-
-/// A redis-rs reply as the core's [`Reply`](toolctx_core::helpers::idempotency::redis::Reply),
-/// which the core reads (`meaning`): a reply type the core has no name
-/// for reads as an error, so it means a failed store.
-pub fn reply(value: &redis::Value) -> toolctx_core::helpers::idempotency::redis::Reply<'_> {
-    use toolctx_core::helpers::idempotency::redis::Reply;
-    match value {
-        redis::Value::Nil => Reply::Nil,
-        redis::Value::Okay => Reply::Status("OK"),
-        redis::Value::SimpleString(s) => Reply::Status(s),
-        redis::Value::BulkString(b) => Reply::Bulk(b),
-        redis::Value::Int(i) => Reply::Integer(*i),
-        redis::Value::ServerError(e) => Reply::Error(e.details().unwrap_or("server error")),
-        _ => Reply::Error("a reply of another type"),
     }
 }
 
@@ -256,3 +255,37 @@ mod idempotency {
 
 #[cfg(feature = "rmcp")]
 pub use idempotency::RedisStore;
+
+#[cfg(test)]
+mod tests {
+    use toolctx_core::replay::redis::claim_answer;
+    use toolctx_core::ClaimAnswer;
+
+    use super::{reply, Reply};
+
+    #[test]
+    fn each_value_is_handed_to_the_core_as_what_it_is() {
+        use redis::Value;
+        let cases = [
+            (Value::Okay, Reply::Status("OK"), ClaimAnswer::FirstUse),
+            (Value::Nil, Reply::Nil, ClaimAnswer::Used),
+            (
+                Value::SimpleString("QUEUED".into()),
+                Reply::Status("QUEUED"),
+                ClaimAnswer::Failed,
+            ),
+            (
+                Value::BulkString(b"1".to_vec()),
+                Reply::Bulk(b"1"),
+                ClaimAnswer::Failed,
+            ),
+            (Value::Int(1), Reply::Integer(1), ClaimAnswer::Failed),
+            (Value::Boolean(true), Reply::Other, ClaimAnswer::Failed),
+            (Value::Array(vec![]), Reply::Other, ClaimAnswer::Failed),
+        ];
+        for (value, core, answer) in &cases {
+            assert_eq!(reply(value), *core, "{value:?}");
+            assert_eq!(claim_answer(reply(value)), *answer, "{value:?}");
+        }
+    }
+}

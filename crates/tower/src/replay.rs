@@ -7,14 +7,17 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use toolctx_core::{ClaimAnswer, ReplayCache, ReplayClaim};
+use toolctx_core::{ClaimAnswer, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY};
 
 /// The future a [`ReplayStore`] answers with.
 pub type ClaimFuture<'a> = Pin<Box<dyn Future<Output = ClaimAnswer> + Send + 'a>>;
 
 /// Where the replay guard records token ids. `claim` must be atomic across
-/// every process sharing the store; a store that cannot answer (down,
-/// timed out) answers [`ClaimAnswer::Failed`], never `FirstUse`.
+/// every process sharing the store, and answers one of the core's four
+/// answers: [`ClaimAnswer::FirstUse`], `Used` (`token_replayed`), `Full`
+/// (it cannot record more: `replay_guard_full`, retryable) or `Failed`
+/// (down, timed out, a bad reply: `internal_error`), never `FirstUse` when
+/// it does not know.
 pub trait ReplayStore: Send + Sync + 'static {
     /// Records `claim.jti` as used until `claim.until` (Unix seconds) if it
     /// was not, and says which.
@@ -35,6 +38,13 @@ impl MemoryReplayStore {
         MemoryReplayStore {
             cache: Mutex::new(ReplayCache::new(capacity)),
         }
+    }
+}
+
+impl Default for MemoryReplayStore {
+    /// The core's default capacity ([`DEFAULT_REPLAY_CAPACITY`], 100,000).
+    fn default() -> MemoryReplayStore {
+        MemoryReplayStore::new(DEFAULT_REPLAY_CAPACITY)
     }
 }
 

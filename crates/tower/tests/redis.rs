@@ -173,6 +173,45 @@ async fn the_replay_guard_in_redis_paused_and_killed() {
 }
 
 #[tokio::test]
+async fn a_reply_other_than_ok_or_nil_is_internal_error() {
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let redis = Redis::connect(&server.url(), TIMEOUT).await.unwrap();
+    let inner = Inner::default();
+    let mut guarded = layer(&redis).layer(inner.clone());
+    // Over its memory limit, Redis answers the claim `-OOM ...`: not a
+    // first use, not a replay; the core refuses internal_error.
+    let set = |limit: &str| {
+        ["CONFIG", "SET", "maxmemory", limit]
+            .map(String::from)
+            .to_vec()
+    };
+    redis.query::<()>(&set("1")).await.unwrap();
+    let c = claims(&format!("jti-oom-{}", std::process::id()));
+    let (body, token) = (call_body(&c, ""), c.mint(SECRET).unwrap());
+    let (status, text) = answer(
+        &mut guarded,
+        post(&body, &[("x-agentarea-context", token.as_str())]),
+    )
+    .await;
+    assert_eq!(
+        (status, text.contains("internal_error")),
+        (500, true),
+        "{text}"
+    );
+    assert!(inner.0.lock().unwrap().is_empty(), "a call ran unguarded");
+    // Within its limit again, the same token is a first use.
+    redis.query::<()>(&set("0")).await.unwrap();
+    let (status, _) = answer(
+        &mut guarded,
+        post(&body, &[("x-agentarea-context", token.as_str())]),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
 async fn the_idempotency_store_in_redis_paused() {
     let Some(server) = Server::start() else {
         return;

@@ -129,24 +129,18 @@ pub fn redis_args(command: &str, key: &str, entry: &str, ms: f64) -> String {
 
 /// What a reply to `command` (`claim`, `read`, `complete`, `release`)
 /// means (`claimed`, `taken`, `held`, `gone`, `stored`, `released`,
-/// `not_held`, `failed`). The reply as `npm/src/redis.ts` hands it over:
-/// `kind` `nil`, `status` (`text`), `bulk` (`bytes`), `integer`
-/// (`integer`) or `error` (`text`); any other kind means `failed`.
+/// `not_held`, `failed`). The reply as `npm/src/redis.ts` (`replyParts`)
+/// hands it over: a kind's name and its value as bytes, read by the core's
+/// `Reply::from_parts`.
 #[wasm_bindgen(js_name = idemRedisMeaning)]
-pub fn redis_meaning(command: &str, kind: &str, text: &str, bytes: &[u8], integer: f64) -> String {
+pub fn redis_meaning(command: &str, kind: &str, value: &[u8]) -> String {
     let Some(command) = redis::Command::from_name(command) else {
         return redis::Meaning::Failed.as_str().into();
     };
-    let reply = match kind {
-        "nil" => redis::Reply::Nil,
-        "status" => redis::Reply::Status(text),
-        "bulk" => redis::Reply::Bulk(bytes),
-        // Only whole numbers are Redis integers.
-        "integer" if integer.fract() == 0.0 && integer.abs() < 9.0e15 => {
-            redis::Reply::Integer(integer as i64)
-        }
-        _ => redis::Reply::Error(text),
-    };
+    // A kind the core has no name for, or a value its kind cannot hold, is
+    // a reply no command expects: a failed store.
+    let reply = toolctx_core::redis::Reply::from_parts(kind, value)
+        .unwrap_or(toolctx_core::redis::Reply::Other);
     redis::meaning(command, reply).as_str().into()
 }
 

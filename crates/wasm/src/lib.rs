@@ -44,14 +44,17 @@
 //! the core's too: with an in-memory store the verifier holds a
 //! `ReplayCache` and every verdict goes through `check_body_once`; with a
 //! shared (asynchronous) store an accepted call answers `c` with the core's
-//! `replay_claim` while its context waits here under the ticket, the
+//! `Verifier::claim` while its pending claim waits here under the ticket, the
 //! TypeScript layer asks the store, and `settle(ticket, answer)` gives the
 //! core's final verdict (`Verifier::settle`). The Redis command a store
-//! sends is the core's as well (`redisClaimArgs`).
+//! sends is the core's as well (`redisClaimArgs`), and so is what its reply
+//! means (`redisClaimAnswer`, in `replay.rs`).
+
+mod replay;
 
 use toolctx_core::replay::redis;
 use toolctx_core::{
-    Checked, ClaimAnswer, Config, Context, HeadersVerdict, Reason, Refusal, ReplayCache,
+    Checked, Claimed, Config, Context, HeadersVerdict, PendingClaim, Reason, Refusal, ReplayCache,
     ReplayClaim, UnknownSettings, Verdict, Verifier as Core,
 };
 use toolctx_wasm_boundary::{
@@ -71,7 +74,7 @@ pub struct Verifier {
 struct AgentArea {
     core: Core,
     replay: Option<ReplayCache>,
-    claims: Option<Tickets<Box<Context>>>,
+    claims: Option<Tickets<PendingClaim>>,
 }
 
 /// How many accepted calls wait for a shared replay store's answer at once
@@ -164,16 +167,17 @@ impl Verifier {
 
     /// The final verdict on the accepted call that answered `c` + `ticket`,
     /// once the shared replay store answered its claim: `answer` is
-    /// `first_use`, `used`, `full` or `failed` (anything else is `failed`),
-    /// and the core decides (`Verifier::settle`): `a` + context, or `r` +
-    /// refusal. A ticket that holds nothing (never issued, settled already,
-    /// pushed out) is refused `internal_error`.
-    pub fn settle(&mut self, ticket: f64, answer: &str) -> String {
+    /// `first_use`, `used`, `full` or `failed`, or a bool (`true` first
+    /// use, `false` used); anything else is `failed`. The core decides
+    /// (`Verifier::settle`): `a` + context, or `r` + refusal. A ticket that
+    /// holds nothing (never issued, settled already, pushed out) is refused
+    /// `internal_error`.
+    pub fn settle(&mut self, ticket: f64, answer: JsValue) -> String {
         let include_reason = self.boundary.include_reason;
         let profile = &mut self.boundary.profile;
         match profile.claims.as_mut().and_then(|c| c.take(ticket)) {
-            Some(ctx) => verdict(
-                profile.core.settle(ctx, claim_answer(answer)),
+            Some(pending) => verdict(
+                profile.core.settle(pending, replay::store_answer(&answer)),
                 include_reason,
             ),
             None => refusal(&Refusal::new(Reason::InternalError, None), include_reason),
@@ -218,25 +222,16 @@ impl Profile for AgentArea {
     /// With a shared store, an accepted call answers what to claim (or the
     /// core's refusal of a token it cannot guard) and waits for `settle`.
     fn answer(&mut self, v: Verdict, include_reason: bool) -> String {
-        match (self.claims.as_mut(), v) {
-            (Some(claims), Verdict::Accept(ctx)) => match self.core.replay_claim(&ctx) {
-                Err(r) => refusal(&r, include_reason),
-                Ok(ReplayClaim { jti, until }) => {
-                    format!("c{}\n{until}\n{jti}", claims.hold(ctx))
-                }
-            },
-            (_, v) => verdict(v, include_reason),
+        let Some(claims) = self.claims.as_mut() else {
+            return verdict(v, include_reason);
+        };
+        match self.core.claim(v) {
+            Claimed::Decided(v) => verdict(v, include_reason),
+            Claimed::Claim(pending) => {
+                let ReplayClaim { jti, until } = pending.claim().clone();
+                format!("c{}\n{until}\n{jti}", claims.hold(pending))
+            }
         }
-    }
-}
-
-/// A store's answer as `settle` takes it.
-fn claim_answer(answer: &str) -> ClaimAnswer {
-    match answer {
-        "first_use" => ClaimAnswer::FirstUse,
-        "used" => ClaimAnswer::Used,
-        "full" => ClaimAnswer::Full,
-        _ => ClaimAnswer::Failed,
     }
 }
 

@@ -57,7 +57,9 @@ use serde_json::{json, Value};
 use toolctx_core::{Config, Credential, Verifier};
 use toolctx_tower::helpers::{Idempotent, Progress};
 use toolctx_tower::rmcp::MaybeVerified;
-use toolctx_tower::{Redis, RedisReplayStore, RedisStore, ToolctxLayer, Verification, DEFAULT_TIMEOUT};
+use toolctx_tower::{
+    Redis, RedisReplayStore, RedisStore, ToolctxLayer, Verification, DEFAULT_TIMEOUT,
+};
 use tower_layer::Layer;
 use tower_service::Service;
 

@@ -3,6 +3,14 @@
  * The WebAssembly module loads synchronously at import. The web flavour is
  * `../web/glue.ts`.
  */
-import { Verifier, describeRequest, redisClaimArgs, redisKeyPrefix } from '../wasm/node/toolctx_wasm.js';
+import {
+  Verifier,
+  defaultReplayCapacity,
+  describeRequest,
+  redisClaimAnswer,
+  redisClaimArgs,
+  redisKeyPrefix,
+  redisTimeoutMs,
+} from '../wasm/node/toolctx_wasm.js';
 
-export const glue = { Verifier, describeRequest, redisClaimArgs, redisKeyPrefix };
+export const glue = { Verifier, describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, defaultReplayCapacity, redisTimeoutMs };

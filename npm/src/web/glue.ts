@@ -4,10 +4,19 @@
  * `WebAssembly.Module` in workerd and bundlers) and instantiated
  * synchronously with `initSync`, once. The Node flavour is `../node/glue.ts`.
  */
-import { Verifier, describeRequest, initSync, redisClaimArgs, redisKeyPrefix } from '../wasm/web/toolctx_wasm.js';
+import {
+  Verifier,
+  defaultReplayCapacity,
+  describeRequest,
+  initSync,
+  redisClaimAnswer,
+  redisClaimArgs,
+  redisKeyPrefix,
+  redisTimeoutMs,
+} from '../wasm/web/toolctx_wasm.js';
 // @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs
 import wasmModule from '../wasm/web/toolctx_wasm_bg.wasm';
 
 initSync({ module: wasmModule as WebAssembly.Module });
 
-export const glue = { Verifier, describeRequest, redisClaimArgs, redisKeyPrefix };
+export const glue = { Verifier, describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, defaultReplayCapacity, redisTimeoutMs };

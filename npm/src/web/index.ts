@@ -9,13 +9,13 @@
  */
 import type { VerifierOptions } from '../types.js';
 import { verifierFactory, type Verifier } from '../verifier.js';
-import { bindRedisClaim } from '../redis.js';
+import { bindReplayCore } from '../replay.js';
 import { glue } from './glue.js';
 
 export * from '../api.js';
 
-// `redisReplayStore` sends the core's command, from this module.
-bindRedisClaim(glue);
+// The replay stores take the core's command, reply reading and defaults from this module.
+bindReplayCore(glue);
 
 /**
  * Validates the configuration once and precomputes the HMAC keys; throws a

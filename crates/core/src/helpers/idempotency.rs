@@ -46,7 +46,7 @@ pub const DEFAULT_WAIT_MS: u64 = 60 * 1000;
 pub const DEFAULT_MEMORY_ENTRIES: usize = 10_000;
 /// How long one store command may wait for its reply before the store
 /// counts as failed (a paused Redis fails calls, it never holds them).
-pub const DEFAULT_STORE_TIMEOUT_MS: u64 = 1_000;
+pub const DEFAULT_STORE_TIMEOUT_MS: u64 = crate::redis::TIMEOUT_MS;
 /// How many times a claim is tried when the held entry expires between the
 /// `SET NX` and the `GET`; then the store counts as failed.
 pub const CLAIM_ROUNDS: u32 = 3;
@@ -464,19 +464,9 @@ pub mod redis {
         }
     }
 
-    /// A Redis reply as a binding hands it over, whatever its client.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Reply<'a> {
-        /// Nil (`$-1`, `_`; `null`/`None` in clients).
-        Nil,
-        /// A status or a string the client decoded (`+OK`, a text reply).
-        Status(&'a str),
-        /// A bulk string as bytes.
-        Bulk(&'a [u8]),
-        Integer(i64),
-        /// An error reply (or the client's error).
-        Error(&'a str),
-    }
+    /// A reply as a binding hands it over: the one shape every Redis reply
+    /// toolctx reads takes.
+    pub use crate::redis::Reply;
 
     /// What a reply means.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -523,12 +513,12 @@ pub mod redis {
     /// [`Meaning::Failed`], never a first use.
     pub fn meaning(command: Command, reply: Reply<'_>) -> Meaning<'_> {
         match (command, reply) {
-            (Command::Claim, Reply::Status("OK")) => Meaning::Claimed,
+            (Command::Claim, r) if r.is_ok() => Meaning::Claimed,
             (Command::Claim, Reply::Nil) => Meaning::Taken,
             (Command::Read, Reply::Bulk(bytes)) => Meaning::Held(bytes),
             (Command::Read, Reply::Status(text)) => Meaning::Held(text.as_bytes()),
             (Command::Read, Reply::Nil) => Meaning::Gone,
-            (Command::Complete, Reply::Status("OK")) => Meaning::Stored,
+            (Command::Complete, r) if r.is_ok() => Meaning::Stored,
             (Command::Release, Reply::Integer(1)) => Meaning::Released,
             (Command::Release, Reply::Integer(0)) => Meaning::NotHeld,
             _ => Meaning::Failed,
@@ -603,7 +593,10 @@ mod tests {
             Meaning::Claimed
         );
         assert_eq!(meaning(Command::Claim, Reply::Nil), Meaning::Taken);
-        assert_eq!(meaning(Command::Claim, Reply::Bulk(b"OK")), Meaning::Failed);
+        assert_eq!(
+            meaning(Command::Claim, Reply::Bulk(b"OK")),
+            Meaning::Claimed
+        );
         assert_eq!(meaning(Command::Claim, Reply::Integer(1)), Meaning::Failed);
         assert_eq!(meaning(Command::Read, Reply::Error("x")), Meaning::Failed);
         assert_eq!(

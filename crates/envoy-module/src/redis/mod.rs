@@ -7,7 +7,8 @@
 //! <ms>`) to the thread with a reply callback and holds the request; the
 //! thread sends every claim waiting (pipelined on one connection), reads the
 //! replies in order and calls each callback once, from the I/O thread, with
-//! what Redis said: `+OK` a first use, nil a replay (the core's `answer`),
+//! what Redis said, read by the core (`replay::redis::claim_answer`: `+OK`
+//! a first use, nil a replay),
 //! anything else, no answer within [`REDIS_TIMEOUT`] of the claim, or no
 //! connection at all `Failed`, whose meaning (`internal_error`) is the
 //! core's. A claim is never sent twice: after any failure the connection is

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use toolctx_core::replay::redis::answer;
+use toolctx_core::replay::redis::claim_answer as core_claim_answer;
 use toolctx_core::ClaimAnswer;
 
 /// The longest reply (or line) read: a claim's reply is a few bytes.
@@ -125,15 +125,26 @@ fn parse_at(buf: &[u8], at: usize, depth: usize) -> Result<Option<(Reply, usize)
     Ok(Some((reply, next)))
 }
 
-/// Redis's reply to the core's `SET ... NX` as the store's answer: `+OK` a
-/// first use, nil a replay (the core's `answer`); an error or anything else
-/// is no answer (`Failed`).
-pub fn claim_answer(reply: &Reply) -> ClaimAnswer {
-    match reply {
-        Reply::Simple(s) if s == b"OK" => answer(true),
-        Reply::Nil => answer(false),
-        _ => ClaimAnswer::Failed,
+impl Reply {
+    /// The reply as the core reads replies (text that is not UTF-8 is no
+    /// status or error the core knows: `Other`).
+    pub fn core(&self) -> toolctx_core::redis::Reply<'_> {
+        use toolctx_core::redis::Reply as Core;
+        match self {
+            Reply::Simple(s) => std::str::from_utf8(s).map_or(Core::Other, Core::Status),
+            Reply::Error(e) => std::str::from_utf8(e).map_or(Core::Other, Core::Error),
+            Reply::Integer(i) => Core::Integer(*i),
+            Reply::Bulk(b) => Core::Bulk(b),
+            Reply::Nil => Core::Nil,
+            Reply::Array(_) => Core::Other,
+        }
     }
+}
+
+/// Redis's reply to the core's `SET ... NX` as the store's answer: the
+/// core's reading (`toolctx_core::replay::redis::claim_answer`).
+pub fn claim_answer(reply: &Reply) -> ClaimAnswer {
+    core_claim_answer(reply.core())
 }
 
 #[cfg(test)]
@@ -205,21 +216,31 @@ mod tests {
     }
 
     #[test]
-    fn the_reply_to_set_nx_is_the_cores_answer() {
+    fn each_parsed_reply_is_handed_to_the_core_as_what_it_is() {
+        use toolctx_core::redis::Reply as Core;
+        let cases = [
+            (Reply::Simple(b"OK".to_vec()), Core::Status("OK")),
+            (Reply::Simple(b"\xff".to_vec()), Core::Other),
+            (Reply::Error(b"NOAUTH".to_vec()), Core::Error("NOAUTH")),
+            (Reply::Error(b"\xff".to_vec()), Core::Other),
+            (Reply::Integer(1), Core::Integer(1)),
+            (Reply::Bulk(b"x".to_vec()), Core::Bulk(b"x")),
+            (Reply::Nil, Core::Nil),
+            (Reply::Array(vec![Reply::Nil]), Core::Other),
+        ];
+        for (parsed, core) in &cases {
+            assert_eq!(parsed.core(), *core, "{parsed:?}");
+        }
+        // The answers are the core's (pinned by its own tests).
         assert_eq!(
             claim_answer(&Reply::Simple(b"OK".to_vec())),
             ClaimAnswer::FirstUse
         );
         assert_eq!(claim_answer(&Reply::Nil), ClaimAnswer::Used);
-        for other in [
-            Reply::Error(b"OOM command not allowed".to_vec()),
-            Reply::Error(b"NOAUTH".to_vec()),
-            Reply::Simple(b"QUEUED".to_vec()),
-            Reply::Bulk(b"OK".to_vec()),
-            Reply::Integer(1),
-        ] {
-            assert_eq!(claim_answer(&other), ClaimAnswer::Failed, "{other:?}");
-        }
+        assert_eq!(
+            claim_answer(&Reply::Error(b"OOM command not allowed".to_vec())),
+            ClaimAnswer::Failed
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 # mirror the core's (toolctx.reasons(), toolctx.config_error_codes());
 # tests/python/test_api.py fails when they drift.
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypedDict, final
+from typing import Any, ClassVar, Literal, Protocol, TypedDict, final
 
 from typing_extensions import Self, disjoint_base
 
@@ -238,12 +238,38 @@ class AivaxReadBody:
     @property
     def max_body_bytes(self) -> int: ...
 
+@final
+class ClaimAnswer:
+    """What a replay store answers (the core's ``ClaimAnswer``)."""
+
+    FIRST_USE: ClassVar[ClaimAnswer]
+    USED: ClassVar[ClaimAnswer]
+    FULL: ClassVar[ClaimAnswer]
+    FAILED: ClassVar[ClaimAnswer]
+    @property
+    def value(self) -> Literal["first_use", "used", "full", "failed"]: ...
+    @staticmethod
+    def named(name: str) -> ClaimAnswer: ...
+    def __int__(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
 class ReplayStore(Protocol):
-    def first_use(self, jti: str, until: int, now: int) -> bool: ...
+    """``first_use`` answers a ``ClaimAnswer``; a bool is still taken
+    (``True`` first use, ``False`` used), as is an answer's name."""
+
+    def first_use(
+        self, jti: str, until: int, now: int
+    ) -> ClaimAnswer | bool | Literal["first_use", "used", "full", "failed"]: ...
+
+DEFAULT_REPLAY_CAPACITY: int
+REDIS_TIMEOUT_MS: int
+
+def redis_claim_answer(reply: object) -> ClaimAnswer: ...
 
 @final
 class MemoryReplay:
-    def __new__(cls, capacity: int = 100_000) -> Self: ...
+    def __new__(cls, capacity: int = ...) -> Self: ...
     @property
     def capacity(self) -> int: ...
 

@@ -1,15 +1,28 @@
 //! The replay guard (CONTRACT §3 `token_replayed`, `replay_guard_full`),
 //! decided here once: what an accepted call claims ([`ReplayClaim`]), what
-//! a store may answer ([`ClaimAnswer`]), and what each answer means
-//! ([`ClaimAnswer::verdict`], used by [`crate::Verifier::check_body_once`]
-//! and [`crate::Verifier::settle`]). Stores only record and answer: a ready
-//! one for one process ([`ReplayCache`]), and the Redis command every front
-//! end sends ([`redis`]).
+//! a store may answer ([`ClaimAnswer`]), what each answer means
+//! ([`ClaimAnswer::verdict`]), and the one sequence every front end runs:
+//! [`crate::Verifier::claim`] turns an accepted verdict into a
+//! [`PendingClaim`], the front end hands [`PendingClaim::claim`] to its
+//! store (the only I/O it does) and gives the answer to
+//! [`crate::Verifier::settle`]; a synchronous store does all three inside
+//! [`crate::Verifier::check_body_once`]. Stores only record and answer: a
+//! ready one for one process ([`ReplayCache`], [`DEFAULT_REPLAY_CAPACITY`]),
+//! and Redis ([`redis`]: the command every front end sends and the one
+//! reading of its reply).
 
+use alloc::boxed::Box;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 
+use crate::context::Context;
 use crate::reason::Reason;
+
+pub mod redis;
+
+/// How many live token ids an in-process store holds unless told
+/// otherwise: 300 calls/s with 300 s tokens and 30 s of clock skew.
+pub const DEFAULT_REPLAY_CAPACITY: usize = 100_000;
 
 /// What a replay store answers when asked to record a token id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,14 +39,42 @@ pub enum ClaimAnswer {
 }
 
 impl ClaimAnswer {
+    pub const ALL: [ClaimAnswer; 4] = [
+        ClaimAnswer::FirstUse,
+        ClaimAnswer::Used,
+        ClaimAnswer::Full,
+        ClaimAnswer::Failed,
+    ];
+
     /// The answer of a store that says only whether the id was unused
-    /// (`true`: first use) and fails by raising.
+    /// (`true`: first use, `false`: used) and fails by raising: such a
+    /// store can never answer [`ClaimAnswer::Full`].
     pub fn of(first_use: bool) -> ClaimAnswer {
         if first_use {
             ClaimAnswer::FirstUse
         } else {
             ClaimAnswer::Used
         }
+    }
+
+    /// The answer's name in every language (`first_use`, `used`, `full`,
+    /// `failed`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ClaimAnswer::FirstUse => "first_use",
+            ClaimAnswer::Used => "used",
+            ClaimAnswer::Full => "full",
+            ClaimAnswer::Failed => "failed",
+        }
+    }
+
+    /// The answer a custom store gave by name; any other name is no answer
+    /// at all: [`ClaimAnswer::Failed`], never a first use.
+    pub fn from_name(name: &str) -> ClaimAnswer {
+        ClaimAnswer::ALL
+            .into_iter()
+            .find(|a| a.as_str() == name)
+            .unwrap_or(ClaimAnswer::Failed)
     }
 
     /// The rule: `Ok` to accept, else the refusal's reason.
@@ -59,6 +100,44 @@ pub struct ReplayClaim {
 /// The replay guard's store as the synchronous checks take it: records a
 /// token id until a Unix second and answers.
 pub type FirstUse<'a> = &'a mut dyn FnMut(&str, u64) -> ClaimAnswer;
+
+/// What [`crate::Verifier::claim`] leaves to do with a verdict.
+#[derive(Debug)]
+pub enum Claimed {
+    /// Decided without the store (a pass, a refusal, or a token without
+    /// `jti`, which cannot be guarded: `claim_invalid`): apply it.
+    Decided(crate::Verdict),
+    /// An accepted call whose token id must be claimed first: send
+    /// [`PendingClaim::claim`] to the store, then hand its answer to
+    /// [`crate::Verifier::settle`].
+    Claim(PendingClaim),
+}
+
+/// An accepted call waiting for the replay store's answer: the core's
+/// context (with the headers it forwards) and what to claim.
+pub struct PendingClaim {
+    pub(crate) ctx: Box<Context>,
+    pub(crate) claim: ReplayClaim,
+}
+
+impl PendingClaim {
+    pub fn claim(&self) -> &ReplayClaim {
+        &self.claim
+    }
+
+    /// The Redis command that records this claim at Unix second `now`
+    /// under `prefix` ([`redis::claim_args`]).
+    pub fn redis_args(&self, prefix: &str, now: u64) -> [String; 6] {
+        redis::claim_args(prefix, &self.claim, now)
+    }
+}
+
+impl core::fmt::Debug for PendingClaim {
+    // The context holds the caller's claims: not for a dump.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PendingClaim").finish_non_exhaustive()
+    }
+}
 
 /// Token ids seen within their lifetime, for one process: bounded, and
 /// forgetting each id once its token could no longer be accepted anyway.
@@ -126,49 +205,6 @@ impl ReplayCache {
     }
 }
 
-/// The replay guard in Redis, shared by every replica of every front end:
-/// one key per token id, set only if absent, expiring with the token.
-/// Front ends send exactly [`claim_args`](redis::claim_args) and read the reply with
-/// [`answer`](redis::answer); a Redis error or timeout is [`ClaimAnswer::Failed`].
-pub mod redis {
-    use alloc::format;
-    use alloc::string::String;
-
-    use super::{ClaimAnswer, ReplayClaim};
-
-    /// The key prefix when none is configured.
-    pub const DEFAULT_KEY_PREFIX: &str = "toolctx:jti:";
-
-    /// The key that records `jti`.
-    pub fn key(prefix: &str, jti: &str) -> String {
-        format!("{prefix}{jti}")
-    }
-
-    /// Milliseconds until the claim expires, at least one second's worth.
-    pub fn ttl_ms(claim: &ReplayClaim, now: u64) -> u64 {
-        claim.until.saturating_sub(now).max(1).saturating_mul(1000)
-    }
-
-    /// `SET <key> 1 NX PX <ms>`: records the id atomically, so one replica
-    /// wins a race.
-    pub fn claim_args(prefix: &str, claim: &ReplayClaim, now: u64) -> [String; 6] {
-        [
-            String::from("SET"),
-            key(prefix, &claim.jti),
-            String::from("1"),
-            String::from("NX"),
-            String::from("PX"),
-            format!("{}", ttl_ms(claim, now)),
-        ]
-    }
-
-    /// The answer to `SET ... NX`'s reply: `OK` is a first use, nil
-    /// (`ok == false`) a replay.
-    pub fn answer(ok: bool) -> ClaimAnswer {
-        ClaimAnswer::of(ok)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,15 +234,21 @@ mod tests {
     }
 
     #[test]
-    fn redis_command_is_set_nx_px() {
-        let claim = ReplayClaim {
-            jti: String::from("j-1"),
-            until: 130,
-        };
-        assert_eq!(
-            redis::claim_args("toolctx:jti:", &claim, 100),
-            ["SET", "toolctx:jti:j-1", "1", "NX", "PX", "30000"]
-        );
-        assert_eq!(redis::ttl_ms(&claim, 200), 1000);
+    fn answers_by_name_and_by_bool() {
+        for a in ClaimAnswer::ALL {
+            assert_eq!(ClaimAnswer::from_name(a.as_str()), a);
+        }
+        for unknown in ["", "FIRST_USE", "first-use", "true", "ok"] {
+            assert_eq!(ClaimAnswer::from_name(unknown), ClaimAnswer::Failed);
+        }
+        assert_eq!(ClaimAnswer::of(true), ClaimAnswer::FirstUse);
+        assert_eq!(ClaimAnswer::of(false), ClaimAnswer::Used);
+    }
+
+    #[test]
+    fn the_defaults_are_the_cores() {
+        assert_eq!(DEFAULT_REPLAY_CAPACITY, 100_000);
+        assert_eq!(crate::redis::TIMEOUT_MS, 500);
+        assert_eq!(redis::DEFAULT_KEY_PREFIX, "toolctx:jti:");
     }
 }

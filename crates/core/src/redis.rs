@@ -1,0 +1,111 @@
+//! Redis as every front end reaches it: the one shape a reply takes once a
+//! binding has converted its client's value ([`Reply`]), and the bound on a
+//! command ([`TIMEOUT_MS`]). What a reply means is the command's to say
+//! (the replay guard's: [`crate::replay::redis::claim_answer`]).
+//!
+//! One rule for every client: a command is sent once. A reply that does
+//! not come within [`TIMEOUT_MS`] (or a connection that fails) is the
+//! store failing, never retried by toolctx: a claim sent twice could read
+//! its own first write as a replay, and a late first reply could never be
+//! told from the retry's.
+
+/// How long one store command may wait for its reply, in milliseconds,
+/// before the store counts as failed (the call is refused, never let
+/// through). One value for every front end: the replay claim sits on every
+/// guarded call's path, a healthy Redis on the same network answers in
+/// well under a millisecond, and a paused one should fail calls in half a
+/// second rather than hold them (the gateways' limit since they took Redis).
+pub const TIMEOUT_MS: u64 = 500;
+
+/// A Redis reply as a binding hands it over, whatever its client: nil, a
+/// status or a string the client decoded, bulk bytes, an integer, an error
+/// (the reply's or the client's), or any other shape (an array, a map, a
+/// double, a boolean), which no command toolctx sends expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply<'a> {
+    /// Nil (`$-1`, `*-1`, `_`; `null`/`undefined`/`None` in clients).
+    Nil,
+    /// A status (`+OK`) or a string the client decoded.
+    Status(&'a str),
+    /// A bulk string, as bytes.
+    Bulk(&'a [u8]),
+    Integer(i64),
+    /// An error reply (`-ERR ...`) or the client's error.
+    Error(&'a str),
+    /// Any other shape.
+    Other,
+}
+
+impl<'a> Reply<'a> {
+    /// `OK`, the answer of a `SET` that wrote: a status, or the same text as
+    /// bulk bytes (a client that maps every string to bytes cannot tell
+    /// them apart, and no command toolctx sends answers `OK` otherwise).
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Reply::Status("OK") | Reply::Bulk(b"OK"))
+    }
+
+    /// The kinds' names, as bindings and the helper vectors name them.
+    pub const KINDS: [&'static str; 6] = ["nil", "status", "bulk", "integer", "error", "other"];
+
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            Reply::Nil => "nil",
+            Reply::Status(_) => "status",
+            Reply::Bulk(_) => "bulk",
+            Reply::Integer(_) => "integer",
+            Reply::Error(_) => "error",
+            Reply::Other => "other",
+        }
+    }
+
+    /// A reply from its kind's name and its value as bytes (a status's or
+    /// error's text, a bulk string's bytes, an integer's decimal text;
+    /// empty for nil and other), for a binding that cannot hand a typed
+    /// value across (wasm). `None` for a name that is no kind, or a value
+    /// its kind cannot hold (a status that is not UTF-8, an integer that
+    /// is not one): the binding treats that as [`Reply::Other`].
+    pub fn from_parts(kind: &str, value: &'a [u8]) -> Option<Reply<'a>> {
+        let text = || core::str::from_utf8(value).ok();
+        Some(match kind {
+            "nil" => Reply::Nil,
+            "status" => Reply::Status(text()?),
+            "bulk" => Reply::Bulk(value),
+            "integer" => Reply::Integer(text()?.parse().ok()?),
+            "error" => Reply::Error(text()?),
+            "other" => Reply::Other,
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_reads_back_from_its_parts() {
+        let cases: [(&str, &[u8], Reply<'_>); 6] = [
+            ("nil", b"", Reply::Nil),
+            ("status", b"OK", Reply::Status("OK")),
+            ("bulk", b"\xff\x00", Reply::Bulk(b"\xff\x00")),
+            ("integer", b"-42", Reply::Integer(-42)),
+            ("error", b"ERR x", Reply::Error("ERR x")),
+            ("other", b"", Reply::Other),
+        ];
+        for (i, (kind, value, want)) in cases.into_iter().enumerate() {
+            assert_eq!(Reply::from_parts(kind, value), Some(want), "{kind}");
+            assert_eq!(want.kind(), kind);
+            assert_eq!(Reply::KINDS[i], kind);
+        }
+        for (kind, value) in [
+            ("status", &b"\xff"[..]),
+            ("integer", b"1.5"),
+            ("integer", b"99999999999999999999"),
+            ("error", b"\xc3"),
+            ("simple", b"OK"),
+            ("", b""),
+        ] {
+            assert_eq!(Reply::from_parts(kind, value), None, "{kind} {value:?}");
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The replay guard's vocabulary for the npm package, from the core: the
+//! answers a store gives (`first_use`, `used`, `full`, `failed`), the one
+//! reading of Redis's reply to the claim, and the defaults (the in-memory
+//! capacity, the store timeout). The TypeScript layer converts its Redis
+//! client's reply into a kind and bytes (`npm/src/redis.ts`); what that
+//! reply means is decided here, by the core.
+
+use toolctx_core::redis::{Reply, TIMEOUT_MS};
+use toolctx_core::replay::redis::claim_answer;
+use toolctx_core::{ClaimAnswer, DEFAULT_REPLAY_CAPACITY};
+use wasm_bindgen::prelude::*;
+
+/// What Redis's reply to the claim (`redisClaimArgs`) means, as an answer's
+/// name: `kind` is `nil`, `status`, `bulk`, `integer`, `error` or `other`
+/// and `value` its bytes (a status's or error's text, a bulk string, an
+/// integer's decimal text). A kind or value the core does not know is no
+/// answer: `failed`, never `first_use`.
+#[wasm_bindgen(js_name = redisClaimAnswer)]
+pub fn redis_claim_answer(kind: &str, value: &[u8]) -> String {
+    Reply::from_parts(kind, value)
+        .map_or(ClaimAnswer::Failed, claim_answer)
+        .as_str()
+        .into()
+}
+
+/// A custom store's answer as the core reads it: `true` first use, `false`
+/// used, an answer's name as itself; anything else `failed`.
+pub(crate) fn store_answer(answer: &JsValue) -> ClaimAnswer {
+    match (answer.as_bool(), answer.as_string()) {
+        (Some(first_use), _) => ClaimAnswer::of(first_use),
+        (None, Some(name)) => ClaimAnswer::from_name(&name),
+        (None, None) => ClaimAnswer::Failed,
+    }
+}
+
+/// The in-memory replay guard's capacity unless told otherwise (100,000).
+#[wasm_bindgen(js_name = defaultReplayCapacity)]
+pub fn default_replay_capacity() -> u32 {
+    u32::try_from(DEFAULT_REPLAY_CAPACITY).unwrap_or(u32::MAX)
+}
+
+/// How long one Redis command may wait for its reply, in milliseconds
+/// (the core's one store timeout).
+#[wasm_bindgen(js_name = redisTimeoutMs)]
+pub fn redis_timeout_ms() -> u32 {
+    u32::try_from(TIMEOUT_MS).unwrap_or(u32::MAX)
+}
