@@ -24,6 +24,7 @@ mod config;
 mod context;
 mod envelope;
 pub mod forward;
+pub mod helpers;
 pub mod jcs;
 pub mod json;
 pub mod names;
