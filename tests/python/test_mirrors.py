@@ -1,8 +1,9 @@
 """The lists the Python package writes again rather than reading from the
-core: the server helpers' names and numbers are the npm package's (one
-set of rules, CONTRACT §5 and §7), so they are compared with its sources.
-The core's own lists (reasons, configuration codes, claims) come from the
-binding and are checked in test_api.py."""
+core: the server helpers' names are the npm package's (one set of rules,
+CONTRACT §5 and §7), so they are compared with its sources. The core's own
+lists (reasons, configuration codes, claims) and the result limits and
+progress rule (``toolctx._native``) come from the binding and are checked
+in test_api.py and test_helpers.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 from pathlib import Path
 
 from toolctx import TUIX_HEADERS
-from toolctx.helpers import HELPER_ERROR_CODES, LIMIT_CODES, LIMITS, OUTCOMES, REPLAYED
+from toolctx.helpers import HELPER_ERROR_CODES, OUTCOMES, REPLAYED
 
 NPM = Path(__file__).resolve().parents[2] / "npm" / "src"
 
@@ -19,15 +20,6 @@ def union(path: str, name: str) -> tuple[str, ...]:
     m = re.search(rf"export type {name} =\s*([^;]+);", (NPM / path).read_text())
     assert m is not None, name
     return tuple(re.findall(r"'([a-z_]+)'", m.group(1)))
-
-
-def test_limit_codes_and_numbers_are_the_npm_packages() -> None:
-    assert LIMIT_CODES == union("results.ts", "LimitCode")
-    text = (NPM / "results.ts").read_text()
-    numbers = {k: eval(v) for k, v in re.findall(r"^\s+(textChars|structuredChars|imageBytes|images): ([\d *]+),", text, re.M)}
-    assert numbers == {"textChars": LIMITS["text_chars"], "structuredChars": LIMITS["structured_chars"], "imageBytes": LIMITS["image_bytes"], "images": LIMITS["images"]}
-    types = re.search(r"imageTypes: Object\.freeze\(\[([^\]]+)\]", text)
-    assert types is not None and tuple(re.findall(r"'([^']+)'", types.group(1))) == LIMITS["image_types"]
 
 
 def test_idempotency_outcomes_and_marker_are_the_npm_packages() -> None:
