@@ -13,6 +13,21 @@ export interface CoreFunctions {
   /** RFC 8785 over a JSON text; throws `"<code>\n<message>"`. */
   canonicalJson(text: string): string;
   tuixIdempotencyKey(sessionId: string, turn: string, tool: string, argumentsJson: string): string;
+  /** The core's result limits and codes as JSON (`crates/wasm-conventions/src/helpers_limits.rs`). */
+  resultLimits(): string;
+  /** The findings of a result's JSON, as a JSON array; throws `"<code>\n<message>"`. */
+  checkResult(resultJson: string): string;
+  /** One call's progress coalescing state (the core's rule). */
+  ProgressCoalescer: new (intervalMs: number) => ProgressCoalescerCore;
+}
+
+/** The core's progress coalescing for one call; answers are tagged strings (see `progress.ts`). */
+export interface ProgressCoalescerCore {
+  report(now: number, progress: number, total?: number, message?: string): string;
+  tick(now: number): string;
+  flush(now: number): string;
+  close(): void;
+  readonly sent: number;
 }
 
 let bound: CoreFunctions | undefined;

@@ -18,6 +18,8 @@
 //!
 //! Nothing is decided here: the core decides.
 
+mod helpers_limits;
+
 use toolctx_core::aivax::{
     AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache, AIVAX_FIELDS,
 };

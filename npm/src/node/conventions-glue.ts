@@ -9,12 +9,25 @@ import { bindCore } from '../core-functions.js';
 import {
   AivaxVerifier,
   canonicalJson,
+  checkResult,
   describeRequest,
+  ProgressCoalescer,
   qualifiedToolName,
+  resultLimits,
   serverLabel,
   tuixIdempotencyKey,
 } from '../wasm/node/toolctx_wasm_conventions.js';
 
-export const glue = { AivaxVerifier, canonicalJson, describeRequest, qualifiedToolName, serverLabel, tuixIdempotencyKey };
+export const glue = {
+  AivaxVerifier,
+  canonicalJson,
+  checkResult,
+  describeRequest,
+  ProgressCoalescer,
+  qualifiedToolName,
+  resultLimits,
+  serverLabel,
+  tuixIdempotencyKey,
+};
 
 bindCore(glue);

@@ -10,9 +10,12 @@ import { bindCore } from '../core-functions.js';
 import {
   AivaxVerifier,
   canonicalJson,
+  checkResult,
   describeRequest,
   initSync,
+  ProgressCoalescer,
   qualifiedToolName,
+  resultLimits,
   serverLabel,
   tuixIdempotencyKey,
 } from '../wasm/web/toolctx_wasm_conventions.js';
@@ -21,6 +24,16 @@ import wasmModule from '../wasm/web/toolctx_wasm_conventions_bg.wasm';
 
 initSync({ module: wasmModule as WebAssembly.Module });
 
-export const glue = { AivaxVerifier, canonicalJson, describeRequest, qualifiedToolName, serverLabel, tuixIdempotencyKey };
+export const glue = {
+  AivaxVerifier,
+  canonicalJson,
+  checkResult,
+  describeRequest,
+  ProgressCoalescer,
+  qualifiedToolName,
+  resultLimits,
+  serverLabel,
+  tuixIdempotencyKey,
+};
 
 bindCore(glue);
