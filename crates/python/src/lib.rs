@@ -15,6 +15,7 @@ mod context;
 mod conventions;
 mod convert;
 mod errors;
+mod helpers_limits;
 mod signing;
 mod telemetry;
 mod verdict;
@@ -60,5 +61,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conventions::config_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::context_claims, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::refuse, m)?)?;
+    helpers_limits::register(m)?;
     Ok(())
 }
