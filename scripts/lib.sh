@@ -15,6 +15,15 @@ NODE22_VERSION=22.23.3
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# The verdict vector files: tests/vectors/*.json without helpers.json (the
+# helper vectors, another format, which verdict runners refuse), relative
+# to $ROOT.
+VERDICT_VECTORS=()
+for f in "$ROOT"/tests/vectors/*.json; do
+  [ "${f##*/}" = helpers.json ] || VERDICT_VECTORS+=("tests/vectors/${f##*/}")
+done
+unset f
+
 ensure_wasm_targets() {
   local have
   have="$(rustup target list --installed)"

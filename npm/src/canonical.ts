@@ -1,9 +1,7 @@
 /**
  * Canonical JSON (RFC 8785) written by the Rust core (its `jcs` module,
  * through WebAssembly), and the SHA-256 of it, for comparing a retry's
- * arguments with the first call's. The hash here is Web Crypto's
- * (`crypto.subtle`); `toolctx/helpers` under the `node` condition uses
- * `node:crypto` over the same bytes.
+ * arguments with the first call's (the core's too).
  */
 import { core } from './core-functions.js';
 
@@ -59,11 +57,12 @@ export function canonicalJson(value: unknown): string {
   return throughCore('canonicalJson', () => core().canonicalJson(text));
 }
 
-/** Lowercase hex SHA-256 of the UTF-8 bytes of `canonicalJson(value)`. */
+/**
+ * Lowercase hex SHA-256 of the UTF-8 bytes of `canonicalJson(value)`: the
+ * core's argument hash for idempotent retries (`idemArgumentHash`), the
+ * same in every language.
+ */
 export async function canonicalHash(value: unknown): Promise<string> {
-  const bytes = new TextEncoder().encode(canonicalJson(value));
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-  let hex = '';
-  for (const b of digest) hex += b.toString(16).padStart(2, '0');
-  return hex;
+  const text = jsonText(value, 'canonicalHash');
+  return throughCore('canonicalHash', () => core().idemArgumentHash(text));
 }

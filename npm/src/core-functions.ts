@@ -19,6 +19,24 @@ export interface CoreFunctions {
   checkResult(resultJson: string): string;
   /** One call's progress coalescing state (the core's rule). */
   ProgressCoalescer: new (intervalMs: number) => ProgressCoalescerCore;
+  /** The idempotency helper's rules (crates/wasm-conventions/src/idempotency.rs); refusals throw `"<code>\n<message>"`. */
+  idemStoreKey(namespace: string, key: string): string;
+  idemRedisKey(prefix: string, storeKey: string): string;
+  idemArgumentHash(argumentsJson: string): string;
+  idemRunning(hash: string, owner: string): string;
+  idemDone(hash: string, resultJson: string): string;
+  idemReadEntry(raw: Uint8Array): string;
+  /** `c` conflict, `w` in flight, `r` + the replayed result's JSON. */
+  idemHeld(raw: Uint8Array, hash: string): string;
+  /** Milliseconds to sleep, or -1: the wait is over. */
+  idemWait(nowMs: number, deadlineMs: number, round: number): number;
+  idemRefusal(outcome: string, key: string): string;
+  idemRedisClaimArgs(key: string, entry: string, leaseMs: number): string[];
+  idemRedisReadArgs(key: string): string[];
+  idemRedisCompleteArgs(key: string, entry: string, ttlMs: number): string[];
+  idemRedisReleaseArgs(key: string, entry: string): string[];
+  idemRedisMeaning(command: string, kind: string, text: string, bytes: Uint8Array, integer: number): string;
+  idemDefaults(): string;
 }
 
 /** The core's progress coalescing for one call; answers are tagged strings (see `progress.ts`). */

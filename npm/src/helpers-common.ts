@@ -11,6 +11,8 @@ export {
   idempotencyStoreKey,
   memoryIdempotencyStore,
   REPLAYED,
+  idempotencyDefaults,
+  type IdempotencyDefaults,
   type IdempotencyStore,
   type IdempotencyOptions,
   type IdempotencyOutcome,
@@ -19,7 +21,9 @@ export {
   type DoneEntry,
   type StoredEntry,
 } from './idempotency.js';
-export { redisIdempotencyStore, type RedisSend, type RedisCommandClient, type RedisIdempotencyStoreOptions } from './redis.js';
+export { redisIdempotencyStore, type RedisIdempotencyStoreOptions } from './idempotency-redis.js';
+export { idempotencyRules } from './idempotency-rules.js';
+export type { RedisSend, RedisCommandClient } from './redis.js';
 export { progress, type Progress, type ProgressOptions } from './progress.js';
 export {
   LIMITS,

@@ -3,9 +3,16 @@
  * and arguments with a new token. The first call's result is stored under
  * the verified key and a retry is answered from the store, with
  * `_meta["agentarea/replayed"] = true`, without running the tool again.
+ *
+ * Every rule (store key, argument hash, entry encoding and validation,
+ * conflict, wait and replay, refusals, defaults) is the core's
+ * (`toolctx_core::helpers::idempotency`, through the conventions module:
+ * `core().idem*`), shared with the Python package and toolctx-tower; this
+ * file runs the loop (the store's calls, sleeping).
  */
-import { canonicalHash } from './canonical.js';
+import { canonicalHash, jsonText } from './canonical.js';
 import { contextFrom } from './context.js';
+import { core } from './core-functions.js';
 import { ToolctxError } from './errors.js';
 import { callOf, type ToolExtra, type ToolHandler } from './extra.js';
 
@@ -96,28 +103,62 @@ export interface IdempotencyOptions {
   onStoreError?: (error: unknown) => void;
   /**
    * Hashes the arguments for the conflict check. Default `canonicalHash`
-   * (SHA-256 of the RFC 8785 form; `node:crypto` in Node, Web Crypto elsewhere).
+   * (the core's: SHA-256 of the RFC 8785 form).
    */
   hash?: (args: unknown) => string | Promise<string>;
   /** Unix milliseconds; for tests. */
   now?: () => number;
 }
 
-/** The `_meta` key the platform reads on a replayed result. */
-export const REPLAYED = 'agentarea/replayed';
-
-/**
- * The store key of an idempotency key in a namespace: the namespace with
- * `%` and `:` percent-escaped (`%25`, `%3A`), then `:`, then the key. The
- * first `:` ends the namespace, so two namespaces never share a store key
- * (`"a"` + `"b:c"` is `a:b:c`, `"a:b"` + `"c"` is `a%3Ab:c`). The Python
- * package joins them the same way.
- */
-export function idempotencyStoreKey(namespace: string, key: string): string {
-  return `${namespace.replaceAll('%', '%25').replaceAll(':', '%3A')}:${key}`;
+/** The core's defaults and names (`idemDefaults`). */
+export interface IdempotencyDefaults {
+  keyPrefix: string;
+  ttlMs: number;
+  leaseMs: number;
+  waitMs: number;
+  memoryEntries: number;
+  storeTimeoutMs: number;
+  claimRounds: number;
+  replayed: string;
+  outcomeKey: string;
+  releaseScript: string;
+  outcomes: IdempotencyOutcome[];
 }
 
-const DAY = 24 * 60 * 60 * 1000;
+let defaultsRead: IdempotencyDefaults | undefined;
+
+/** The core's defaults and names, read once from the conventions module. */
+export function idempotencyDefaults(): IdempotencyDefaults {
+  defaultsRead ??= JSON.parse(core().idemDefaults()) as IdempotencyDefaults;
+  return defaultsRead;
+}
+
+/** The `_meta` key the platform reads on a replayed result (the core's). */
+export const REPLAYED: string = idempotencyDefaults().replayed;
+
+/**
+ * The store key of an idempotency key in a namespace (the core's): the
+ * namespace with `%` and `:` percent-escaped (`%25`, `%3A`), then `:`, then
+ * the key, so two namespaces never share a store key (`"a"` + `"b:c"` is
+ * `a:b:c`, `"a:b"` + `"c"` is `a%3Ab:c`).
+ */
+export function idempotencyStoreKey(namespace: string, key: string): string {
+  return core().idemStoreKey(namespace, key);
+}
+
+/** Runs one of the core's idempotency functions, turning its refusal (`"<code>\n<message>"`) into a `ToolctxError`. */
+function throughCore<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (typeof e === 'string') {
+      const code = e.slice(0, e.indexOf('\n'));
+      const message = e.slice(e.indexOf('\n') + 1);
+      throw new ToolctxError(code === 'idempotency_entry_invalid' ? code : 'internal', message.startsWith('idempotent: ') ? message : `idempotent: ${message}`);
+    }
+    throw e;
+  }
+}
 
 /**
  * Wraps a tool handler `(args, extra) => result`:
@@ -150,10 +191,11 @@ export function idempotent<A, E extends ToolExtra, R>(
   handler: ToolHandler<A, E, R>,
   options: IdempotencyOptions = {},
 ): (args: A, extra: E) => Promise<R> {
+  const defaults = idempotencyDefaults();
   const store = options.store ?? memoryIdempotencyStore();
-  const ttlMs = options.ttlMs ?? DAY;
-  const leaseMs = options.leaseMs ?? 30 * 60 * 1000;
-  const waitMs = options.waitMs ?? 60 * 1000;
+  const ttlMs = options.ttlMs ?? defaults.ttlMs;
+  const leaseMs = options.leaseMs ?? defaults.leaseMs;
+  const waitMs = options.waitMs ?? defaults.waitMs;
   const namespace = options.namespace ?? '';
   const now = options.now ?? Date.now;
   const hashOf = options.hash ?? canonicalHash;
@@ -177,16 +219,17 @@ export function idempotent<A, E extends ToolExtra, R>(
     const key = idempotencyStoreKey(namespace, context.idempotency_key);
     const hash = await hashOf(args ?? {});
     const mine: RunningEntry = { state: 'running', hash, owner: crypto.randomUUID() };
-    const deadline = now() + waitMs;
-    let pause = 10;
-    for (;;) {
+    const start = now();
+    for (let round = 0; ; round++) {
       const held = await claim(store, key, mine, leaseMs);
       if (held === null) break;
-      if (held.hash !== hash) return refuse('conflict', context.idempotency_key) as R;
-      if (held.state === 'done') return replayed(held.result) as R;
-      if (now() >= deadline || signal?.aborted) return refuse('in_progress', context.idempotency_key) as R;
-      await sleep(Math.min(pause, Math.max(1, deadline - now())), signal);
-      pause = Math.min(pause * 2, 250);
+      // The core decides: a conflict, the replay, or wait and claim again.
+      const answer = throughCore(() => core().idemHeld(new TextEncoder().encode(encodeEntry(held)), hash));
+      if (answer === 'c') return refuse('conflict', context.idempotency_key) as R;
+      if (answer.startsWith('r')) return JSON.parse(answer.slice(1)) as R;
+      const pause = core().idemWait(now() - start, waitMs, round);
+      if (pause < 0 || signal?.aborted) return refuse('in_progress', context.idempotency_key) as R;
+      await sleep(pause, signal);
     }
     let result: R;
     try {
@@ -234,37 +277,32 @@ async function claim(store: IdempotencyStore, key: string, mine: RunningEntry, l
 }
 
 /**
- * `value` as a stored entry, or `idempotency_entry_invalid`: a key holding
- * something toolctx did not write (another program's value, a truncated
- * write) is never replayed or taken for a running call.
+ * `value` as a stored entry, or `idempotency_entry_invalid` (the core's
+ * reading): a key holding something toolctx did not write (another
+ * program's value, a truncated write) is never replayed or taken for a
+ * running call.
  */
 export function checkEntry(value: unknown): StoredEntry {
-  if (typeof value === 'object' && value !== null) {
-    const v = value as Partial<Record<keyof RunningEntry | keyof DoneEntry, unknown>>;
-    if (typeof v.hash === 'string') {
-      if (v.state === 'running' && typeof v.owner === 'string') return { state: 'running', hash: v.hash, owner: v.owner };
-      if (v.state === 'done' && Object.hasOwn(v, 'result')) return { state: 'done', hash: v.hash, result: v.result };
-    }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    text = undefined;
   }
-  throw new ToolctxError('idempotency_entry_invalid', 'idempotent: the store holds something under this key that is not an idempotency entry; the tool did not run');
+  return decodeEntry(text ?? '');
 }
 
-/** An entry as stored: JSON with a fixed member order, so that `release` can compare the exact text `claim` wrote. */
+/** An entry as stored (the core's encoding: compact JSON with a fixed member order, so that `release` can compare the exact text `claim` wrote). */
 export function encodeEntry(entry: StoredEntry): string {
   return entry.state === 'running'
-    ? JSON.stringify({ state: entry.state, hash: entry.hash, owner: entry.owner })
-    : JSON.stringify({ state: entry.state, hash: entry.hash, result: entry.result });
+    ? core().idemRunning(entry.hash, entry.owner)
+    : throughCore(() => core().idemDone(entry.hash, jsonText(entry.result, 'idempotent')));
 }
 
-/** What `encodeEntry` wrote (a string or UTF-8 bytes) as an entry; anything else is `idempotency_entry_invalid`. */
+/** What a store holds (a string or UTF-8 bytes) as an entry (the core's reading); anything else is `idempotency_entry_invalid`. */
 export function decodeEntry(raw: unknown): StoredEntry {
-  let value: unknown;
-  try {
-    value = JSON.parse(typeof raw === 'string' ? raw : new TextDecoder('utf-8', { fatal: true }).decode(raw as Uint8Array));
-  } catch {
-    value = undefined;
-  }
-  return checkEntry(value);
+  const bytes = typeof raw === 'string' ? new TextEncoder().encode(raw) : raw instanceof Uint8Array ? raw : new Uint8Array();
+  return JSON.parse(throughCore(() => core().idemReadEntry(bytes))) as StoredEntry;
 }
 
 /** SDK v2's `inputRequired(...)` result (protocol 2026-07-28): the call asks the client for input first. */
@@ -272,22 +310,9 @@ function isInputRequired(result: unknown): boolean {
   return typeof result === 'object' && result !== null && (result as { resultType?: unknown }).resultType === 'input_required';
 }
 
-/** The result as first sent, `_meta` and all, with `_meta["agentarea/replayed"]` added. */
-function replayed(result: unknown): unknown {
-  const r = (typeof result === 'object' && result !== null ? result : {}) as { _meta?: unknown };
-  const meta = typeof r._meta === 'object' && r._meta !== null ? r._meta : {};
-  return { ...r, _meta: { ...meta, [REPLAYED]: true } };
-}
-
+/** The core's default refusal for `outcome`. */
 function refusal(outcome: IdempotencyOutcome, key: string): unknown {
-  const text =
-    outcome === 'conflict'
-      ? `idempotency conflict: key ${key} was already used with different arguments`
-      : outcome === 'in_progress'
-        ? `call ${key} is still running; retry later`
-        : 'refused: this tool is idempotent and the call carries no verified toolctx context, so it cannot be guarded ' +
-          '(is the toolctx middleware or withToolctx in front of the MCP handler, and its authInfo handed on?)';
-  return { content: [{ type: 'text', text }], isError: true, _meta: { 'toolctx/idempotency': outcome } };
+  return JSON.parse(throughCore(() => core().idemRefusal(outcome, key)));
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -304,7 +329,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 export interface MemoryIdempotencyStoreOptions {
-  /** Entries kept; the least recently used goes first. Default 10000. */
+  /** Entries kept; the least recently used goes first. Default the core's (10000). */
   maxEntries?: number;
   /** Unix milliseconds; for tests. */
   now?: () => number;
@@ -317,7 +342,7 @@ export interface MemoryIdempotencyStoreOptions {
  * as it was sent, whatever became of the object since.
  */
 export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = {}): IdempotencyStore & { readonly size: number } {
-  const max = options.maxEntries ?? 10000;
+  const max = options.maxEntries ?? idempotencyDefaults().memoryEntries;
   const now = options.now ?? Date.now;
   // A Map iterates in insertion order: re-inserting on use keeps the LRU at the front.
   const entries = new Map<string, { text: string; expires: number }>();

@@ -1,9 +1,8 @@
 /**
- * Redis stores for servers with several replicas.
- *
- * The idempotency store (`redisIdempotencyStore`, from `toolctx/helpers`): the claim
- * is one `SET key value NX PX lease` (atomic), the result a `SET key value
- * PX ttl`, and a claim is released with a compare-and-delete script.
+ * Redis for servers with several replicas: the bounded send both stores
+ * use, and the replay guard's store. The idempotency store
+ * (`redisIdempotencyStore`, from `toolctx/helpers`) is in
+ * `idempotency-redis.ts`, on the core's helper rules.
  *
  * The replay guard's store (`redisReplayStore`, from `toolctx`): a token id
  * is claimed with the core's command (`SET key 1 NX PX ms`, kept until the
@@ -15,7 +14,6 @@
  * (`(args) => ioredis.call(...args)`).
  */
 import { ToolctxError } from './errors.js';
-import { decodeEntry, encodeEntry, type IdempotencyStore } from './idempotency.js';
 import type { ReplayStore } from './replay.js';
 
 /** Sends one command as its arguments (`['SET', key, value, 'NX', 'PX', '1000']`) and resolves to its reply. */
@@ -26,21 +24,8 @@ export interface RedisCommandClient {
   sendCommand(args: string[]): Promise<unknown>;
 }
 
-export interface RedisIdempotencyStoreOptions {
-  /** Prefixed to every key. Default `"toolctx:idem:"`. */
-  prefix?: string;
-  /**
-   * How long a command may wait for its reply, in milliseconds, before it
-   * fails (the call then fails, never runs unguarded). Default 1000.
-   */
-  timeoutMs?: number;
-}
-
 /** The default bound on a reply: a paused Redis fails calls, it does not hold them. */
 const DEFAULT_TIMEOUT_MS = 1000;
-
-// Deletes the claim only while it is still exactly ours.
-const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
 /**
  * The client's send, each reply bounded by `timeoutMs`. node-redis's own
@@ -50,8 +35,8 @@ const RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
  * both stores stay on the safe side of that (a late claim only refuses or
  * holds back a retry, never runs a call twice).
  */
-function sender(client: RedisCommandClient | RedisSend, timeoutMs: number | undefined): RedisSend {
-  const ms = timeoutMs ?? DEFAULT_TIMEOUT_MS;
+export function sender(client: RedisCommandClient | RedisSend, timeoutMs: number | undefined, defaultMs = DEFAULT_TIMEOUT_MS): RedisSend {
+  const ms = timeoutMs ?? defaultMs;
   if (!Number.isSafeInteger(ms) || ms < 1) {
     throw new ToolctxError('limit_out_of_range', 'redis timeoutMs must be a positive integer (milliseconds)');
   }
@@ -74,36 +59,6 @@ function sender(client: RedisCommandClient | RedisSend, timeoutMs: number | unde
       }
       sent.then(settle(resolve), settle(reject));
     });
-}
-
-/** `SET key value NX PX ms`, atomic: whether this call set it (the key was free). */
-async function setNx(send: RedisSend, key: string, value: string, ms: number): Promise<boolean> {
-  const set = await send(['SET', key, value, 'NX', 'PX', String(Math.max(1, Math.ceil(ms)))]);
-  return set !== null && set !== undefined;
-}
-
-export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, options: RedisIdempotencyStoreOptions = {}): IdempotencyStore {
-  const send = sender(client, options.timeoutMs);
-  const prefix = options.prefix ?? 'toolctx:idem:';
-  return {
-    async claim(key, entry, leaseMs) {
-      const k = prefix + key;
-      const value = encodeEntry(entry);
-      // The held value can expire between the SET and the GET: try again.
-      for (let round = 0; round < 3; round++) {
-        if (await setNx(send, k, value, leaseMs)) return null;
-        const held = await send(['GET', k]);
-        if (held !== null && held !== undefined) return decodeEntry(held);
-      }
-      throw new Error(`toolctx: could not claim or read ${k}`);
-    },
-    async complete(key, entry, ttlMs) {
-      await send(['SET', prefix + key, encodeEntry(entry), 'PX', String(Math.max(1, Math.ceil(ttlMs)))]);
-    },
-    async release(key, entry) {
-      await send(['EVAL', RELEASE, '1', prefix + key, encodeEntry(entry)]);
-    },
-  };
 }
 
 /** The core's Redis claim, from the verifier's module (crates/wasm). */

@@ -70,11 +70,12 @@ describe('canonical JSON', () => {
     assert.equal(await canonicalHash({}), createHash('sha256').update('{}').digest('hex'));
   });
 
-  test('the Node entry (node:crypto) and the Web Crypto entry hash alike', async () => {
+  test('the Node entry and the web entry hash alike (the core\'s hash)', async () => {
     for (const v of [{}, { b: [1, 'é', null], a: { '\u{1F600}': true } }, 'x', 0.1]) {
       assert.equal(await forNode.canonicalHash(v), await canonicalHash(v));
     }
-    assert.notEqual(forNode.idempotent, idempotent);
+    // One hash, the core's, in both flavours: one wrapper too.
+    assert.equal(forNode.idempotent, idempotent);
     assert.equal(forNode.memoryIdempotencyStore, memoryIdempotencyStore);
   });
 });
@@ -89,7 +90,7 @@ describe('memoryIdempotencyStore', () => {
     assert.deepEqual(await store.claim('a', running('2'), 100), running('1'));
     now = 100; // the lease ran out
     assert.equal(await store.claim('a', running('2'), 100), null);
-    await store.complete('a', { state: 'done', hash: 'h', result: 1 }, 1000);
+    await store.complete('a', { state: 'done', hash: 'h', result: { content: [] } }, 1000);
     assert.equal(await store.claim('b', running('3'), 1000), null);
     assert.equal((await store.claim('a', running('4'), 1000)).state, 'done'); // touches a: b is now the oldest
     assert.equal(await store.claim('c', running('5'), 1000), null); // evicts b

@@ -1,17 +1,20 @@
 """The lists the Python package writes again rather than reading from the
-core: the server helpers' names are the npm package's (one set of rules,
-CONTRACT §5 and §7), so they are compared with its sources. The core's own
-lists (reasons, configuration codes, claims) and the result limits and
-progress rule (``toolctx._native``) come from the binding and are checked
-in test_api.py and test_helpers.py."""
+core: the server helpers' names are the npm package's where the Python
+package writes them again (one set of rules, CONTRACT §5 and §7), so they
+are compared with its sources. The idempotency rules, the result limits and
+the progress rule are the core's (the helper vectors, tests/python/helpers;
+``toolctx._native``); the core's own lists (reasons, configuration codes,
+claims) come from the binding and are checked in test_api.py."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from toolctx import TUIX_HEADERS
-from toolctx.helpers import HELPER_ERROR_CODES, OUTCOMES, REPLAYED
+from typing import get_args
+
+from toolctx import TUIX_HEADERS, _native
+from toolctx.helpers import HELPER_ERROR_CODES, OUTCOMES, Outcome
 
 NPM = Path(__file__).resolve().parents[2] / "npm" / "src"
 
@@ -22,9 +25,10 @@ def union(path: str, name: str) -> tuple[str, ...]:
     return tuple(re.findall(r"'([a-z_]+)'", m.group(1)))
 
 
-def test_idempotency_outcomes_and_marker_are_the_npm_packages() -> None:
-    assert OUTCOMES == union("idempotency.ts", "IdempotencyOutcome")
-    assert f"export const REPLAYED = '{REPLAYED}';" in (NPM / "idempotency.ts").read_text()
+def test_idempotency_outcome_type_is_the_cores() -> None:
+    # The idempotency rules are the core's (tests/python/helpers runs the
+    # helper vectors); only the typing Literal is written here again.
+    assert get_args(Outcome) == OUTCOMES == tuple(_native.IDEMPOTENCY_OUTCOMES)
 
 
 def test_helper_error_codes_are_the_npm_packages() -> None:

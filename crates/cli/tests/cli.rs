@@ -525,14 +525,7 @@ fn inspect_shows_times_and_failing_checks() {
 
 #[test]
 fn vectors_run_through_the_core() {
-    let mut files: Vec<String> = std::fs::read_dir(root().join("tests/vectors"))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let files = toolctx_vectors::verdict_files(&root().join("tests/vectors"));
     let mut args = vec!["vectors"];
     args.extend(files.iter().map(String::as_str));
     let out = toolctx(&args, &[], None);

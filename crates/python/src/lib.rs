@@ -16,6 +16,7 @@ mod conventions;
 mod convert;
 mod errors;
 mod helpers_limits;
+mod idempotency;
 mod signing;
 mod telemetry;
 mod verdict;
@@ -61,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conventions::config_error_codes, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::context_claims, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::refuse, m)?)?;
+    idempotency::add(m)?;
     helpers_limits::register(m)?;
     Ok(())
 }

@@ -27,6 +27,6 @@ pub use layer::{ResponseFuture, Toolctx, ToolctxLayer, Verification};
 #[cfg(all(feature = "redis", feature = "rmcp"))]
 pub use redis::RedisStore;
 #[cfg(feature = "redis")]
-pub use redis::{Redis, RedisReplayStore, DEFAULT_TIMEOUT};
+pub use redis::{reply as redis_reply, Redis, RedisReplayStore, DEFAULT_TIMEOUT};
 pub use replay::{ClaimFuture, MemoryReplayStore, ReplayStore};
 pub use toolctx_core;

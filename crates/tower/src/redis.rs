@@ -12,8 +12,10 @@ use toolctx_core::{ClaimAnswer, ReplayClaim};
 
 use crate::replay::{ClaimFuture, ReplayStore};
 
-/// The default bound on a reply (and on connecting).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+/// The default bound on a reply (and on connecting): the core's store
+/// timeout.
+pub const DEFAULT_TIMEOUT: Duration =
+    Duration::from_millis(toolctx_core::helpers::idempotency::DEFAULT_STORE_TIMEOUT_MS);
 
 /// A Redis connection (reconnecting) whose every command has a timeout.
 #[derive(Clone)]
@@ -106,24 +108,42 @@ impl ReplayStore for RedisReplayStore {
     }
 }
 
+/// A redis-rs reply as the core's [`Reply`](toolctx_core::helpers::idempotency::redis::Reply),
+/// which the core reads (`meaning`): a reply type the core has no name
+/// for reads as an error, so it means a failed store.
+pub fn reply(value: &redis::Value) -> toolctx_core::helpers::idempotency::redis::Reply<'_> {
+    use toolctx_core::helpers::idempotency::redis::Reply;
+    match value {
+        redis::Value::Nil => Reply::Nil,
+        redis::Value::Okay => Reply::Status("OK"),
+        redis::Value::SimpleString(s) => Reply::Status(s),
+        redis::Value::BulkString(b) => Reply::Bulk(b),
+        redis::Value::Int(i) => Reply::Integer(*i),
+        redis::Value::ServerError(e) => Reply::Error(e.details().unwrap_or("server error")),
+        _ => Reply::Error("a reply of another type"),
+    }
+}
+
 #[cfg(feature = "rmcp")]
 mod idempotency {
     use std::time::Duration;
 
+    use toolctx_core::helpers::idempotency::redis::{
+        claim_args, complete_args, meaning, read_args, release_args, Command, Meaning,
+    };
+    use toolctx_core::helpers::idempotency::{redis_key, CLAIM_ROUNDS, DEFAULT_KEY_PREFIX};
+
     use crate::helpers::{Entry, IdempotencyStore, StoreError, StoreFuture};
 
-    use super::Redis;
+    use super::{reply, Redis};
 
-    // Deletes the claim only while it is still exactly ours (the npm and
-    // Python stores' script).
-    const RELEASE: &str =
-        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
-
-    /// The idempotency store in Redis, for several replicas (the npm and
-    /// Python packages' layout): the claim is one `SET key value NX PX
-    /// lease`, the result a `SET key value PX ttl`, the release a
-    /// compare-and-delete script. A command that fails or times out fails
-    /// the call (it never runs unguarded).
+    /// The idempotency store in Redis, for several replicas, with the
+    /// core's keys, commands and reply meanings (shared with the npm and
+    /// Python packages' stores): the claim is one `SET key value NX PX
+    /// lease`, the result a `SET key value PX ttl`, the release the core's
+    /// compare-and-delete script. A command that fails, times out or
+    /// answers something the core does not recognise fails the call (it
+    /// never runs unguarded).
     #[derive(Debug, Clone)]
     pub struct RedisStore {
         redis: Redis,
@@ -131,9 +151,9 @@ mod idempotency {
     }
 
     impl RedisStore {
-        /// Keys `toolctx:idem:<key>`.
+        /// Keys `toolctx:idem:<store key>` (the core's default prefix).
         pub fn new(redis: Redis) -> RedisStore {
-            RedisStore::with_prefix(redis, "toolctx:idem:")
+            RedisStore::with_prefix(redis, DEFAULT_KEY_PREFIX)
         }
 
         pub fn with_prefix(redis: Redis, prefix: impl Into<String>) -> RedisStore {
@@ -142,10 +162,28 @@ mod idempotency {
                 prefix: prefix.into(),
             }
         }
+
+        /// Sends `args` and reads the reply as the core means it for `command`.
+        async fn send<R>(
+            &self,
+            command: Command,
+            args: &[String],
+            then: impl FnOnce(Meaning<'_>) -> Option<R>,
+        ) -> Result<R, StoreError> {
+            let value: redis::Value = self.redis.query(args).await.map_err(StoreError::new)?;
+            let means = meaning(command, reply(&value));
+            let name = means.as_str();
+            then(means).ok_or_else(|| {
+                StoreError::new(format!(
+                    "Redis answered {} with a reply that means {name}",
+                    command.as_str()
+                ))
+            })
+        }
     }
 
-    fn ms(d: Duration) -> String {
-        d.as_millis().max(1).to_string()
+    fn ms(d: Duration) -> u64 {
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
     }
 
     impl IdempotencyStore for RedisStore {
@@ -156,33 +194,36 @@ mod idempotency {
             lease: Duration,
         ) -> StoreFuture<'a, Option<Entry>> {
             Box::pin(async move {
-                let k = format!("{}{key}", self.prefix);
-                let value = entry.encode();
+                let k = redis_key(&self.prefix, key);
+                let value = entry.encode()?;
                 // The held value can expire between the SET and the GET: try again.
-                for _ in 0..3 {
-                    let set = [
-                        "SET".to_string(),
-                        k.clone(),
-                        value.clone(),
-                        "NX".into(),
-                        "PX".into(),
-                        ms(lease),
-                    ];
-                    let reply: Option<String> =
-                        self.redis.query(&set).await.map_err(StoreError::new)?;
-                    if reply.is_some() {
+                for _ in 0..CLAIM_ROUNDS {
+                    let claimed = self
+                        .send(
+                            Command::Claim,
+                            &claim_args(&k, &value, ms(lease)),
+                            |m| match m {
+                                Meaning::Claimed => Some(true),
+                                Meaning::Taken => Some(false),
+                                _ => None,
+                            },
+                        )
+                        .await?;
+                    if claimed {
                         return Ok(None);
                     }
-                    let held: Option<Vec<u8>> = self
-                        .redis
-                        .query(&["GET".to_string(), k.clone()])
-                        .await
-                        .map_err(StoreError::new)?;
+                    let held = self
+                        .send(Command::Read, &read_args(&k), |m| match m {
+                            Meaning::Held(bytes) => Some(Some(bytes.to_vec())),
+                            Meaning::Gone => Some(None),
+                            _ => None,
+                        })
+                        .await?;
                     if let Some(held) = held {
                         return Entry::decode(&held).map(Some);
                     }
                 }
-                Err(StoreError::new(format!("could not claim or read {k}")))
+                Err(StoreError::new("could not claim or read the key"))
             })
         }
 
@@ -193,31 +234,21 @@ mod idempotency {
             ttl: Duration,
         ) -> StoreFuture<'a, ()> {
             Box::pin(async move {
-                let set = [
-                    "SET".to_string(),
-                    format!("{}{key}", self.prefix),
-                    entry.encode(),
-                    "PX".into(),
-                    ms(ttl),
-                ];
-                self.redis.query::<()>(&set).await.map_err(StoreError::new)
+                let args = complete_args(&redis_key(&self.prefix, key), &entry.encode()?, ms(ttl));
+                self.send(Command::Complete, &args, |m| {
+                    (m == Meaning::Stored).then_some(())
+                })
+                .await
             })
         }
 
         fn release<'a>(&'a self, key: &'a str, entry: &'a Entry) -> StoreFuture<'a, ()> {
             Box::pin(async move {
-                let eval = [
-                    "EVAL".to_string(),
-                    RELEASE.to_string(),
-                    "1".into(),
-                    format!("{}{key}", self.prefix),
-                    entry.encode(),
-                ];
-                self.redis
-                    .query::<i64>(&eval)
-                    .await
-                    .map(|_| ())
-                    .map_err(StoreError::new)
+                let args = release_args(&redis_key(&self.prefix, key), &entry.encode()?);
+                self.send(Command::Release, &args, |m| {
+                    matches!(m, Meaning::Released | Meaning::NotHeld).then_some(())
+                })
+                .await
             })
         }
     }

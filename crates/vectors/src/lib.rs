@@ -348,11 +348,48 @@ pub fn is_table_case(case: &J) -> bool {
     table_case(case).is_some()
 }
 
+/// The `"format"` of the helper vectors (`tests/vectors/helpers.json`):
+/// rules after the verdict, not requests, so a verdict runner refuses them.
+pub const HELPERS_FORMAT: &str = "toolctx-helpers";
+
+/// Whether a vector file is helper vectors (its top-level `"format"`).
+pub fn is_helper_file(file: &J) -> bool {
+    file.get("format").and_then(J::as_str) == Some(HELPERS_FORMAT)
+}
+
+/// The verdict vector files of a folder (`*.json`, helper vectors left
+/// out), sorted: what `tests/vectors/*.json` means to a verdict runner.
+pub fn verdict_files(dir: &std::path::Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .filter(|p| {
+                    let text = std::fs::read_to_string(p).unwrap_or_default();
+                    !serde_json::from_str(&text).is_ok_and(|f: J| is_helper_file(&f))
+                })
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
 /// A vector file and its cases, each with its name (`#i` when it has
-/// none); `Err` says why the file cannot be read.
+/// none); `Err` says why the file cannot be read (helper vectors included:
+/// they are not requests).
 pub fn load(path: &str) -> Result<(J, Vec<(String, J)>), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let file: J = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    if is_helper_file(&file) {
+        return Err(format!(
+            "{path}: helper vectors (\"format\": \"{HELPERS_FORMAT}\"), not verdict vectors: \
+             the helper runners read them (cargo test -p toolctx-core --test helpers)"
+        ));
+    }
     let cases = file
         .get("cases")
         .and_then(J::as_array)
@@ -395,3 +432,6 @@ pub fn run_files<P: AsRef<str>>(paths: impl IntoIterator<Item = P>) -> Tally {
     }
     tally
 }
+
+pub mod helpers;
+pub mod helpers_limits;

@@ -12,6 +12,7 @@
 //!   key): plain functions over strings.
 //! - The core's description of a request for telemetry (`describeRequest`,
 //!   as in `toolctx-wasm`), for the AIVAX verifier's spans and events.
+//! - The idempotency helper's rules (`idempotency.rs`), for `toolctx/helpers`.
 //! - The core's machine codes ([`core_codes`]), for the npm package's test
 //!   of its hand-copied unions; here rather than in the verifier's module,
 //!   which every user of the package ships.
@@ -19,6 +20,7 @@
 //! Nothing is decided here: the core decides.
 
 mod helpers_limits;
+mod idempotency;
 
 use toolctx_core::aivax::{
     AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache, AIVAX_FIELDS,

@@ -16,6 +16,21 @@ import {
   resultLimits,
   serverLabel,
   tuixIdempotencyKey,
+  idemStoreKey,
+  idemRedisKey,
+  idemArgumentHash,
+  idemRunning,
+  idemDone,
+  idemReadEntry,
+  idemHeld,
+  idemWait,
+  idemRefusal,
+  idemRedisClaimArgs,
+  idemRedisReadArgs,
+  idemRedisCompleteArgs,
+  idemRedisReleaseArgs,
+  idemRedisMeaning,
+  idemDefaults,
 } from '../wasm/node/toolctx_wasm_conventions.js';
 
 export const glue = {
@@ -28,6 +43,21 @@ export const glue = {
   resultLimits,
   serverLabel,
   tuixIdempotencyKey,
+  idemStoreKey,
+  idemRedisKey,
+  idemArgumentHash,
+  idemRunning,
+  idemDone,
+  idemReadEntry,
+  idemHeld,
+  idemWait,
+  idemRefusal,
+  idemRedisClaimArgs,
+  idemRedisReadArgs,
+  idemRedisCompleteArgs,
+  idemRedisReleaseArgs,
+  idemRedisMeaning,
+  idemDefaults,
 };
 
 bindCore(glue);

@@ -18,6 +18,21 @@ import {
   resultLimits,
   serverLabel,
   tuixIdempotencyKey,
+  idemStoreKey,
+  idemRedisKey,
+  idemArgumentHash,
+  idemRunning,
+  idemDone,
+  idemReadEntry,
+  idemHeld,
+  idemWait,
+  idemRefusal,
+  idemRedisClaimArgs,
+  idemRedisReadArgs,
+  idemRedisCompleteArgs,
+  idemRedisReleaseArgs,
+  idemRedisMeaning,
+  idemDefaults,
 } from '../wasm/web/toolctx_wasm_conventions.js';
 // @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs
 import wasmModule from '../wasm/web/toolctx_wasm_conventions_bg.wasm';
@@ -34,6 +49,21 @@ export const glue = {
   resultLimits,
   serverLabel,
   tuixIdempotencyKey,
+  idemStoreKey,
+  idemRedisKey,
+  idemArgumentHash,
+  idemRunning,
+  idemDone,
+  idemReadEntry,
+  idemHeld,
+  idemWait,
+  idemRefusal,
+  idemRedisClaimArgs,
+  idemRedisReadArgs,
+  idemRedisCompleteArgs,
+  idemRedisReleaseArgs,
+  idemRedisMeaning,
+  idemDefaults,
 };
 
 bindCore(glue);

@@ -3,5 +3,6 @@
 //! Java front ends to come): one file per helper. A front end passes bytes
 //! and `now` in, does the I/O (stores, sleeping) and applies the answer.
 
+pub mod idempotency;
 pub mod progress;
 pub mod results;

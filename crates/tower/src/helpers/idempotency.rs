@@ -1,8 +1,13 @@
-//! Idempotent tools (CONTRACT §5), the npm package's rules
-//! (`npm/src/idempotency.ts`): a retry carries the same idempotency key and
-//! arguments with a new token. The first call's result is stored under the
-//! verified key and a retry gets it back with
+//! Idempotent tools (CONTRACT §5): a retry carries the same idempotency key
+//! and arguments with a new token. The first call's result is stored under
+//! the verified key and a retry gets it back with
 //! `_meta["agentarea/replayed"] = true`, without the tool running again.
+//!
+//! Every rule (store key, argument hash, entry encoding and validation,
+//! conflict, wait and replay, refusals, defaults) is the core's
+//! (`toolctx_core::helpers::idempotency`), shared with the npm and Python
+//! packages; this module runs the loop (the store's I/O, sleeping) and
+//! converts between rmcp's types and the core's JSON.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -11,41 +16,15 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData, MetaObject};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ErrorData};
 use serde::Serialize;
-use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use toolctx_core::{jcs, json as core_json, Context};
+use toolctx_core::helpers::idempotency as core;
+use toolctx_core::Context;
 
-/// The `_meta` key the platform reads on a replayed result.
-pub const REPLAYED: &str = "agentarea/replayed";
-/// The `_meta` key naming why the helper refused a call.
-pub const OUTCOME_KEY: &str = "toolctx/idempotency";
-
-/// Why a call was refused (the npm package's `IdempotencyOutcome`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The same key with other arguments.
-    Conflict,
-    /// The first call still running after the wait.
-    InProgress,
-    /// No verified context, so no key (see [`Idempotent::allow_unverified`]).
-    Unverified,
-}
-
-impl Outcome {
-    pub const ALL: [Outcome; 3] = [Outcome::Conflict, Outcome::InProgress, Outcome::Unverified];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Conflict => "conflict",
-            Outcome::InProgress => "in_progress",
-            Outcome::Unverified => "unverified",
-        }
-    }
-}
+pub use toolctx_core::helpers::idempotency::{Outcome, OUTCOME_KEY, REPLAYED};
 
 /// What a store holds under a key: a claim while the first call runs, or
 /// the finished call's result.
@@ -65,76 +44,70 @@ pub enum Entry {
 }
 
 impl Entry {
-    fn hash(&self) -> &str {
+    /// The JSON a shared store keeps (the core's encoding, shared with the
+    /// npm and Python packages: a release compares the exact text).
+    pub fn encode(&self) -> Result<String, StoreError> {
         match self {
-            Entry::Running { hash, .. } | Entry::Done { hash, .. } => hash,
+            Entry::Running { hash, owner } => Ok(core::running(hash, owner)),
+            Entry::Done { hash, result } => {
+                let text =
+                    serde_json::to_vec(result).map_err(|e| StoreError::new(e.to_string()))?;
+                core::done(hash, &text).map_err(|_| StoreError::entry_invalid())
+            }
         }
     }
 
-    /// The JSON a shared store keeps (the npm and Python packages' form,
-    /// members in a fixed order so a release compares the exact string).
-    pub fn encode(&self) -> String {
-        #[derive(Serialize)]
-        struct Running<'a> {
-            state: &'static str,
-            hash: &'a str,
-            owner: &'a str,
-        }
-        #[derive(Serialize)]
-        struct Done<'a> {
-            state: &'static str,
-            hash: &'a str,
-            result: &'a Value,
-        }
-        let text = match self {
-            Entry::Running { hash, owner } => serde_json::to_string(&Running {
-                state: "running",
-                hash,
-                owner,
-            }),
-            Entry::Done { hash, result } => serde_json::to_string(&Done {
-                state: "done",
-                hash,
-                result,
-            }),
-        };
-        // Strings and a JSON value always serialize.
-        text.unwrap_or_default()
-    }
-
-    /// Reads what [`Entry::encode`] (or the npm or Python store) wrote.
+    /// Reads what a store holds (the core's validation): anything that is
+    /// not an entry is `idempotency_entry_invalid`.
     pub fn decode(text: &[u8]) -> Result<Entry, StoreError> {
-        let bad = || StoreError::new("the idempotency store holds something else under this key");
-        let v: Value = serde_json::from_slice(text).map_err(|_| bad())?;
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(String::from);
-        let hash = s("hash").ok_or_else(bad)?;
-        match v.get("state").and_then(Value::as_str) {
-            Some("running") => Ok(Entry::Running {
-                hash,
-                owner: s("owner").ok_or_else(bad)?,
+        match core::Entry::read(text).map_err(|_| StoreError::entry_invalid())? {
+            core::Entry::Running { hash, owner } => Ok(Entry::Running {
+                hash: hash.into_owned(),
+                owner: owner.into_owned(),
             }),
-            Some("done") => Ok(Entry::Done {
-                hash,
-                result: v.get("result").cloned().ok_or_else(bad)?,
+            core::Entry::Done { hash, result } => Ok(Entry::Done {
+                hash: hash.into_owned(),
+                result: serde_json::from_str(&result.to_json())
+                    .map_err(|_| StoreError::entry_invalid())?,
             }),
-            _ => Err(bad()),
         }
     }
 }
 
-/// A store that failed (down, timed out, answered something else).
+/// A store that failed (down, timed out, answered something else:
+/// `idempotency_store_failed`), or that holds something under the key that
+/// is not an entry (`idempotency_entry_invalid`).
 #[derive(Debug, Clone)]
-pub struct StoreError(String);
+pub struct StoreError {
+    code: &'static str,
+    message: String,
+}
 
 impl StoreError {
     pub fn new(message: impl Into<String>) -> StoreError {
-        StoreError(message.into())
+        StoreError {
+            code: core::STORE_FAILED,
+            message: message.into(),
+        }
+    }
+
+    /// The key holds something that is not an entry.
+    pub fn entry_invalid() -> StoreError {
+        StoreError {
+            code: core::ENTRY_INVALID,
+            message: core::EntryInvalid.to_string(),
+        }
+    }
+
+    /// `idempotency_store_failed` or `idempotency_entry_invalid`.
+    pub fn code(&self) -> &'static str {
+        self.code
     }
 }
 
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "toolctx: idempotency store: {}", self.0)
+        write!(f, "toolctx: idempotency store: {}", self.message)
     }
 }
 
@@ -161,7 +134,8 @@ pub trait IdempotencyStore: Send + Sync + 'static {
 }
 
 /// An in-memory LRU with a TTL per entry, for a server with one process
-/// (several replicas: the Redis store).
+/// (several replicas: the Redis store). Entries are kept as their stored
+/// text, as in Redis.
 pub struct MemoryStore {
     max: usize,
     inner: Mutex<Lru>,
@@ -169,15 +143,15 @@ pub struct MemoryStore {
 
 #[derive(Default)]
 struct Lru {
-    /// key -> (entry, expiry, last use)
-    entries: HashMap<String, (Entry, Instant, u64)>,
+    /// key -> (entry as stored, expiry, last use)
+    entries: HashMap<String, (String, Instant, u64)>,
     /// last use -> key, oldest first.
     order: BTreeMap<u64, String>,
     tick: u64,
 }
 
 impl Lru {
-    fn live(&mut self, key: &str, now: Instant) -> Option<Entry> {
+    fn live(&mut self, key: &str, now: Instant) -> Option<String> {
         let (entry, expires, used) = self.entries.get(key)?.clone();
         self.order.remove(&used);
         if expires <= now {
@@ -192,7 +166,7 @@ impl Lru {
         Some(entry)
     }
 
-    fn put(&mut self, key: &str, entry: Entry, expires: Instant, max: usize) {
+    fn put(&mut self, key: &str, entry: String, expires: Instant, max: usize) {
         if let Some((_, _, used)) = self.entries.remove(key) {
             self.order.remove(&used);
         }
@@ -236,8 +210,9 @@ impl MemoryStore {
 }
 
 impl Default for MemoryStore {
+    /// The core's default size (`DEFAULT_MEMORY_ENTRIES`).
     fn default() -> MemoryStore {
-        MemoryStore::new(10_000)
+        MemoryStore::new(core::DEFAULT_MEMORY_ENTRIES)
     }
 }
 
@@ -248,16 +223,19 @@ impl IdempotencyStore for MemoryStore {
         entry: &'a Entry,
         lease: Duration,
     ) -> StoreFuture<'a, Option<Entry>> {
-        let r = self.with(|lru| {
-            let now = Instant::now();
-            match lru.live(key, now) {
-                Some(held) => Some(held),
-                None => {
-                    lru.put(key, entry.clone(), now + lease, self.max);
-                    None
+        let r = entry.encode().and_then(|mine| {
+            self.with(|lru| {
+                let now = Instant::now();
+                match lru.live(key, now) {
+                    Some(held) => Some(held),
+                    None => {
+                        lru.put(key, mine, now + lease, self.max);
+                        None
+                    }
                 }
-            }
+            })
         });
+        let r = r.and_then(|held| held.map(|t| Entry::decode(t.as_bytes())).transpose());
         Box::pin(std::future::ready(r))
     }
 
@@ -267,38 +245,33 @@ impl IdempotencyStore for MemoryStore {
         entry: &'a Entry,
         ttl: Duration,
     ) -> StoreFuture<'a, ()> {
-        let r = self.with(|lru| lru.put(key, entry.clone(), Instant::now() + ttl, self.max));
+        let r = entry
+            .encode()
+            .and_then(|text| self.with(|lru| lru.put(key, text, Instant::now() + ttl, self.max)));
         Box::pin(std::future::ready(r))
     }
 
     fn release<'a>(&'a self, key: &'a str, entry: &'a Entry) -> StoreFuture<'a, ()> {
-        let r = self.with(|lru| {
-            if lru.live(key, Instant::now()).as_ref() == Some(entry) {
-                if let Some((_, _, used)) = lru.entries.remove(key) {
-                    lru.order.remove(&used);
+        let r = entry.encode().and_then(|mine| {
+            self.with(|lru| {
+                if lru.live(key, Instant::now()).as_ref() == Some(&mine) {
+                    if let Some((_, _, used)) = lru.entries.remove(key) {
+                        lru.order.remove(&used);
+                    }
                 }
-            }
+            })
         });
         Box::pin(std::future::ready(r))
     }
 }
 
-/// Lowercase hex SHA-256 of the RFC 8785 form of `value` (written by the
-/// core), the npm and Python packages' `canonicalHash`.
+/// The hash a retry's arguments are compared by (the core's
+/// `argument_hash`: lowercase hex SHA-256 of the RFC 8785 form), the npm
+/// and Python packages' `canonicalHash`.
 pub fn canonical_hash(value: &impl Serialize) -> Result<String, ErrorData> {
     let text =
-        serde_json::to_string(value).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-    let parsed = core_json::parse(text.as_bytes())
-        .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-    let canonical = jcs::canonicalize(&parsed)
-        .map_err(|_| ErrorData::invalid_params("arguments cannot be canonicalized", None))?;
-    let digest = Sha256::digest(canonical.as_bytes());
-    let mut hex = String::with_capacity(64);
-    for b in digest.iter() {
-        use std::fmt::Write as _;
-        let _ = write!(hex, "{b:02x}");
-    }
-    Ok(hex)
+        serde_json::to_vec(value).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+    core::argument_hash(&text).map_err(|e| ErrorData::invalid_params(e.to_string(), None))
 }
 
 type StoreErrorHook = Arc<dyn Fn(&StoreError) + Send + Sync>;
@@ -337,13 +310,14 @@ impl Default for Idempotent {
 }
 
 impl Idempotent {
-    /// Results kept 24 h, claims leased 30 min, a duplicate waits 60 s.
+    /// The core's defaults: results kept 24 h, claims leased 30 min, a
+    /// duplicate waits 60 s.
     pub fn new(store: impl IdempotencyStore) -> Idempotent {
         Idempotent {
             store: Arc::new(store),
-            ttl: Duration::from_secs(24 * 60 * 60),
-            lease: Duration::from_secs(30 * 60),
-            wait: Duration::from_secs(60),
+            ttl: Duration::from_millis(core::DEFAULT_TTL_MS),
+            lease: Duration::from_millis(core::DEFAULT_LEASE_MS),
+            wait: Duration::from_millis(core::DEFAULT_WAIT_MS),
             namespace: String::new(),
             allow_unverified: false,
             on_store_error: Arc::new(|e| eprintln!("{e} (the result was returned, not stored)")),
@@ -369,10 +343,19 @@ impl Idempotent {
         self
     }
 
-    /// Prefixed to the idempotency key in the store.
+    /// Keeps this tool's keys apart from other tools' in a shared store;
+    /// joined with the idempotency key by the core's store key (see
+    /// [`Idempotent::store_key`]).
     pub fn namespace(mut self, namespace: impl Into<String>) -> Idempotent {
         self.namespace = namespace.into();
         self
+    }
+
+    /// Where an idempotency key's entry lives in the store (the core's
+    /// store key: the namespace escaped, `:`, the key), shared with the npm
+    /// and Python packages; the Redis store puts its prefix before it.
+    pub fn store_key(&self, idempotency_key: &str) -> String {
+        core::store_key(&self.namespace, idempotency_key)
     }
 
     /// Runs calls without verified context unguarded (for a server whose
@@ -414,15 +397,18 @@ impl Idempotent {
                 Ok(refusal(Outcome::Unverified, "").into())
             };
         };
-        let failed = |e: StoreError| ErrorData::internal_error(e.to_string(), None);
-        let key = format!("{}{}", self.namespace, context.idempotency_key);
+        let failed = |e: StoreError| {
+            ErrorData::internal_error(e.to_string(), Some(serde_json::json!({ "code": e.code() })))
+        };
+        let key = self.store_key(&context.idempotency_key);
         let hash = canonical_hash(arguments)?;
         let mine = Entry::Running {
             hash: hash.clone(),
             owner: uuid::Uuid::new_v4().to_string(),
         };
-        let deadline = Instant::now() + self.wait;
-        let mut pause = Duration::from_millis(10);
+        let start = Instant::now();
+        let deadline = millis(self.wait);
+        let mut round = 0;
         loop {
             let Some(held) = self
                 .store
@@ -432,21 +418,26 @@ impl Idempotent {
             else {
                 break;
             };
-            if held.hash() != hash {
-                return Ok(refusal(Outcome::Conflict, &context.idempotency_key).into());
+            let text = held.encode().map_err(failed)?;
+            match core::held(text.as_bytes(), &hash)
+                .map_err(|_| failed(StoreError::entry_invalid()))?
+            {
+                core::Held::Conflict => {
+                    return Ok(refusal(Outcome::Conflict, &context.idempotency_key).into())
+                }
+                core::Held::Replay(result) => return replayed(&result).map(CallToolResponse::from),
+                core::Held::InFlight => {}
             }
-            if let Entry::Done { result, .. } = held {
-                return replayed(result).map(CallToolResponse::from);
-            }
-            let now = Instant::now();
-            if now >= deadline || cancel.is_cancelled() {
-                return Ok(refusal(Outcome::InProgress, &context.idempotency_key).into());
-            }
+            let now = millis(start.elapsed());
+            let pause = match core::wait(now, deadline, round) {
+                core::Wait::Sleep(ms) if !cancel.is_cancelled() => ms,
+                _ => return Ok(refusal(Outcome::InProgress, &context.idempotency_key).into()),
+            };
             tokio::select! {
-                _ = tokio::time::sleep(pause.min(deadline - now)) => {}
+                _ = tokio::time::sleep(Duration::from_millis(pause)) => {}
                 _ = cancel.cancelled() => {}
             }
-            pause = (pause * 2).min(Duration::from_millis(250));
+            round += 1;
         }
         // Release the claim if this future is dropped (the call cancelled)
         // before the result is stored.
@@ -508,33 +499,22 @@ impl Drop for Claim {
     }
 }
 
-fn replayed(mut result: Value) -> Result<CallToolResult, ErrorData> {
-    if let Some(obj) = result.as_object_mut() {
-        let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-        if let Some(meta) = meta.as_object_mut() {
-            meta.insert(REPLAYED.to_string(), Value::Bool(true));
-        }
-    }
-    serde_json::from_value(result)
+/// Milliseconds, saturating.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The core's replay (the stored result, `_meta["agentarea/replayed"] =
+/// true` added) as rmcp's result.
+fn replayed(result: &str) -> Result<CallToolResult, ErrorData> {
+    serde_json::from_str(result)
         .map_err(|e| ErrorData::internal_error(format!("toolctx: stored result: {e}"), None))
 }
 
-/// The default answer to a refused call: an `isError` result naming the
-/// reason, with `_meta["toolctx/idempotency"]` set to the outcome.
+/// The default answer to a refused call: the core's (an `isError` result
+/// naming the reason, with `_meta["toolctx/idempotency"]` set to the
+/// outcome).
 pub fn refusal(outcome: Outcome, key: &str) -> CallToolResult {
-    let text = match outcome {
-        Outcome::Conflict => format!("idempotency conflict: key {key} was already used with different arguments"),
-        Outcome::InProgress => format!("call {key} is still running; retry later"),
-        Outcome::Unverified => "refused: this tool is idempotent and the call carries no verified toolctx context, so it \
-             cannot be guarded (is ToolctxLayer in front of the MCP service?)"
-            .to_string(),
-    };
-    let mut meta = MetaObject::new();
-    meta.0.insert(
-        OUTCOME_KEY.to_string(),
-        Value::String(outcome.as_str().to_string()),
-    );
-    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.meta = Some(meta);
-    result
+    serde_json::from_str(&core::refusal(outcome, key))
+        .unwrap_or_else(|_| CallToolResult::error(vec![ContentBlock::text(outcome.as_str())]))
 }

@@ -3,14 +3,17 @@ and arguments with a new token. The first call's result is stored under the
 verified key; a retry gets it back, exactly as first sent (its ``_meta``
 included) with ``_meta["agentarea/replayed"] = True``, without the tool
 running again. The same key with other arguments is a conflict, never a
-replay; a key whose first call still runs is not run twice. The rules are
-the npm package's (``npm/src/idempotency.ts``).
+replay; a key whose first call still runs is not run twice. Every rule
+(store key, argument hash, entry encoding and validation, conflict, wait
+and replay, refusals, Redis commands and replies, defaults) is the core's
+(``toolctx_core::helpers::idempotency``, through ``toolctx._native``),
+shared with the npm package and toolctx-tower; this module runs the loop
+and the stores' I/O.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import json
 import logging
@@ -18,22 +21,28 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Literal, ParamSpec, Protocol, TypeAlias, TypedDict, TypeVar, Union, overload
+from typing import Any, Literal, ParamSpec, Protocol, TypeAlias, TypedDict, TypeVar, Union, cast, overload
 
 import anyio
 
-from toolctx._native import ToolctxError, canonical_json
+from toolctx import _native
+from toolctx._native import ToolctxError
 from toolctx.context import context_from, current_context
 from toolctx.helpers.errors import helper_error
 
 #: The ``_meta`` key the platform reads on a replayed result.
-REPLAYED = "agentarea/replayed"
+REPLAYED = _native.IDEMPOTENCY_REPLAYED
 #: The ``_meta`` key naming why the helper refused a call.
-OUTCOME_KEY = "toolctx/idempotency"
+OUTCOME_KEY = _native.IDEMPOTENCY_OUTCOME_KEY
 
 log = logging.getLogger("toolctx")
 
-DAY_S = 24 * 60 * 60
+#: The core's defaults, in seconds: results kept 24 h, claims leased 30 min,
+#: a duplicate waits 60 s; a Redis command's reply awaited 1 s.
+DAY_S = _native.IDEMPOTENCY_TTL_MS / 1000
+LEASE_S = _native.IDEMPOTENCY_LEASE_MS / 1000
+WAIT_S = _native.IDEMPOTENCY_WAIT_MS / 1000
+TIMEOUT_S = _native.IDEMPOTENCY_STORE_TIMEOUT_MS / 1000
 
 #: A JSON value, as stored.
 Json: TypeAlias = Union[dict[str, "Json"], list["Json"], str, int, float, bool, None]
@@ -64,25 +73,22 @@ Entry: TypeAlias = Union[RunningEntry, DoneEntry]
 
 Outcome: TypeAlias = Literal["conflict", "in_progress", "unverified"]
 
-#: Why a call was refused (the npm package's ``IdempotencyOutcome``;
-#: tests/python/test_mirrors.py compares them): the same key with other
+#: Why a call was refused (the core's outcomes): the same key with other
 #: arguments, the first call still running after ``wait_s``, no verified context.
-OUTCOMES: tuple[Outcome, ...] = ("conflict", "in_progress", "unverified")
+OUTCOMES: tuple[Outcome, ...] = cast("tuple[Outcome, ...]", tuple(_native.IDEMPOTENCY_OUTCOMES))
 
 
 def store_key(namespace: str, key: str) -> str:
-    """The store key of an idempotency key in a namespace: the namespace
-    with ``%`` and ``:`` percent-escaped (``%25``, ``%3A``), then ``:``, then
-    the key. The first ``:`` ends the namespace, so two namespaces never
-    share a store key (``"a"`` + ``"b:c"`` is ``a:b:c``, ``"a:b"`` + ``"c"``
-    is ``a%3Ab:c``). The npm package's ``idempotencyStoreKey`` joins them
-    the same way."""
-    return namespace.replace("%", "%25").replace(":", "%3A") + ":" + key
+    """The store key of an idempotency key in a namespace (the core's):
+    the namespace with ``%`` and ``:`` percent-escaped (``%25``, ``%3A``),
+    then ``:``, then the key, so two namespaces never share a store key
+    (``"a"`` + ``"b:c"`` is ``a:b:c``, ``"a:b"`` + ``"c"`` is ``a%3Ab:c``)."""
+    return _native.idempotency_store_key(namespace, key)
 
 
 def canonical_hash(value: Any) -> str:
-    """Lowercase hex SHA-256 of the RFC 8785 form (written by the core)."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+    """Lowercase hex SHA-256 of the RFC 8785 form (the core's argument hash)."""
+    return _native.idempotency_argument_hash(value)
 
 
 class IdempotencyStore(Protocol):
@@ -100,38 +106,41 @@ class IdempotencyStore(Protocol):
         """Drop the claim ``entry`` only if ``key`` still holds exactly it."""
 
 
+def _entry_text(value: object) -> str | bytes:
+    """What a store handed back, as the text the core reads: as it is when
+    it is text, else its JSON (an entry dict of a custom store)."""
+    if isinstance(value, (str, bytes)):
+        return value
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):  # not JSON at all: not an entry
+        return b""
+
+
 def check_entry(value: object) -> Entry:
     """``value`` as a store's entry, or ``ToolctxError``
-    (``idempotency_entry_invalid``): a key holding something toolctx did not
-    write (another program's value, a truncated write) is never replayed or
-    taken for a running call."""
-    if isinstance(value, dict) and isinstance(value.get("hash"), str):
-        if value.get("state") == "running" and isinstance(value.get("owner"), str):
-            return {"state": "running", "hash": value["hash"], "owner": value["owner"]}
-        if value.get("state") == "done" and isinstance(value.get("result"), dict):
-            return {"state": "done", "hash": value["hash"], "result": value["result"]}
-    raise helper_error(
-        "idempotency_entry_invalid",
-        "idempotent: the store holds something under this key that is not an idempotency entry; the tool did not run",
-    )
+    (``idempotency_entry_invalid``), by the core's reading: a key holding
+    something toolctx did not write (another program's value, a truncated
+    write) is never replayed or taken for a running call."""
+    return decode_entry(_entry_text(value))
 
 
 def encode_entry(entry: Entry) -> str:
-    """An entry as stored: JSON with a fixed member order, so that
-    ``release`` can compare the exact text ``claim`` wrote."""
+    """An entry as stored (the core's encoding: compact JSON, members in a
+    fixed order, so that ``release`` can compare the exact text ``claim``
+    wrote)."""
     if entry["state"] == "running":
-        return json.dumps({"state": "running", "hash": entry["hash"], "owner": entry["owner"]})
-    return json.dumps({"state": "done", "hash": entry["hash"], "result": entry["result"]})
+        return _native.idempotency_running(entry["hash"], entry["owner"])
+    return _native.idempotency_done(entry["hash"], json.dumps(entry["result"]))
 
 
 def decode_entry(raw: str | bytes) -> Entry:
-    """What ``encode_entry`` wrote as an entry; anything else is
-    ``idempotency_entry_invalid``."""
-    try:
-        value = json.loads(raw)
-    except ValueError:  # not JSON, or bytes that are not UTF-8
-        value = None
-    return check_entry(value)
+    """What a store holds as an entry (the core's reading); anything else
+    is ``idempotency_entry_invalid``."""
+    state, digest, rest = _native.idempotency_read_entry(raw)
+    if state == "running":
+        return {"state": "running", "hash": digest, "owner": rest}
+    return {"state": "done", "hash": digest, "result": json.loads(rest)}
 
 
 class MemoryIdempotencyStore:
@@ -140,7 +149,9 @@ class MemoryIdempotencyStore:
     JSON text, as in Redis: a replay is the result as it was sent, whatever
     became of the object since."""
 
-    def __init__(self, max_entries: int = 10_000, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, max_entries: int = _native.IDEMPOTENCY_MEMORY_ENTRIES, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._max = max_entries
         self._clock = clock
         self._entries: OrderedDict[str, tuple[str, float]] = OrderedDict()
@@ -180,63 +191,89 @@ class MemoryIdempotencyStore:
             del self._entries[key]
 
 
-# Deletes the claim only while it is still exactly ours.
-_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
-
-
 class AsyncRedis(Protocol):
-    """The calls ``RedisIdempotencyStore`` makes: a ``redis.asyncio`` client has them."""
+    """The call ``RedisIdempotencyStore`` makes: a ``redis.asyncio`` client has it."""
 
-    def set(self, name: str, value: str, *, nx: bool = ..., px: int | None = ...) -> Awaitable[object]: ...
-    def get(self, name: str) -> Awaitable[object]: ...
-    def eval(self, script: str, numkeys: int, *keys_and_args: str) -> Awaitable[object]: ...
+    def execute_command(self, *args: str) -> Awaitable[object]: ...
+
+
+_Command: TypeAlias = Literal["claim", "read", "complete", "release"]
 
 
 class RedisIdempotencyStore:
-    """Results in Redis, for several replicas: the claim is one ``SET key
-    value NX PX lease`` (atomic), the result a ``SET key value PX ttl``, the
-    release a compare-and-delete script. ``client`` is a ``redis.asyncio``
-    client (``pip install toolctx[redis]``)."""
+    """Results in Redis, for several replicas, with the core's keys,
+    commands and reply meanings (shared with the npm package and
+    toolctx-tower): the claim is one ``SET key value NX PX lease``
+    (atomic), the result a ``SET key value PX ttl``, the release the core's
+    compare-and-delete script. A command that fails, takes longer than
+    ``timeout_s`` or answers what the core does not recognise fails the
+    call (it never runs unguarded). ``client`` is a ``redis.asyncio`` client
+    (``pip install toolctx[redis]``)."""
 
-    def __init__(self, client: AsyncRedis, *, prefix: str = "toolctx:idem:") -> None:
+    def __init__(
+        self, client: AsyncRedis, *, prefix: str = _native.IDEMPOTENCY_KEY_PREFIX, timeout_s: float = TIMEOUT_S
+    ) -> None:
         self._client = client
         self._prefix = prefix
+        self._timeout_s = timeout_s
+
+    async def _send(self, command: _Command, args: list[str]) -> tuple[str, bytes | None]:
+        """Sends ``args``; the reply as the core means it for ``command``."""
+        try:
+            with anyio.fail_after(self._timeout_s):
+                reply = await self._client.execute_command(*args)
+        except TimeoutError:
+            raise RuntimeError(f"toolctx: redis: no reply within {self._timeout_s} s ({args[0]})") from None
+        except Exception as e:  # an error reply, or the client's: the core reads it as one
+            reply = e
+        return _native.idempotency_redis_meaning(command, reply)
+
+    def _failed(self, command: _Command, meaning: str) -> RuntimeError:
+        return RuntimeError(f"toolctx: redis answered {command} with a reply that means {meaning}")
 
     async def claim(self, key: str, entry: RunningEntry, lease_s: float) -> Entry | None:
-        k = self._prefix + key
+        k = _native.idempotency_redis_key(self._prefix, key)
         value = encode_entry(entry)
         # The held value can expire between the SET and the GET: try again.
-        for _ in range(3):
-            if await self._client.set(k, value, nx=True, px=max(1, int(lease_s * 1000))):
+        for _ in range(_native.IDEMPOTENCY_CLAIM_ROUNDS):
+            meaning, _held = await self._send("claim", _native.idempotency_redis_claim_args(k, value, _ms(lease_s)))
+            if meaning == "claimed":
                 return None
-            held = await self._client.get(k)
-            if held is not None:
-                return decode_entry(held) if isinstance(held, (str, bytes)) else check_entry(held)
-        raise RuntimeError(f"toolctx: could not claim or read {k}")
+            if meaning != "taken":
+                raise self._failed("claim", meaning)
+            meaning, held = await self._send("read", _native.idempotency_redis_read_args(k))
+            if meaning == "held" and held is not None:
+                return decode_entry(held)
+            if meaning != "gone":
+                raise self._failed("read", meaning)
+        raise RuntimeError("toolctx: could not claim or read the key")
 
     async def complete(self, key: str, entry: DoneEntry, ttl_s: float) -> None:
-        await self._client.set(self._prefix + key, encode_entry(entry), px=max(1, int(ttl_s * 1000)))
+        k = _native.idempotency_redis_key(self._prefix, key)
+        meaning, _ = await self._send("complete", _native.idempotency_redis_complete_args(k, encode_entry(entry), _ms(ttl_s)))
+        if meaning != "stored":
+            raise self._failed("complete", meaning)
 
     async def release(self, key: str, entry: RunningEntry) -> None:
-        await self._client.eval(_RELEASE, 1, self._prefix + key, encode_entry(entry))
+        k = _native.idempotency_redis_key(self._prefix, key)
+        meaning, _ = await self._send("release", _native.idempotency_redis_release_args(k, encode_entry(entry)))
+        if meaning not in ("released", "not_held"):
+            raise self._failed("release", meaning)
 
     def __repr__(self) -> str:
         return f"RedisIdempotencyStore(prefix={self._prefix!r})"
 
 
+def _ms(seconds: float) -> int:
+    """Seconds as whole milliseconds (the core writes at least 1)."""
+    return max(0, int(seconds * 1000))
+
+
 def _refusal(outcome: Outcome, key: str) -> ResultDict:
-    if outcome not in OUTCOMES:
-        raise helper_error("invalid_argument", f"unknown idempotency outcome {outcome!r}")
-    if outcome == "conflict":
-        text = f"idempotency conflict: key {key} was already used with different arguments"
-    elif outcome == "in_progress":
-        text = f"call {key} is still running; retry later"
-    else:
-        text = (
-            "refused: this tool is idempotent and the call carries no verified toolctx context, so it "
-            "cannot be guarded (is toolctx's middleware in front of the MCP app?)"
-        )
-    return {"content": [{"type": "text", "text": text}], "isError": True, "_meta": {OUTCOME_KEY: outcome}}
+    """The core's default refusal (raises ``invalid_argument`` for an
+    unknown outcome)."""
+    result: ResultDict = json.loads(_native.idempotency_refusal(outcome, key))
+    return result
 
 
 def _jsonable(value: Any) -> Any:
@@ -329,12 +366,6 @@ def _to_sdk(result: ResultDict) -> Any:
     return CallToolResult.model_validate(result)
 
 
-def _replayed(result: ResultDict) -> Any:
-    """The result as first sent, ``_meta`` and all, with ``_meta["agentarea/replayed"]`` added."""
-    meta = result.get("_meta")
-    return _to_sdk({**result, "_meta": {**(meta if isinstance(meta, dict) else {}), REPLAYED: True}})
-
-
 def _is_input_required(result: Any) -> bool:
     kind = result.get("resultType") if isinstance(result, dict) else getattr(result, "result_type", None)
     return kind == "input_required"
@@ -366,8 +397,8 @@ def idempotent(
     *,
     store: IdempotencyStore | None = None,
     ttl_s: float = DAY_S,
-    lease_s: float = 30 * 60,
-    wait_s: float = 60,
+    lease_s: float = LEASE_S,
+    wait_s: float = WAIT_S,
     namespace: str = "",
     allow_unverified: bool = False,
     refuse: Callable[[Outcome, str], object] | None = None,
@@ -382,8 +413,8 @@ def idempotent(
     *,
     store: IdempotencyStore | None = None,
     ttl_s: float = DAY_S,
-    lease_s: float = 30 * 60,
-    wait_s: float = 60,
+    lease_s: float = LEASE_S,
+    wait_s: float = WAIT_S,
     namespace: str = "",
     allow_unverified: bool = False,
     refuse: Callable[[Outcome, str], object] | None = None,
@@ -443,7 +474,8 @@ def idempotent(
                 except Exception:  # a hook that raises changes nothing either
                     pass
 
-        async def claim(key: str, mine: RunningEntry) -> Entry | None:
+        async def claim(key: str, mine: RunningEntry) -> str | bytes | None:
+            """``None`` (claimed) or what the key holds, as text for the core."""
             try:
                 held = await the_store.claim(key, mine, lease_s)
             except ToolctxError:
@@ -452,7 +484,7 @@ def idempotent(
                 raise helper_error(
                     "idempotency_store_failed", f"idempotent: the store failed, the tool did not run: {e!r}"
                 ) from e
-            return None if held is None else check_entry(held)
+            return None if held is None else _entry_text(held)
 
         @functools.wraps(fn)
         async def guarded(*args: P.args, **kwargs: P.kwargs) -> Any:
@@ -476,20 +508,22 @@ def idempotent(
             key = store_key(namespace, context.idempotency_key)
             digest = canonical_hash(_jsonable(arguments))
             mine: RunningEntry = {"state": "running", "hash": digest, "owner": str(uuid.uuid4())}
-            deadline = clock() + wait_s
-            pause = 0.01
+            start, deadline_ms, rounds = clock(), _ms(wait_s), 0
             while True:
                 held = await claim(key, mine)
                 if held is None:
                     break
-                if held["hash"] != digest:
+                # The core decides: a conflict, the replay, or wait and claim again.
+                decision, replay = _native.idempotency_held(held, digest)
+                if decision == "conflict":
                     return answer("conflict", context.idempotency_key)
-                if held["state"] == "done":
-                    return _replayed(held["result"])
-                if clock() >= deadline:
+                if replay is not None:
+                    return _to_sdk(json.loads(replay))
+                pause_ms = _native.idempotency_wait(_ms(clock() - start), deadline_ms, rounds)
+                if pause_ms is None:
                     return answer("in_progress", context.idempotency_key)
-                await anyio.sleep(min(pause, max(0.001, deadline - clock())))
-                pause = min(pause * 2, 0.25)
+                await anyio.sleep(pause_ms / 1000)
+                rounds += 1
             try:
                 result = await fn(*args, **kwargs)
                 # The SDK's conversion fails where the SDK's own would: as if the tool had raised.

@@ -1,0 +1,614 @@
+//! Idempotent tools (CONTRACT §5): a retry carries the same idempotency key
+//! and arguments with a new token; the first call's result is stored under
+//! the verified key and a retry is answered from the store, with
+//! `_meta["agentarea/replayed"] = true`, without the tool running again.
+//!
+//! Every rule of the helper is here, so that servers in different languages
+//! sharing one store agree on every entry:
+//!
+//! - where an entry lives: [`store_key`] (namespace escaped, `:`, key) and
+//!   [`redis_key`] (a prefix, [`DEFAULT_KEY_PREFIX`] by default);
+//! - what the arguments hash to: [`argument_hash`] (SHA-256 hex of the
+//!   RFC 8785 form);
+//! - what an entry is: [`running`] and [`done`] write it, [`Entry::read`]
+//!   reads it; anything else under a key is [`EntryInvalid`]
+//!   (`idempotency_entry_invalid`);
+//! - what a held entry means for this call: [`held`] (conflict, in flight,
+//!   or the replayed result as JSON), then [`wait`] while it is in flight;
+//! - the refusals: [`refusal`] (`conflict`, `in_progress`, `unverified`);
+//! - the Redis commands and what each reply means: [`redis`];
+//! - the defaults (`DEFAULT_*`).
+//!
+//! The front end's loop: hash the arguments, claim the key with a
+//! [`running`] entry (`None` held: run the tool, then store [`done`] or,
+//! if it failed, release the claim); otherwise act on [`held`]: refuse a
+//! conflict, return a replay, or [`wait`] and claim again.
+
+use alloc::borrow::Cow;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use sha2::{Digest, Sha256};
+
+use crate::jcs;
+use crate::json::{self, write_str, JsonError, Value};
+
+/// The Redis key prefix when none is configured.
+pub const DEFAULT_KEY_PREFIX: &str = "toolctx:idem:";
+/// How long a result is kept: 24 h.
+pub const DEFAULT_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+/// How long a claim lasts if its process dies before completing it: 30 min
+/// (above the platform's longest tool timeout, 1800 s).
+pub const DEFAULT_LEASE_MS: u64 = 30 * 60 * 1000;
+/// How long a duplicate waits for the first call to finish: 60 s.
+pub const DEFAULT_WAIT_MS: u64 = 60 * 1000;
+/// Entries an in-memory store keeps (least recently used out first).
+pub const DEFAULT_MEMORY_ENTRIES: usize = 10_000;
+/// How long one store command may wait for its reply before the store
+/// counts as failed (a paused Redis fails calls, it never holds them).
+pub const DEFAULT_STORE_TIMEOUT_MS: u64 = 1_000;
+/// How many times a claim is tried when the held entry expires between the
+/// `SET NX` and the `GET`; then the store counts as failed.
+pub const CLAIM_ROUNDS: u32 = 3;
+/// The first pause of a duplicate waiting for the first call.
+pub const FIRST_PAUSE_MS: u64 = 10;
+/// The longest pause (the pause doubles up to it).
+pub const MAX_PAUSE_MS: u64 = 250;
+/// The `_meta` key the platform reads on a replayed result.
+pub const REPLAYED: &str = "agentarea/replayed";
+/// The `_meta` key naming why the helper refused a call.
+pub const OUTCOME_KEY: &str = "toolctx/idempotency";
+/// The machine code of an entry that is not one.
+pub const ENTRY_INVALID: &str = "idempotency_entry_invalid";
+/// The machine code of a store that failed before the tool ran.
+pub const STORE_FAILED: &str = "idempotency_store_failed";
+
+/// The store key of an idempotency key in a namespace: the namespace with
+/// `%` and `:` percent-escaped (`%25`, `%3A`), then `:`, then the key. The
+/// first `:` ends the namespace, so two namespaces never share a store key
+/// (`"a"` + `"b:c"` is `a:b:c`, `"a:b"` + `"c"` is `a%3Ab:c`).
+pub fn store_key(namespace: &str, key: &str) -> String {
+    let mut out = String::with_capacity(namespace.len() + key.len() + 1);
+    for c in namespace.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            ':' => out.push_str("%3A"),
+            c => out.push(c),
+        }
+    }
+    out.push(':');
+    out.push_str(key);
+    out
+}
+
+/// The Redis key of a store key: `prefix` then the store key.
+pub fn redis_key(prefix: &str, store_key: &str) -> String {
+    format!("{prefix}{store_key}")
+}
+
+/// Arguments that cannot be hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashError {
+    /// Not JSON (the core's strict reader).
+    Json(JsonError),
+    /// A number RFC 8785 cannot write.
+    NotCanonicalizable,
+}
+
+impl core::fmt::Display for HashError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            HashError::Json(e) => write!(f, "the arguments are not JSON ({e})"),
+            HashError::NotCanonicalizable => {
+                f.write_str("the arguments hold a number out of the double range")
+            }
+        }
+    }
+}
+
+impl core::error::Error for HashError {}
+
+/// The hash a retry's arguments are compared by: lowercase hex SHA-256 of
+/// the UTF-8 bytes of the arguments' RFC 8785 form. Member order and
+/// whitespace never change it; any other change does.
+pub fn argument_hash(arguments_json: &[u8]) -> Result<String, HashError> {
+    let value = json::parse(arguments_json).map_err(HashError::Json)?;
+    let canonical = jcs::canonicalize(&value).map_err(|_| HashError::NotCanonicalizable)?;
+    Ok(hex(&Sha256::digest(canonical.as_bytes())))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        for nibble in [b >> 4, b & 0x0f] {
+            out.push(char::from(
+                DIGITS.get(usize::from(nibble)).copied().unwrap_or(b'0'),
+            ));
+        }
+    }
+    out
+}
+
+/// What a key holds that is not an entry (another program's value, a
+/// truncated write): never replayed, never taken for a running call
+/// (`idempotency_entry_invalid`; the tool does not run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryInvalid;
+
+impl core::fmt::Display for EntryInvalid {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(
+            "idempotent: the store holds something under this key that is not an idempotency entry; the tool did not run",
+        )
+    }
+}
+
+impl core::error::Error for EntryInvalid {}
+
+/// What a store holds under a key.
+#[derive(Debug, Clone)]
+pub enum Entry<'a> {
+    /// A claim while the first call runs: the arguments' hash and the
+    /// claiming call's random id (only it releases the claim).
+    Running {
+        hash: Cow<'a, str>,
+        owner: Cow<'a, str>,
+    },
+    /// The finished call: the arguments' hash and the result as sent (a
+    /// `CallToolResult`, a JSON object).
+    Done {
+        hash: Cow<'a, str>,
+        result: Value<'a>,
+    },
+}
+
+impl<'a> Entry<'a> {
+    /// Reads an entry: a JSON object with `"state"` `"running"` (and string
+    /// `"hash"`, `"owner"`) or `"done"` (string `"hash"`, object
+    /// `"result"`), in any member order and spacing, other members ignored.
+    /// Anything else, non-UTF-8 bytes included, is [`EntryInvalid`].
+    pub fn read(bytes: &'a [u8]) -> Result<Entry<'a>, EntryInvalid> {
+        let Ok(Value::Object(members)) = json::parse(bytes) else {
+            return Err(EntryInvalid);
+        };
+        let mut state = None;
+        let mut hash = None;
+        let mut owner = None;
+        let mut result = None;
+        for (name, value) in members {
+            match (&*name, value) {
+                ("state", Value::String(s)) => state = Some(s),
+                ("hash", Value::String(s)) => hash = Some(s),
+                ("owner", Value::String(s)) => owner = Some(s),
+                ("result", v @ Value::Object(_)) => result = Some(v),
+                _ => {}
+            }
+        }
+        let hash = hash.ok_or(EntryInvalid)?;
+        match state.as_deref() {
+            Some("running") => Ok(Entry::Running {
+                hash,
+                owner: owner.ok_or(EntryInvalid)?,
+            }),
+            Some("done") => Ok(Entry::Done {
+                hash,
+                result: result.ok_or(EntryInvalid)?,
+            }),
+            _ => Err(EntryInvalid),
+        }
+    }
+
+    /// The arguments' hash the entry was written for.
+    pub fn hash(&self) -> &str {
+        match self {
+            Entry::Running { hash, .. } | Entry::Done { hash, .. } => hash,
+        }
+    }
+
+    /// The entry as stored: compact JSON, members `state`, `hash`, then
+    /// `owner` or `result`, in that order, so that a release compares the
+    /// exact text the claim wrote.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        match self {
+            Entry::Running { hash, owner } => {
+                out.push_str("{\"state\":\"running\",\"hash\":");
+                write_str(hash, &mut out);
+                out.push_str(",\"owner\":");
+                write_str(owner, &mut out);
+            }
+            Entry::Done { hash, result } => {
+                out.push_str("{\"state\":\"done\",\"hash\":");
+                write_str(hash, &mut out);
+                out.push_str(",\"result\":");
+                result.write(&mut out);
+            }
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// The claim this call stores while it runs.
+pub fn running(hash: &str, owner: &str) -> String {
+    Entry::Running {
+        hash: Cow::Borrowed(hash),
+        owner: Cow::Borrowed(owner),
+    }
+    .encode()
+}
+
+/// The finished call as stored: `result_json` (the result as sent) must be
+/// a JSON object; it is written compactly, members and number texts as
+/// they are.
+pub fn done(hash: &str, result_json: &[u8]) -> Result<String, EntryInvalid> {
+    match json::parse(result_json) {
+        Ok(result @ Value::Object(_)) => Ok(Entry::Done {
+            hash: Cow::Borrowed(hash),
+            result,
+        }
+        .encode()),
+        _ => Err(EntryInvalid),
+    }
+}
+
+/// What a held entry means for a call whose arguments hash to `hash`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Held {
+    /// The key was used with other arguments: refuse ([`Outcome::Conflict`]),
+    /// never replay.
+    Conflict,
+    /// The first call still runs: [`wait`], then claim again.
+    InFlight,
+    /// The first call's result to answer with, as JSON ([`replayed`]).
+    Replay(String),
+}
+
+/// Reads what a key holds (`bytes`, as the store gave it) and decides for
+/// this call: a conflict when the hashes differ (whatever the state), else
+/// in flight or the replay.
+pub fn held(bytes: &[u8], hash: &str) -> Result<Held, EntryInvalid> {
+    let entry = Entry::read(bytes)?;
+    if entry.hash() != hash {
+        return Ok(Held::Conflict);
+    }
+    Ok(match &entry {
+        Entry::Running { .. } => Held::InFlight,
+        Entry::Done { result, .. } => Held::Replay(replayed(result)),
+    })
+}
+
+/// A stored result as replayed: the result as first sent, its members in
+/// their order and its `_meta` kept, with `_meta["agentarea/replayed"] =
+/// true` (set in place when present, else added last; a `_meta` that is not
+/// an object is replaced; a missing one is added last).
+pub fn replayed(result: &Value<'_>) -> String {
+    let mut members: Vec<(Cow<'_, str>, Value<'_>)> = match result {
+        Value::Object(members) => members.clone(),
+        _ => Vec::new(),
+    };
+    let flag = || (Cow::Borrowed(REPLAYED), Value::Bool(true));
+    match members.iter_mut().find(|(k, _)| k == "_meta") {
+        Some((_, Value::Object(meta))) => match meta.iter_mut().find(|(k, _)| k == REPLAYED) {
+            Some((_, v)) => *v = Value::Bool(true),
+            None => meta.push(flag()),
+        },
+        Some((_, other)) => *other = Value::Object(alloc::vec![flag()]),
+        None => members.push((Cow::Borrowed("_meta"), Value::Object(alloc::vec![flag()]))),
+    }
+    Value::Object(members).to_json()
+}
+
+/// A duplicate's next step while the first call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// The wait is over: refuse ([`Outcome::InProgress`]).
+    Refuse,
+    /// Sleep this many milliseconds, then claim again.
+    Sleep(u64),
+}
+
+/// After `round` claims found the first call running (`round` 0 for the
+/// first), at `now_ms`, with the wait ending at `deadline_ms` (the first
+/// claim's time plus the wait): the pause starts at [`FIRST_PAUSE_MS`] and
+/// doubles up to [`MAX_PAUSE_MS`], never past the deadline, at least 1 ms.
+pub fn wait(now_ms: u64, deadline_ms: u64, round: u32) -> Wait {
+    if now_ms >= deadline_ms {
+        return Wait::Refuse;
+    }
+    let pause = FIRST_PAUSE_MS
+        .checked_shl(round.min(32))
+        .unwrap_or(MAX_PAUSE_MS)
+        .min(MAX_PAUSE_MS);
+    Wait::Sleep(pause.min(deadline_ms - now_ms).max(1))
+}
+
+/// Why the helper refused a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The same key with other arguments.
+    Conflict,
+    /// The first call still running after the wait.
+    InProgress,
+    /// No verified context, so no key (a front end may be told to run such
+    /// calls unguarded instead).
+    Unverified,
+}
+
+impl Outcome {
+    pub const ALL: [Outcome; 3] = [Outcome::Conflict, Outcome::InProgress, Outcome::Unverified];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Conflict => "conflict",
+            Outcome::InProgress => "in_progress",
+            Outcome::Unverified => "unverified",
+        }
+    }
+
+    /// The outcome named `name`.
+    pub fn from_name(name: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == name)
+    }
+}
+
+/// The default answer to a refused call (`key` the idempotency key, `""`
+/// for `unverified`), as JSON: an `isError` `CallToolResult` naming the
+/// reason, with `_meta["toolctx/idempotency"]` set to the outcome.
+pub fn refusal(outcome: Outcome, key: &str) -> String {
+    let text = match outcome {
+        Outcome::Conflict => {
+            format!("idempotency conflict: key {key} was already used with different arguments")
+        }
+        Outcome::InProgress => format!("call {key} is still running; retry later"),
+        Outcome::Unverified => String::from(
+            "refused: this tool is idempotent and the call carries no verified toolctx context, so it \
+             cannot be guarded (is toolctx in front of the MCP server, and its context handed to the tool?)",
+        ),
+    };
+    let mut out = String::from("{\"content\":[{\"type\":\"text\",\"text\":");
+    write_str(&text, &mut out);
+    out.push_str("}],\"isError\":true,\"_meta\":{");
+    write_str(OUTCOME_KEY, &mut out);
+    out.push(':');
+    write_str(outcome.as_str(), &mut out);
+    out.push_str("}}");
+    out
+}
+
+/// The Redis store: the commands a front end sends, and what each reply
+/// means ([`meaning`](redis::meaning)), for every client.
+pub mod redis {
+    use alloc::string::String;
+
+    /// Deletes the claim only while the key still holds exactly it (the
+    /// owner's own running entry): a claim that expired and was taken by
+    /// another call is left alone.
+    pub const RELEASE_SCRIPT: &str =
+        "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+
+    fn ms(ms: u64) -> String {
+        alloc::format!("{}", ms.max(1))
+    }
+
+    /// `SET <key> <running entry> NX PX <lease>`: the claim, atomic (one
+    /// call of many wins).
+    pub fn claim_args(key: &str, entry: &str, lease_ms: u64) -> [String; 6] {
+        [
+            "SET".into(),
+            key.into(),
+            entry.into(),
+            "NX".into(),
+            "PX".into(),
+            ms(lease_ms),
+        ]
+    }
+
+    /// `GET <key>`: what holds the key when the claim found it taken.
+    pub fn read_args(key: &str) -> [String; 2] {
+        ["GET".into(), key.into()]
+    }
+
+    /// `SET <key> <done entry> PX <ttl>`: the result, replacing the claim.
+    pub fn complete_args(key: &str, entry: &str, ttl_ms: u64) -> [String; 5] {
+        [
+            "SET".into(),
+            key.into(),
+            entry.into(),
+            "PX".into(),
+            ms(ttl_ms),
+        ]
+    }
+
+    /// `EVAL <RELEASE_SCRIPT> 1 <key> <running entry>`: drops the claim of
+    /// a call that failed, only while the key still holds exactly it.
+    pub fn release_args(key: &str, entry: &str) -> [String; 5] {
+        [
+            "EVAL".into(),
+            RELEASE_SCRIPT.into(),
+            "1".into(),
+            key.into(),
+            entry.into(),
+        ]
+    }
+
+    /// Which command a reply answers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Command {
+        Claim,
+        Read,
+        Complete,
+        Release,
+    }
+
+    impl Command {
+        pub const ALL: [Command; 4] = [
+            Command::Claim,
+            Command::Read,
+            Command::Complete,
+            Command::Release,
+        ];
+
+        pub const fn as_str(self) -> &'static str {
+            match self {
+                Command::Claim => "claim",
+                Command::Read => "read",
+                Command::Complete => "complete",
+                Command::Release => "release",
+            }
+        }
+
+        pub fn from_name(name: &str) -> Option<Command> {
+            Command::ALL.into_iter().find(|c| c.as_str() == name)
+        }
+    }
+
+    /// A Redis reply as a binding hands it over, whatever its client.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Reply<'a> {
+        /// Nil (`$-1`, `_`; `null`/`None` in clients).
+        Nil,
+        /// A status or a string the client decoded (`+OK`, a text reply).
+        Status(&'a str),
+        /// A bulk string as bytes.
+        Bulk(&'a [u8]),
+        Integer(i64),
+        /// An error reply (or the client's error).
+        Error(&'a str),
+    }
+
+    /// What a reply means.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Meaning<'a> {
+        /// Claim: `OK`, this call holds the key: run the tool.
+        Claimed,
+        /// Claim: nil, the key is held: read it.
+        Taken,
+        /// Read: the held entry's bytes, for [`held`](super::held).
+        Held(&'a [u8]),
+        /// Read: nil, the entry expired since the claim: claim again (up to
+        /// [`CLAIM_ROUNDS`](super::CLAIM_ROUNDS) rounds).
+        Gone,
+        /// Complete: `OK`, the result is stored.
+        Stored,
+        /// Release: `1`, the claim was dropped.
+        Released,
+        /// Release: `0`, the key no longer held this claim (it expired, or
+        /// another call holds it now): nothing to do.
+        NotHeld,
+        /// Anything else (an error, a reply this command never gives): the
+        /// store failed. Before the tool ran, the call fails
+        /// (`idempotency_store_failed`), never runs unguarded.
+        Failed,
+    }
+
+    impl Meaning<'_> {
+        pub const fn as_str(self) -> &'static str {
+            match self {
+                Meaning::Claimed => "claimed",
+                Meaning::Taken => "taken",
+                Meaning::Held(_) => "held",
+                Meaning::Gone => "gone",
+                Meaning::Stored => "stored",
+                Meaning::Released => "released",
+                Meaning::NotHeld => "not_held",
+                Meaning::Failed => "failed",
+            }
+        }
+    }
+
+    /// What `reply` means as the answer to `command`; the one reading of a
+    /// Redis reply every front end uses. A reply not listed is
+    /// [`Meaning::Failed`], never a first use.
+    pub fn meaning(command: Command, reply: Reply<'_>) -> Meaning<'_> {
+        match (command, reply) {
+            (Command::Claim, Reply::Status("OK")) => Meaning::Claimed,
+            (Command::Claim, Reply::Nil) => Meaning::Taken,
+            (Command::Read, Reply::Bulk(bytes)) => Meaning::Held(bytes),
+            (Command::Read, Reply::Status(text)) => Meaning::Held(text.as_bytes()),
+            (Command::Read, Reply::Nil) => Meaning::Gone,
+            (Command::Complete, Reply::Status("OK")) => Meaning::Stored,
+            (Command::Release, Reply::Integer(1)) => Meaning::Released,
+            (Command::Release, Reply::Integer(0)) => Meaning::NotHeld,
+            _ => Meaning::Failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redis::{meaning, Command, Meaning, Reply};
+    use super::*;
+
+    #[test]
+    fn store_keys_never_collide() {
+        assert_eq!(store_key("a", "b:c"), "a:b:c");
+        assert_eq!(store_key("a:b", "c"), "a%3Ab:c");
+        assert_eq!(store_key("50%", "k"), "50%25:k");
+        assert_eq!(redis_key(DEFAULT_KEY_PREFIX, ":k"), "toolctx:idem::k");
+    }
+
+    #[test]
+    fn entries_round_trip_and_anything_else_is_invalid() {
+        let r = running("h", "o");
+        assert_eq!(r, r#"{"state":"running","hash":"h","owner":"o"}"#);
+        assert_eq!(Entry::read(r.as_bytes()).unwrap().encode(), r);
+        let d = done("h", br#"{ "content": [], "n": 1.50 }"#).unwrap();
+        assert_eq!(
+            d,
+            r#"{"state":"done","hash":"h","result":{"content":[],"n":1.50}}"#
+        );
+        assert_eq!(done("h", b"[]"), Err(EntryInvalid));
+        for bad in [
+            &b"nope"[..],
+            b"{}",
+            br#"{"state":"running","hash":"h"}"#,
+            br#"{"state":"done","hash":"h","result":[]}"#,
+            br#"{"state":"done","hash":1,"result":{}}"#,
+            b"\xff",
+        ] {
+            assert!(Entry::read(bad).is_err());
+        }
+    }
+
+    #[test]
+    fn a_held_entry_is_a_conflict_a_wait_or_a_replay() {
+        let r = running("h", "o");
+        assert_eq!(held(r.as_bytes(), "x"), Ok(Held::Conflict));
+        assert_eq!(held(r.as_bytes(), "h"), Ok(Held::InFlight));
+        let d = done("h", br#"{"content":[],"_meta":{"a":1}}"#).unwrap();
+        assert_eq!(
+            held(d.as_bytes(), "h"),
+            Ok(Held::Replay(
+                r#"{"content":[],"_meta":{"a":1,"agentarea/replayed":true}}"#.into()
+            ))
+        );
+        assert_eq!(held(d.as_bytes(), "x"), Ok(Held::Conflict));
+    }
+
+    #[test]
+    fn the_wait_doubles_and_ends() {
+        assert_eq!(wait(0, 100, 0), Wait::Sleep(10));
+        assert_eq!(wait(0, 1000, 3), Wait::Sleep(80));
+        assert_eq!(wait(0, 1000, 40), Wait::Sleep(250));
+        assert_eq!(wait(995, 1000, 5), Wait::Sleep(5));
+        assert_eq!(wait(1000, 1000, 0), Wait::Refuse);
+    }
+
+    #[test]
+    fn a_reply_has_one_meaning() {
+        assert_eq!(
+            meaning(Command::Claim, Reply::Status("OK")),
+            Meaning::Claimed
+        );
+        assert_eq!(meaning(Command::Claim, Reply::Nil), Meaning::Taken);
+        assert_eq!(meaning(Command::Claim, Reply::Bulk(b"OK")), Meaning::Failed);
+        assert_eq!(meaning(Command::Claim, Reply::Integer(1)), Meaning::Failed);
+        assert_eq!(meaning(Command::Read, Reply::Error("x")), Meaning::Failed);
+        assert_eq!(
+            meaning(Command::Release, Reply::Integer(2)),
+            Meaning::Failed
+        );
+    }
+}

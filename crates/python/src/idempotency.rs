@@ -1,0 +1,232 @@
+//! The idempotency helper's rules (CONTRACT §5), the core's
+//! (`toolctx_core::helpers::idempotency`), for `toolctx.helpers.idempotency`:
+//! the store key, the argument hash, the entry's encoding and reading, the
+//! decision on a held entry, the wait, the refusals, the Redis commands and
+//! the one reading of a Redis reply. Python runs the loop (the store's I/O,
+//! sleeping) and applies the answers.
+
+use pyo3::exceptions::PyBaseException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyInt, PyString};
+use toolctx_core::helpers::idempotency::{self as core, redis, Entry, Held, Outcome, Wait};
+
+use crate::convert::json_text;
+use crate::errors::toolctx_error;
+
+fn entry_invalid(py: Python<'_>) -> PyErr {
+    toolctx_error(py, core::ENTRY_INVALID, core::EntryInvalid.to_string())
+}
+
+/// Bytes of a `str` (UTF-8) or `bytes` value; anything else is not an entry.
+fn raw_bytes(py: Python<'_>, raw: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(s) = raw.cast::<PyString>() {
+        return Ok(s
+            .to_str()
+            .map_err(|_| entry_invalid(py))?
+            .as_bytes()
+            .to_vec());
+    }
+    raw.cast::<PyBytes>()
+        .map(|b| b.as_bytes().to_vec())
+        .map_err(|_| entry_invalid(py))
+}
+
+/// The store key of `key` in `namespace` (the namespace escaped, `:`, the key).
+#[pyfunction]
+pub fn idempotency_store_key(namespace: &str, key: &str) -> String {
+    core::store_key(namespace, key)
+}
+
+/// `prefix` then the store key.
+#[pyfunction]
+pub fn idempotency_redis_key(prefix: &str, store_key: &str) -> String {
+    core::redis_key(prefix, store_key)
+}
+
+/// Lowercase hex SHA-256 of the RFC 8785 form of a Python JSON value.
+#[pyfunction]
+pub fn idempotency_argument_hash(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let text = json_text(value)?;
+    core::argument_hash(text.as_bytes())
+        .map_err(|e| toolctx_error(py, "not_canonicalizable", e.to_string()))
+}
+
+/// The running entry (the claim) as stored.
+#[pyfunction]
+pub fn idempotency_running(hash: &str, owner: &str) -> String {
+    core::running(hash, owner)
+}
+
+/// The done entry as stored; `result_json` must be a JSON object.
+#[pyfunction]
+pub fn idempotency_done(py: Python<'_>, hash: &str, result_json: &str) -> PyResult<String> {
+    core::done(hash, result_json.as_bytes()).map_err(|_| entry_invalid(py))
+}
+
+/// What a store holds, read: `("running", hash, owner)` or `("done", hash,
+/// result_json)`; anything else raises `idempotency_entry_invalid`.
+#[pyfunction]
+pub fn idempotency_read_entry(
+    py: Python<'_>,
+    raw: &Bound<'_, PyAny>,
+) -> PyResult<(&'static str, String, String)> {
+    let bytes = raw_bytes(py, raw)?;
+    match Entry::read(&bytes).map_err(|_| entry_invalid(py))? {
+        Entry::Running { hash, owner } => Ok(("running", hash.into_owned(), owner.into_owned())),
+        Entry::Done { hash, result } => Ok(("done", hash.into_owned(), result.to_json())),
+    }
+}
+
+/// A held entry for a call whose arguments hash to `hash`: `("conflict",
+/// None)`, `("in_flight", None)` or `("replay", result_json)`.
+#[pyfunction]
+pub fn idempotency_held(
+    py: Python<'_>,
+    raw: &Bound<'_, PyAny>,
+    hash: &str,
+) -> PyResult<(&'static str, Option<String>)> {
+    let bytes = raw_bytes(py, raw)?;
+    Ok(
+        match core::held(&bytes, hash).map_err(|_| entry_invalid(py))? {
+            Held::Conflict => ("conflict", None),
+            Held::InFlight => ("in_flight", None),
+            Held::Replay(result) => ("replay", Some(result)),
+        },
+    )
+}
+
+/// The milliseconds to sleep before claiming again, or `None`: the wait is
+/// over (refuse `in_progress`).
+#[pyfunction]
+pub fn idempotency_wait(now_ms: u64, deadline_ms: u64, round: u32) -> Option<u64> {
+    match core::wait(now_ms, deadline_ms, round) {
+        Wait::Refuse => None,
+        Wait::Sleep(ms) => Some(ms),
+    }
+}
+
+/// The default refusal for `outcome` as a `CallToolResult`'s JSON.
+#[pyfunction]
+pub fn idempotency_refusal(py: Python<'_>, outcome: &str, key: &str) -> PyResult<String> {
+    let outcome = Outcome::from_name(outcome).ok_or_else(|| {
+        toolctx_error(
+            py,
+            "invalid_argument",
+            format!("unknown idempotency outcome {outcome:?}"),
+        )
+    })?;
+    Ok(core::refusal(outcome, key))
+}
+
+/// `SET key entry NX PX lease_ms`.
+#[pyfunction]
+pub fn idempotency_redis_claim_args(key: &str, entry: &str, lease_ms: u64) -> Vec<String> {
+    redis::claim_args(key, entry, lease_ms).to_vec()
+}
+
+/// `GET key`.
+#[pyfunction]
+pub fn idempotency_redis_read_args(key: &str) -> Vec<String> {
+    redis::read_args(key).to_vec()
+}
+
+/// `SET key entry PX ttl_ms`.
+#[pyfunction]
+pub fn idempotency_redis_complete_args(key: &str, entry: &str, ttl_ms: u64) -> Vec<String> {
+    redis::complete_args(key, entry, ttl_ms).to_vec()
+}
+
+/// `EVAL <release script> 1 key entry`.
+#[pyfunction]
+pub fn idempotency_redis_release_args(key: &str, entry: &str) -> Vec<String> {
+    redis::release_args(key, entry).to_vec()
+}
+
+/// What a redis-py reply to `command` (`claim`, `read`, `complete`,
+/// `release`) means: `(meaning, held bytes or None)`. The reply as the
+/// core's `Reply`: `None` nil; `True` the status `OK` (redis-py turns a
+/// `SET`'s `OK` into `True`); `str` a status or decoded string; `bytes` a
+/// bulk string; `int` an integer; an exception an error. Anything else is
+/// an error too, so it means `failed`.
+#[pyfunction]
+pub fn idempotency_redis_meaning<'py>(
+    py: Python<'py>,
+    command: &str,
+    reply: &Bound<'py, PyAny>,
+) -> PyResult<(&'static str, Option<Bound<'py, PyBytes>>)> {
+    let command = redis::Command::from_name(command).ok_or_else(|| {
+        toolctx_error(
+            py,
+            "invalid_argument",
+            format!("unknown Redis command {command:?}"),
+        )
+    })?;
+    let text;
+    let bulk;
+    let reply = if reply.is_none() {
+        redis::Reply::Nil
+    } else if let Ok(b) = reply.cast::<PyBool>() {
+        if b.is_true() {
+            redis::Reply::Status("OK")
+        } else {
+            redis::Reply::Error("False")
+        }
+    } else if let Ok(s) = reply.cast::<PyString>() {
+        text = s.to_str()?.to_string();
+        redis::Reply::Status(&text)
+    } else if let Ok(b) = reply.cast::<PyBytes>() {
+        bulk = b.as_bytes().to_vec();
+        redis::Reply::Bulk(&bulk)
+    } else if reply.is_instance_of::<PyInt>() {
+        reply.extract::<i64>().map_or(
+            redis::Reply::Error("integer out of range"),
+            redis::Reply::Integer,
+        )
+    } else if reply.is_instance_of::<PyBaseException>() {
+        redis::Reply::Error("error")
+    } else {
+        redis::Reply::Error("a reply of another type")
+    };
+    let meaning = redis::meaning(command, reply);
+    let held = match meaning {
+        redis::Meaning::Held(bytes) => Some(PyBytes::new(py, bytes)),
+        _ => None,
+    };
+    Ok((meaning.as_str(), held))
+}
+
+/// The constants: defaults, prefix, `_meta` keys, outcomes.
+pub fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("IDEMPOTENCY_KEY_PREFIX", core::DEFAULT_KEY_PREFIX)?;
+    m.add("IDEMPOTENCY_TTL_MS", core::DEFAULT_TTL_MS)?;
+    m.add("IDEMPOTENCY_LEASE_MS", core::DEFAULT_LEASE_MS)?;
+    m.add("IDEMPOTENCY_WAIT_MS", core::DEFAULT_WAIT_MS)?;
+    m.add("IDEMPOTENCY_MEMORY_ENTRIES", core::DEFAULT_MEMORY_ENTRIES)?;
+    m.add(
+        "IDEMPOTENCY_STORE_TIMEOUT_MS",
+        core::DEFAULT_STORE_TIMEOUT_MS,
+    )?;
+    m.add("IDEMPOTENCY_CLAIM_ROUNDS", core::CLAIM_ROUNDS)?;
+    m.add("IDEMPOTENCY_REPLAYED", core::REPLAYED)?;
+    m.add("IDEMPOTENCY_OUTCOME_KEY", core::OUTCOME_KEY)?;
+    m.add("IDEMPOTENCY_RELEASE_SCRIPT", redis::RELEASE_SCRIPT)?;
+    m.add(
+        "IDEMPOTENCY_OUTCOMES",
+        Outcome::ALL.iter().map(|o| o.as_str()).collect::<Vec<_>>(),
+    )?;
+    m.add_function(wrap_pyfunction!(idempotency_store_key, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_redis_key, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_argument_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_running, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_done, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_read_entry, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_held, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_wait, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_refusal, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_redis_claim_args, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_redis_read_args, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_redis_complete_args, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_redis_release_args, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_redis_meaning, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,75 @@
+/**
+ * The idempotency store in Redis (`redisIdempotencyStore`, from
+ * `toolctx/helpers`), for servers with several replicas, on the core's
+ * rules (`core().idem*`): its keys, entries, commands (`SET key value NX PX
+ * lease` to claim, `GET key` to read what holds it, `SET key value PX ttl`
+ * for the result, the core's compare-and-delete script to release) and the
+ * meaning of every reply, shared with the Python package and toolctx-tower,
+ * so a retry that lands on a server in another language is replayed.
+ */
+import { core } from './core-functions.js';
+import { decodeEntry, encodeEntry, idempotencyDefaults, type IdempotencyStore } from './idempotency.js';
+import { sender, type RedisCommandClient, type RedisSend } from './redis.js';
+
+export interface RedisIdempotencyStoreOptions {
+  /** Prefixed to every store key. Default the core's, `"toolctx:idem:"`. */
+  prefix?: string;
+  /**
+   * How long a command may wait for its reply, in milliseconds, before it
+   * fails (the call then fails, never runs unguarded). Default the core's
+   * store timeout (1000).
+   */
+  timeoutMs?: number;
+}
+
+export type RedisIdempotencyCommand = 'claim' | 'read' | 'complete' | 'release';
+
+/**
+ * A client's reply as the core's reply type: `null`/`undefined` nil, a
+ * string a status (or a decoded string), bytes a bulk string, a number or
+ * bigint an integer, anything else (an error reply, a type the core has no
+ * name for) an error, so that it means a failed store.
+ */
+export function redisReplyMeaning(command: RedisIdempotencyCommand, reply: unknown): { means: string; held?: Uint8Array } {
+  const none = new Uint8Array();
+  let means: string;
+  if (reply === null || reply === undefined) means = core().idemRedisMeaning(command, 'nil', '', none, 0);
+  else if (typeof reply === 'string') means = core().idemRedisMeaning(command, 'status', reply, none, 0);
+  else if (reply instanceof Uint8Array) means = core().idemRedisMeaning(command, 'bulk', '', reply, 0);
+  else if (typeof reply === 'number' || typeof reply === 'bigint') means = core().idemRedisMeaning(command, 'integer', '', none, Number(reply));
+  else means = core().idemRedisMeaning(command, 'error', String(reply), none, 0);
+  if (means !== 'held') return { means };
+  return { means, held: typeof reply === 'string' ? new TextEncoder().encode(reply) : (reply as Uint8Array) };
+}
+
+export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, options: RedisIdempotencyStoreOptions = {}): IdempotencyStore {
+  const defaults = idempotencyDefaults();
+  const send = sender(client, options.timeoutMs, defaults.storeTimeoutMs);
+  const prefix = options.prefix ?? defaults.keyPrefix;
+  const ask = async (command: RedisIdempotencyCommand, args: string[], expected: string[]): Promise<{ means: string; held?: Uint8Array }> => {
+    // A timeout or a lost connection throws: the store failed.
+    const answer = redisReplyMeaning(command, await send(args));
+    if (!expected.includes(answer.means)) throw new Error(`toolctx: redis answered ${command} with a reply that means ${answer.means}`);
+    return answer;
+  };
+  return {
+    async claim(key, entry, leaseMs) {
+      const k = core().idemRedisKey(prefix, key);
+      const value = encodeEntry(entry);
+      // The held value can expire between the SET and the GET: try again.
+      for (let round = 0; round < defaults.claimRounds; round++) {
+        const claimed = await ask('claim', core().idemRedisClaimArgs(k, value, leaseMs), ['claimed', 'taken']);
+        if (claimed.means === 'claimed') return null;
+        const read = await ask('read', core().idemRedisReadArgs(k), ['held', 'gone']);
+        if (read.held !== undefined) return decodeEntry(read.held);
+      }
+      throw new Error('toolctx: could not claim or read the key');
+    },
+    async complete(key, entry, ttlMs) {
+      await ask('complete', core().idemRedisCompleteArgs(core().idemRedisKey(prefix, key), encodeEntry(entry), ttlMs), ['stored']);
+    },
+    async release(key, entry) {
+      await ask('release', core().idemRedisReleaseArgs(core().idemRedisKey(prefix, key), encodeEntry(entry)), ['released', 'not_held']);
+    },
+  };
+}

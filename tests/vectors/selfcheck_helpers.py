@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""Independent check of the committed helper vectors (stdlib only).
+
+It shares no code with generate_helpers.py and derives every expectation a
+second way: store keys by a regular expression (and read back: the
+namespace comes back by unescaping), RFC 8785 through json.dumps with its
+own UTF-16 sort and number writer, entries and replays compared as parsed
+trees with number texts kept and no whitespace outside strings, entry
+validation by its own model, the wait by stepping a doubling pause, Redis
+commands built from the CONTRACT §5 table, reply meanings from a table per
+command; result limits and progress in selfcheck_helpers_limits.py.
+Exit status 1 on any disagreement.
+
+    python3 tests/vectors/selfcheck_helpers.py [file]
+"""
+
+import hashlib
+import json
+import os
+import re
+import sys
+import urllib.parse
+
+import selfcheck_helpers_limits
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+SCRIPT = ("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) "
+          "end return 0")
+MARK = "agentarea/replayed"
+
+
+def tree(text):
+    """A JSON text as a tree: objects as member lists, numbers as text."""
+    return json.loads(text, object_pairs_hook=lambda ps: [list(p) for p in ps], parse_int=str, parse_float=str)
+
+
+def strict(text):
+    """Parse or None: duplicates and non-finite numbers refused."""
+    def pairs(items):
+        if len({k for k, _ in items}) != len(items):
+            raise ValueError("dup")
+        return dict(items)
+    try:
+        v = json.loads(text, object_pairs_hook=pairs, parse_constant=lambda c: 1 / 0)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return v
+
+
+def bare(text):
+    """No whitespace outside strings."""
+    inside = escaped = False
+    for ch in text:
+        if inside:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                inside = False
+        elif ch == '"':
+            inside = True
+        elif ch in " \t\r\n":
+            return False
+    return True
+
+
+def units(name):
+    out = []
+    for ch in name:
+        c = ord(ch)
+        if c > 0xFFFF:
+            c -= 0x10000
+            out += [0xD800 + (c >> 10), 0xDC00 + (c & 0x3FF)]
+        else:
+            out.append(c)
+    return out
+
+
+def canon(v):
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            raise ValueError("not finite")
+        return str(int(v)) if v.is_integer() else repr(v)
+    if isinstance(v, list):
+        return "[%s]" % ",".join(canon(x) for x in v)
+    return "{%s}" % ",".join("%s:%s" % (json.dumps(k, ensure_ascii=False), canon(v[k]))
+                             for k in sorted(v, key=units))
+
+
+def raw(d, name):
+    if name in d:
+        return d[name].encode("utf-8")
+    return bytes.fromhex(d[name + "_hex"])
+
+
+def check_store_key(i, e):
+    sk = re.sub(r"[%:]", lambda m: "%%%02X" % ord(m.group()), i["namespace"]) + ":" + i["key"]
+    ns, _, key = e["store_key"].partition(":")
+    assert urllib.parse.unquote(ns) == i["namespace"] and key == i["key"], "not read back"
+    return {"store_key": sk, "redis_key": i["prefix"] + sk}
+
+
+def check_argument_hash(i, e):
+    v = strict(i["arguments_json"])
+    try:
+        c = canon(v) if v is not None or i["arguments_json"].strip() == "null" else None
+    except ValueError:
+        c = None
+    if c is None:
+        return {"error": True}
+    return {"canonical": c, "hash": hashlib.sha256(c.encode()).hexdigest()}
+
+
+def entry_model(data):
+    """The entry an entry text holds, or None: state/hash strings, owner a
+    string for running, result an object for done."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    v = strict(text)
+    if not isinstance(v, dict) or not isinstance(v.get("hash"), str):
+        return None
+    if v.get("state") == "running" and isinstance(v.get("owner"), str):
+        return ("running", v["hash"])
+    if v.get("state") == "done" and isinstance(v.get("result"), dict):
+        return ("done", v["hash"])
+    return None
+
+
+def check_entry(i, e):
+    if i["state"] == "running":
+        want = json.dumps({"state": "running", "hash": i["hash"], "owner": i["owner"]},
+                          separators=(",", ":"), ensure_ascii=False)
+        return {"text": want}
+    if not isinstance(strict(i["result_json"]), dict):
+        return {"error": "idempotency_entry_invalid"}
+    got = e.get("text", "")
+    assert bare(got), "whitespace left in the entry"
+    assert tree(got) == [["state", "done"], ["hash", i["hash"]], ["result", tree(i["result_json"])]], "tree"
+    return {"text": got}
+
+
+def replay_tree(members):
+    """The replay of a result tree: `_meta` kept in its place (an object's
+    members kept, the mark set true where it is or added last; anything
+    else replaced), or added last."""
+    out = [list(m) for m in members]
+    for m in out:
+        if m[0] == "_meta":
+            meta = [list(x) for x in m[1]] if isinstance(m[1], list) and all(
+                isinstance(x, list) for x in m[1]) and not _is_array(m[1]) else []
+            if any(x[0] == MARK for x in meta):
+                meta = [[k, True if k == MARK else v] for k, v in meta]
+            else:
+                meta.append([MARK, True])
+            m[1] = meta
+            return out
+    return out + [["_meta", [[MARK, True]]]]
+
+
+def _is_array(v):
+    return not all(len(x) == 2 and isinstance(x[0], str) for x in v)
+
+
+def check_held(i, e):
+    data = raw(i, "held")
+    model = entry_model(data)
+    if model is None:
+        return {"error": "idempotency_entry_invalid"}
+    state, h = model
+    if h != i["hash"]:
+        return {"answer": "conflict"}
+    if state == "running":
+        return {"answer": "in_flight"}
+    result = [v for k, v in tree(data.decode("utf-8")) if k == "result"][0]
+    got = e.get("replayed", "")
+    assert bare(got), "whitespace left in the replay"
+    assert tree(got) == replay_tree(result), "replay tree"
+    return {"answer": "replay", "replayed": got}
+
+
+def check_wait(i, e):
+    now, deadline, rnd = i["now_ms"], i["deadline_ms"], i["round"]
+    if now >= deadline:
+        return {"answer": "in_progress"}
+    pause = 10
+    for _ in range(rnd):
+        pause = min(pause * 2, 250)
+    return {"sleep_ms": max(1, min(pause, deadline - now))}
+
+
+TEXTS = {
+    "conflict": lambda k: "idempotency conflict: key %s was already used with different arguments" % k,
+    "in_progress": lambda k: "call %s is still running; retry later" % k,
+    "unverified": lambda k: ("refused: this tool is idempotent and the call carries no verified toolctx context, "
+                             "so it cannot be guarded (is toolctx in front of the MCP server, and its context "
+                             "handed to the tool?)"),
+}
+
+
+def check_refusal(i, e):
+    want = {"content": [{"type": "text", "text": TEXTS[i["outcome"]](i["key"])}], "isError": True,
+            "_meta": {"toolctx/idempotency": i["outcome"]}}
+    got = e["result_json"]
+    assert bare(got) and json.loads(got) == want, "refusal"
+    return {"result_json": got}
+
+
+def check_redis_commands(i, e):
+    k = i["prefix"] + i["namespace"].replace("%", "%25").replace(":", "%3A") + ":" + i["key"]
+    mine = json.dumps({"state": "running", "hash": i["hash"], "owner": i["owner"]}, separators=(",", ":"))
+    done = e["complete"][2]
+    assert tree(done) == [["state", "done"], ["hash", i["hash"]], ["result", tree(i["result_json"])]]
+    ms = lambda n: "%d" % (n if n > 0 else 1)  # noqa: E731
+    return {"claim": ["SET", k, mine, "NX", "PX", ms(i["lease_ms"])], "read": ["GET", k],
+            "complete": ["SET", k, done, "PX", ms(i["ttl_ms"])], "release": ["EVAL", SCRIPT, "1", k, mine]}
+
+
+ACCEPTED = {
+    "claim": {("status", "OK"): "claimed", ("nil", None): "taken"},
+    "complete": {("status", "OK"): "stored"},
+    "release": {("integer", 1): "released", ("integer", 0): "not_held"},
+}
+
+
+def check_redis_reply(i, e):
+    r, cmd = i["reply"], i["command"]
+    value = r.get("value")
+    if cmd == "read":
+        if r["type"] == "nil":
+            return {"meaning": "gone"}
+        if r["type"] in ("bulk", "status"):
+            if "value_hex" in r:
+                return {"meaning": "held", "held_hex": r["value_hex"]}
+            return {"meaning": "held", "held": value}
+        return {"meaning": "failed"}
+    return {"meaning": ACCEPTED[cmd].get((r["type"], value), "failed")}
+
+
+def check_defaults(i, e):
+    return {"ttl_ms": 86400000, "lease_ms": 1800000, "wait_ms": 60000, "memory_entries": 10000,
+            "store_timeout_ms": 1000, "claim_rounds": 3, "first_pause_ms": 10, "max_pause_ms": 250,
+            "key_prefix": "toolctx:idem:", "release_script": SCRIPT, "replayed_key": MARK,
+            "outcome_key": "toolctx/idempotency"}
+
+
+CHECKS = {
+    "idempotency.store_key": check_store_key,
+    "idempotency.argument_hash": check_argument_hash,
+    "idempotency.entry": check_entry,
+    "idempotency.held": check_held,
+    "idempotency.wait": check_wait,
+    "idempotency.refusal": check_refusal,
+    "idempotency.redis_commands": check_redis_commands,
+    "idempotency.redis_reply": check_redis_reply,
+    "idempotency.defaults": check_defaults,
+    **selfcheck_helpers_limits.CHECKS,
+}
+
+
+def main(argv):
+    path = argv[1] if len(argv) > 1 else os.path.join(HERE, "helpers.json")
+    with open(path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    if doc.get("format") != "toolctx-helpers":
+        print("%s: not helper vectors" % path)
+        return 1
+    passed = failed = 0
+    for c in doc["cases"]:
+        check = CHECKS.get(c["kind"])
+        try:
+            if check is None:
+                raise AssertionError("no check for kind %r" % c["kind"])
+            want = check(c["input"], c["expect"])
+            if want != c["expect"]:
+                raise AssertionError("expected %r, the check derives %r" % (c["expect"], want))
+            passed += 1
+        except (AssertionError, KeyError, ValueError, TypeError) as err:
+            failed += 1
+            print("%s: %s: %s" % (os.path.relpath(path), c["name"], err))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
