@@ -108,7 +108,9 @@ export function checkResult(result: { content?: readonly unknown[]; structuredCo
   try {
     found = core().checkResult(json);
   } catch (e) {
-    throw new ToolctxError('invalid_argument', `checkResult: ${String(e).split('\n').slice(1).join('\n') || String(e)}`);
+    // The core throws "<code>\n<message>": the message, then the code.
+    const [reason = '', ...message] = String(e).split('\n');
+    throw new ToolctxError('invalid_argument', `checkResult: ${message.join('\n')} (${reason})`);
   }
   return JSON.parse(found) as LimitFinding[];
 }

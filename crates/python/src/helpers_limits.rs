@@ -21,11 +21,17 @@ type Finding = (&'static str, String, usize, usize, Option<usize>);
 /// (`invalid_argument`) for a result the core cannot read.
 #[pyfunction]
 pub fn check_result(py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<Vec<Finding>> {
-    let text = json_text(result)
-        .map_err(|e| toolctx_error(py, "invalid_argument", format!("result: {e}")))?;
+    // The message ends with the core's reason in parentheses.
+    let text = json_text(result).map_err(|e| {
+        toolctx_error(
+            py,
+            "invalid_argument",
+            format!("the result is not JSON the platform reads: {e} (result_not_json)"),
+        )
+    })?;
     let findings = py
         .detach(|| results::check(text.as_bytes()))
-        .map_err(|e| toolctx_error(py, "invalid_argument", e.to_string()))?;
+        .map_err(|e| toolctx_error(py, "invalid_argument", format!("{e} ({})", e.code())))?;
     Ok(findings
         .into_iter()
         .map(|f| (f.code.as_str(), f.message, f.size, f.limit, f.index))

@@ -56,7 +56,7 @@ class Progress:
 
     def _now(self) -> int:
         """The clock in whole milliseconds, as the core takes it."""
-        return max(0, int(self._clock() * 1000))
+        return max(0, round(self._clock() * 1000))
 
     async def _emit(self, report: _Report) -> None:
         self._cancel_timer()
