@@ -17,6 +17,9 @@ held report fires at its flush time, before an event at that same time.
 `closed`); `expect.sent` every notification with its time.
 """
 
+import json
+import math
+
 TEXT_CHARS = 8000
 STRUCTURED_CHARS = 16000
 IMAGE_BYTES = 5 * 1024 * 1024
@@ -30,19 +33,9 @@ def _case(name, kind, input, expect):
 
 
 def _str(s):
-    """A JSON string as JSON.stringify writes it (non-ASCII as is)."""
-    out = ['"']
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in "\b\f\n\r\t":
-            out.append({"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
-        elif ord(ch) < 0x20:
-            out.append("\\u%04x" % ord(ch))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    """A JSON string as JSON.stringify writes it: json.dumps without
+    ensure_ascii escapes exactly the same characters the same way."""
+    return json.dumps(s, ensure_ascii=False)
 
 
 # ---------------------------------------------------------------------------
@@ -104,8 +97,6 @@ def jcs(v):
 
 def findings(text):
     """The rule: what the result `text` runs into, in the core's order."""
-    import json
-
     r = json.loads(text)
     out, chars, images = [], 0, 0
     for i, b in enumerate(r.get("content") or []):
@@ -232,7 +223,6 @@ def result_limit_cases():
 # ---------------------------------------------------------------------------
 def coalesce(interval, events):
     """The rule, as a loop over events with the held report's timer."""
-    import math
 
     last = None
     last_sent = None

@@ -2,7 +2,7 @@
 (stdlib only, no code shared with helpers_limits_cases.py), for
 selfcheck_helpers.py: results parsed by json.loads with lone surrogates
 found by a walk, characters counted as UTF-16 units less surrogate pairs,
-structuredContent written by json.dumps with whole floats made integers,
+structuredContent's JSON length summed over the parsed tree,
 image sizes by really decoding the base64; progress by a time-ordered queue
 of reports and timer firings.
 """
@@ -40,6 +40,22 @@ def _whole(v):
     if isinstance(v, dict):
         return {k: _whole(x) for k, x in v.items()}
     return v
+
+
+def _json_len(v):
+    """Characters of JSON.stringify(v), summed over the tree without
+    writing it: escapes 2 (short forms) or 6 (other controls) each."""
+    if v is None or v is True:
+        return 4
+    if v is False:
+        return 5
+    if isinstance(v, (int, float)):
+        return len(str(_whole(v)))
+    if isinstance(v, str):
+        return 2 + sum(2 if c in '"\\\b\f\n\r\t' else 6 if ord(c) < 0x20 else 1 for c in v)
+    if isinstance(v, list):
+        return 2 + max(0, len(v) - 1) + sum(_json_len(x) for x in v)
+    return 2 + max(0, len(v) - 1) + sum(_json_len(k) + 1 + _json_len(x) for k, x in v.items())
 
 
 def _decoded(data):
@@ -93,7 +109,7 @@ def check_result_limits(i, e):
     if count > 8:
         out.append({"code": "too_many_images", "message": "the result has %d images, more than 8" % count, "size": count, "limit": 8})
     if "structuredContent" in r:
-        n = _chars(json.dumps(_whole(r["structuredContent"]), ensure_ascii=False, separators=(",", ":")))
+        n = _json_len(r["structuredContent"])
         if n > 16000:
             out.append({"code": "structured_dropped", "message": "structuredContent is %d characters of JSON: over 16000 the platform drops it" % n,
                         "size": n, "limit": 16000})
