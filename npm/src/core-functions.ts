@@ -31,10 +31,8 @@ export interface CoreFunctions {
   /** Milliseconds to sleep, or -1: the wait is over. */
   idemWait(nowMs: number, deadlineMs: number, round: number): number;
   idemRefusal(outcome: string, key: string): string;
-  idemRedisClaimArgs(key: string, entry: string, leaseMs: number): string[];
-  idemRedisReadArgs(key: string): string[];
-  idemRedisCompleteArgs(key: string, entry: string, ttlMs: number): string[];
-  idemRedisReleaseArgs(key: string, entry: string): string[];
+  /** A store command's arguments as a JSON array of strings. */
+  idemRedisArgs(command: string, key: string, entry: string, ms: number): string;
   idemRedisMeaning(command: string, kind: string, text: string, bytes: Uint8Array, integer: number): string;
   idemDefaults(): string;
 }

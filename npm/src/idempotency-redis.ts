@@ -42,6 +42,11 @@ export function redisReplyMeaning(command: RedisIdempotencyCommand, reply: unkno
   return { means, held: typeof reply === 'string' ? new TextEncoder().encode(reply) : (reply as Uint8Array) };
 }
 
+/** The core's arguments of a store command. */
+export function redisArgs(command: RedisIdempotencyCommand, key: string, entry: string, ms: number): string[] {
+  return JSON.parse(core().idemRedisArgs(command, key, entry, ms)) as string[];
+}
+
 export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, options: RedisIdempotencyStoreOptions = {}): IdempotencyStore {
   const defaults = idempotencyDefaults();
   const send = sender(client, options.timeoutMs, defaults.storeTimeoutMs);
@@ -58,18 +63,18 @@ export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, op
       const value = encodeEntry(entry);
       // The held value can expire between the SET and the GET: try again.
       for (let round = 0; round < defaults.claimRounds; round++) {
-        const claimed = await ask('claim', core().idemRedisClaimArgs(k, value, leaseMs), ['claimed', 'taken']);
+        const claimed = await ask('claim', redisArgs('claim', k, value, leaseMs), ['claimed', 'taken']);
         if (claimed.means === 'claimed') return null;
-        const read = await ask('read', core().idemRedisReadArgs(k), ['held', 'gone']);
+        const read = await ask('read', redisArgs('read', k, '', 0), ['held', 'gone']);
         if (read.held !== undefined) return decodeEntry(read.held);
       }
       throw new Error('toolctx: could not claim or read the key');
     },
     async complete(key, entry, ttlMs) {
-      await ask('complete', core().idemRedisCompleteArgs(core().idemRedisKey(prefix, key), encodeEntry(entry), ttlMs), ['stored']);
+      await ask('complete', redisArgs('complete', core().idemRedisKey(prefix, key), encodeEntry(entry), ttlMs), ['stored']);
     },
     async release(key, entry) {
-      await ask('release', core().idemRedisReleaseArgs(core().idemRedisKey(prefix, key), encodeEntry(entry)), ['released', 'not_held']);
+      await ask('release', redisArgs('release', core().idemRedisKey(prefix, key), encodeEntry(entry), 0), ['released', 'not_held']);
     },
   };
 }

@@ -6,7 +6,7 @@
  * `idempotent` and `redisIdempotencyStore` use exactly these.
  */
 import { core } from './core-functions.js';
-import { redisReplyMeaning } from './idempotency-redis.js';
+import { redisArgs, redisReplyMeaning } from './idempotency-redis.js';
 import { decodeEntry, type StoredEntry } from './idempotency.js';
 
 export const idempotencyRules = Object.freeze({
@@ -34,10 +34,14 @@ export const idempotencyRules = Object.freeze({
   },
   /** The default refusal's JSON. */
   refusal: (outcome: string, key: string): string => core().idemRefusal(outcome, key),
-  redisClaimArgs: (key: string, entry: string, leaseMs: number): string[] => core().idemRedisClaimArgs(key, entry, leaseMs),
-  redisReadArgs: (key: string): string[] => core().idemRedisReadArgs(key),
-  redisCompleteArgs: (key: string, entry: string, ttlMs: number): string[] => core().idemRedisCompleteArgs(key, entry, ttlMs),
-  redisReleaseArgs: (key: string, entry: string): string[] => core().idemRedisReleaseArgs(key, entry),
+  /** `SET key entry NX PX leaseMs`. */
+  redisClaimArgs: (key: string, entry: string, leaseMs: number): string[] => redisArgs('claim', key, entry, leaseMs),
+  /** `GET key`. */
+  redisReadArgs: (key: string): string[] => redisArgs('read', key, '', 0),
+  /** `SET key entry PX ttlMs`. */
+  redisCompleteArgs: (key: string, entry: string, ttlMs: number): string[] => redisArgs('complete', key, entry, ttlMs),
+  /** `EVAL <release script> 1 key entry`. */
+  redisReleaseArgs: (key: string, entry: string): string[] => redisArgs('release', key, entry, 0),
   /** What a client's reply to `claim`, `read`, `complete` or `release` means. */
   redisReplyMeaning,
 });

@@ -32,9 +32,12 @@ const GZIP_BUDGET = 84 * 1024;
 // its f64 parsing and formatting, the Tuix key, the AIVAX verifier with
 // bcrypt), loaded only by `toolctx/conventions`, `toolctx/aivax` and
 // `toolctx/helpers`. Measured at 154,215 bytes raw and 74,877 gzip when the
-// modules were split; the budget leaves about 6% and 9% of headroom.
-const CONVENTIONS_RAW_BUDGET = 160 * 1024;
-const CONVENTIONS_GZIP_BUDGET = 80 * 1024;
+// modules were split, 159,686 raw before the idempotency helper's rules
+// moved into the core and this module (issue 29: 175,327 raw, 83,577 gzip
+// with them); the budget leaves about 3% of headroom. Issue 32 owns
+// bringing it back down.
+const CONVENTIONS_RAW_BUDGET = 176 * 1024;
+const CONVENTIONS_GZIP_BUDGET = 84 * 1024;
 
 let work;
 let project;

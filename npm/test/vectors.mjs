@@ -392,6 +392,11 @@ async function runFile(path, tally, verdict, conventions, forwarded) {
     tally.broken.push(`${path}: no cases`);
     return;
   }
+  if (file.format === 'toolctx-helpers') {
+    // Rules after the verdict, not requests: npm/test/helpers-vectors.mjs runs them.
+    tally.broken.push(`${path}: helper vectors, not verdict vectors (run npm/test/helpers-vectors.mjs)`);
+    return;
+  }
   const aivax = file.profile === 'aivax';
   for (const [i, c] of file.cases.entries()) {
     const name = typeof c?.name === 'string' ? c.name : `#${i}`;

@@ -96,28 +96,35 @@ fn whole_ms(v: f64) -> u64 {
     }
 }
 
-/// `SET key entry NX PX lease` (milliseconds rounded up, at least 1).
-#[wasm_bindgen(js_name = idemRedisClaimArgs)]
-pub fn redis_claim_args(key: &str, entry: &str, lease_ms: f64) -> Vec<String> {
-    redis::claim_args(key, entry, whole_ms(lease_ms)).to_vec()
+/// A command's arguments as a JSON array of strings (one string across the
+/// boundary rather than a `string[]`'s glue).
+fn args_json(args: &[String]) -> String {
+    let mut out = String::from("[");
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        toolctx_core::json::write_str(a, &mut out);
+    }
+    out.push(']');
+    out
 }
 
-/// `GET key`.
-#[wasm_bindgen(js_name = idemRedisReadArgs)]
-pub fn redis_read_args(key: &str) -> Vec<String> {
-    redis::read_args(key).to_vec()
-}
-
-/// `SET key entry PX ttl`.
-#[wasm_bindgen(js_name = idemRedisCompleteArgs)]
-pub fn redis_complete_args(key: &str, entry: &str, ttl_ms: f64) -> Vec<String> {
-    redis::complete_args(key, entry, whole_ms(ttl_ms)).to_vec()
-}
-
-/// `EVAL <release script> 1 key entry`.
-#[wasm_bindgen(js_name = idemRedisReleaseArgs)]
-pub fn redis_release_args(key: &str, entry: &str) -> Vec<String> {
-    redis::release_args(key, entry).to_vec()
+/// The arguments of the store command `command`, as a JSON array of
+/// strings: `claim` `SET key entry NX PX ms`, `read` `GET key`, `complete`
+/// `SET key entry PX ms`, `release` `EVAL <release script> 1 key entry`
+/// (milliseconds rounded up, at least 1); `[]` for another command.
+#[wasm_bindgen(js_name = idemRedisArgs)]
+pub fn redis_args(command: &str, key: &str, entry: &str, ms: f64) -> String {
+    match redis::Command::from_name(command) {
+        Some(redis::Command::Claim) => args_json(&redis::claim_args(key, entry, whole_ms(ms))),
+        Some(redis::Command::Read) => args_json(&redis::read_args(key)),
+        Some(redis::Command::Complete) => {
+            args_json(&redis::complete_args(key, entry, whole_ms(ms)))
+        }
+        Some(redis::Command::Release) => args_json(&redis::release_args(key, entry)),
+        None => "[]".into(),
+    }
 }
 
 /// What a reply to `command` (`claim`, `read`, `complete`, `release`)

@@ -6,58 +6,10 @@
  * first. The web flavour is `../web/conventions-glue.ts`.
  */
 import { bindCore } from '../core-functions.js';
-import {
-  AivaxVerifier,
-  canonicalJson,
-  checkResult,
-  describeRequest,
-  ProgressCoalescer,
-  qualifiedToolName,
-  resultLimits,
-  serverLabel,
-  tuixIdempotencyKey,
-  idemStoreKey,
-  idemRedisKey,
-  idemArgumentHash,
-  idemRunning,
-  idemDone,
-  idemReadEntry,
-  idemHeld,
-  idemWait,
-  idemRefusal,
-  idemRedisClaimArgs,
-  idemRedisReadArgs,
-  idemRedisCompleteArgs,
-  idemRedisReleaseArgs,
-  idemRedisMeaning,
-  idemDefaults,
-} from '../wasm/node/toolctx_wasm_conventions.js';
+import * as wasm from '../wasm/node/toolctx_wasm_conventions.js';
 
-export const glue = {
-  AivaxVerifier,
-  canonicalJson,
-  checkResult,
-  describeRequest,
-  ProgressCoalescer,
-  qualifiedToolName,
-  resultLimits,
-  serverLabel,
-  tuixIdempotencyKey,
-  idemStoreKey,
-  idemRedisKey,
-  idemArgumentHash,
-  idemRunning,
-  idemDone,
-  idemReadEntry,
-  idemHeld,
-  idemWait,
-  idemRefusal,
-  idemRedisClaimArgs,
-  idemRedisReadArgs,
-  idemRedisCompleteArgs,
-  idemRedisReleaseArgs,
-  idemRedisMeaning,
-  idemDefaults,
-};
+// Every export of the module: the core's functions (`CoreFunctions`) and
+// the AIVAX verifier's class.
+export const glue = wasm;
 
 bindCore(glue);

@@ -7,63 +7,14 @@
  * (`../core-functions.ts`). The Node flavour is `../node/conventions-glue.ts`.
  */
 import { bindCore } from '../core-functions.js';
-import {
-  AivaxVerifier,
-  canonicalJson,
-  checkResult,
-  describeRequest,
-  initSync,
-  ProgressCoalescer,
-  qualifiedToolName,
-  resultLimits,
-  serverLabel,
-  tuixIdempotencyKey,
-  idemStoreKey,
-  idemRedisKey,
-  idemArgumentHash,
-  idemRunning,
-  idemDone,
-  idemReadEntry,
-  idemHeld,
-  idemWait,
-  idemRefusal,
-  idemRedisClaimArgs,
-  idemRedisReadArgs,
-  idemRedisCompleteArgs,
-  idemRedisReleaseArgs,
-  idemRedisMeaning,
-  idemDefaults,
-} from '../wasm/web/toolctx_wasm_conventions.js';
+import * as wasm from '../wasm/web/toolctx_wasm_conventions.js';
 // @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs
 import wasmModule from '../wasm/web/toolctx_wasm_conventions_bg.wasm';
 
-initSync({ module: wasmModule as WebAssembly.Module });
+wasm.initSync({ module: wasmModule as WebAssembly.Module });
 
-export const glue = {
-  AivaxVerifier,
-  canonicalJson,
-  checkResult,
-  describeRequest,
-  ProgressCoalescer,
-  qualifiedToolName,
-  resultLimits,
-  serverLabel,
-  tuixIdempotencyKey,
-  idemStoreKey,
-  idemRedisKey,
-  idemArgumentHash,
-  idemRunning,
-  idemDone,
-  idemReadEntry,
-  idemHeld,
-  idemWait,
-  idemRefusal,
-  idemRedisClaimArgs,
-  idemRedisReadArgs,
-  idemRedisCompleteArgs,
-  idemRedisReleaseArgs,
-  idemRedisMeaning,
-  idemDefaults,
-};
+// Every export of the module: the core's functions (`CoreFunctions`) and
+// the AIVAX verifier's class.
+export const glue = wasm;
 
 bindCore(glue);
