@@ -21,6 +21,8 @@ use toolctx_core::json::write_str;
 use toolctx_wasm_boundary::js_error;
 use wasm_bindgen::prelude::*;
 
+use crate::codes_json;
+
 /// `{"textChars","structuredChars","imageBytes","images","imageTypes",
 /// "codes","progressIntervalMs"}`.
 #[wasm_bindgen(js_name = resultLimits)]
@@ -33,9 +35,9 @@ pub fn result_limits() -> String {
         results::IMAGES,
         INTERVAL_MS
     );
-    strings(results::IMAGE_TYPES.iter().copied(), &mut out);
+    codes_json(results::IMAGE_TYPES.iter().copied(), &mut out);
     out.push_str(",\"codes\":");
-    strings(LimitCode::ALL.iter().map(|c| c.as_str()), &mut out);
+    codes_json(LimitCode::ALL.iter().map(|c| c.as_str()), &mut out);
     out.push('}');
     out
 }
@@ -147,15 +149,4 @@ fn number(v: f64, out: &mut String) {
     } else {
         out.push_str("null");
     }
-}
-
-fn strings<'a>(items: impl Iterator<Item = &'a str>, out: &mut String) {
-    out.push('[');
-    for (i, item) in items.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_str(item, out);
-    }
-    out.push(']');
 }
