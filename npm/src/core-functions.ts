@@ -13,6 +13,12 @@ export interface CoreFunctions {
   /** RFC 8785 over a JSON text; throws `"<code>\n<message>"`. */
   canonicalJson(text: string): string;
   tuixIdempotencyKey(sessionId: string, turn: string, tool: string, argumentsJson: string): string;
+  /** The core's result limits and codes as JSON (`crates/wasm-conventions/src/helpers_limits.rs`). */
+  resultLimits(): string;
+  /** The findings of a result's JSON, as a JSON array; throws `"<code>\n<message>"`. */
+  checkResult(resultJson: string): string;
+  /** One call's progress coalescing state (the core's rule). */
+  ProgressCoalescer: new (intervalMs: number) => ProgressCoalescerCore;
   /** The idempotency helper's rules (crates/wasm-conventions/src/idempotency.rs); refusals throw `"<code>\n<message>"`. */
   idemStoreKey(namespace: string, key: string): string;
   idemRedisKey(prefix: string, storeKey: string): string;
@@ -29,6 +35,15 @@ export interface CoreFunctions {
   idemRedisArgs(command: string, key: string, entry: string, ms: number): string;
   idemRedisMeaning(command: string, kind: string, value: Uint8Array): string;
   idemDefaults(): string;
+}
+
+/** The core's progress coalescing for one call; answers are tagged strings (see `progress.ts`). */
+export interface ProgressCoalescerCore {
+  report(now: number, progress: number, total?: number, message?: string): string;
+  tick(now: number): string;
+  flush(now: number): string;
+  close(): void;
+  readonly sent: number;
 }
 
 let bound: CoreFunctions | undefined;

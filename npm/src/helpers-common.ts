@@ -45,6 +45,7 @@ export {
   type LimitFinding,
   type LimitHook,
   type LimitOptions,
+  type ImageType,
 } from './results.js';
 export {
   cancellable,

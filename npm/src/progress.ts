@@ -3,13 +3,19 @@
  * call's `progressToken`. The platform relays at most one per 0.5 s per call
  * and drops the rest, but always relays `progress >= total`; this helper
  * sends at that rate (the latest value at the end of each interval) and
- * always sends the final one at once.
+ * always sends the final one at once. Which report goes out when is the
+ * core's rule (`toolctx_core::helpers::progress`, through the conventions
+ * module); the clock, the timer and the send are here.
  *
  * With the SDK's Streamable HTTP transport, progress needs the SSE response:
  * `enableJsonResponse: true` drops every notification.
  */
+import { core } from './core-functions.js';
 import { ToolctxError } from './errors.js';
 import { callOf, systemClock, type Clock, type ToolExtra } from './extra.js';
+
+/** The platform's rate: the least time between two sends (ms). */
+const INTERVAL_MS: number = (JSON.parse(core().resultLimits()) as { progressIntervalMs: number }).progressIntervalMs;
 
 export interface ProgressOptions {
   /** The least time between two sends. Default 500 ms (the platform's rate). */
@@ -61,62 +67,50 @@ export function progress(extra: ToolExtra, options: ProgressOptions = {}): Progr
   if (token !== undefined && notify === undefined) {
     throw new ToolctxError('invalid_argument', 'progress: the call has a progressToken but its extra/ctx has no sendNotification/mcpReq.notify');
   }
-  const interval = options.intervalMs ?? 500;
+  const coalescer = new (core().ProgressCoalescer)(options.intervalMs ?? INTERVAL_MS);
   const clock = options.clock ?? systemClock;
   const onError = options.onError ?? (() => undefined);
-  let last = -Infinity; // the last value accepted
-  let lastSentAt: number | undefined;
-  let pending: Report | undefined;
   let timer: unknown;
-  let finished = false;
-  let sent = 0;
 
   const cancelTimer = (): void => {
     if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
   };
   call.signal?.addEventListener('abort', () => {
-    finished = true;
-    pending = undefined;
+    coalescer.close();
     cancelTimer();
   }, { once: true });
 
-  const send = (r: Report): Promise<void> => {
-    lastSentAt = clock.now();
-    pending = undefined;
+  // `s` + the report to send as JSON; anything else sends nothing.
+  const send = (answer: string): Promise<void> => {
+    if (!answer.startsWith('s')) return Promise.resolve();
     cancelTimer();
     if (token === undefined || notify === undefined) return Promise.resolve();
-    sent += 1;
-    const params: Report & { progressToken: string | number } = { progressToken: token, progress: r.progress };
-    if (r.total !== undefined) params.total = r.total;
-    if (r.message !== undefined) params.message = r.message;
+    const r = JSON.parse(answer.slice(1)) as Report;
+    const params: Report & { progressToken: string | number } = { progressToken: token, ...r };
     return notify({ method: 'notifications/progress', params }).catch(onError);
   };
 
+  // A timer asks the core at the flush time; too early, it waits again.
+  const arm = (at: number): void => {
+    cancelTimer();
+    timer = clock.setTimeout(() => {
+      timer = undefined;
+      const answer = coalescer.tick(clock.now());
+      if (answer.startsWith('w')) arm(Number(answer.slice(1)));
+      else void send(answer);
+    }, Math.max(0, at - clock.now()));
+  };
+
   const report = (done: number, total?: number, message?: string): Promise<void> => {
-    if (finished || !(done > last) || token === undefined) return Promise.resolve();
-    last = done;
-    const r: Report = { progress: done };
-    if (total !== undefined) r.total = total;
-    if (message !== undefined) r.message = message;
-    if (total !== undefined && done >= total) {
-      finished = true;
-      return send(r);
-    }
-    const now = clock.now();
-    if (lastSentAt === undefined || now - lastSentAt >= interval) return send(r);
-    pending = r;
-    if (timer === undefined) {
-      timer = clock.setTimeout(() => {
-        timer = undefined;
-        if (pending !== undefined && !finished) void send(pending);
-      }, lastSentAt + interval - now);
-    }
-    return Promise.resolve();
+    if (token === undefined) return Promise.resolve();
+    const answer = coalescer.report(clock.now(), done, total, message);
+    if (answer.startsWith('a')) arm(Number(answer.slice(1)));
+    return send(answer);
   };
 
   return Object.defineProperties(report, {
-    flush: { value: () => (pending !== undefined && !finished ? send(pending) : Promise.resolve()) },
-    sent: { get: () => sent },
+    flush: { value: () => send(coalescer.flush(clock.now())) },
+    sent: { get: () => coalescer.sent },
   }) as Progress;
 }

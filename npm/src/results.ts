@@ -3,8 +3,12 @@
  * 8000 characters is offloaded (the model sees a pointer and a preview),
  * `structuredContent` over 16000 characters of JSON is dropped, images are
  * PNG, JPEG, GIF or WebP up to 5 MB and at most 8 per result. The platform
- * applies these silently; these helpers say so while you develop.
+ * applies these silently; these helpers say so while you develop. The
+ * limits, how each is measured and the findings are the core's
+ * (`toolctx_core::helpers::results`, through the conventions module).
  */
+import { core } from './core-functions.js';
+import { ToolctxError } from './errors.js';
 
 export interface TextContent {
   type: 'text';
@@ -21,12 +25,6 @@ export interface ImageContent {
 /** The content blocks these builders make (any MCP content block passes `checkResult`). */
 export type Content = TextContent | ImageContent;
 
-/** An embedded resource; one with an `image/*` blob counts as an image. */
-interface ResourceContent {
-  type: 'resource';
-  resource: { uri: string; mimeType?: string; text?: string; blob?: string };
-}
-
 /** A `tools/call` result (MCP `CallToolResult`), typed by its `structuredContent`. */
 export interface ToolResult<S extends Record<string, unknown> = Record<string, unknown>> {
   content: Content[];
@@ -36,18 +34,31 @@ export interface ToolResult<S extends Record<string, unknown> = Record<string, u
   [key: string]: unknown;
 }
 
+/** The image types the platform keeps (the core's list; test/codes.test.mjs compares). */
+export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+
+const limits = JSON.parse(core().resultLimits()) as {
+  textChars: number;
+  structuredChars: number;
+  imageBytes: number;
+  images: number;
+  imageTypes: ImageType[];
+};
+
+/** The core's limits. */
 export const LIMITS = Object.freeze({
   /** Characters (code points) of text content; more is offloaded. */
-  textChars: 8000,
+  textChars: limits.textChars,
   /** Characters (code points) of `JSON.stringify(structuredContent)`; more is dropped. */
-  structuredChars: 16000,
-  /** Bytes of one image (5 MiB). */
-  imageBytes: 5 * 1024 * 1024,
+  structuredChars: limits.structuredChars,
+  /** Decoded bytes of one image (5 MiB). */
+  imageBytes: limits.imageBytes,
   /** Images per result. */
-  images: 8,
-  imageTypes: Object.freeze(['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const),
+  images: limits.images,
+  imageTypes: Object.freeze(limits.imageTypes) as readonly ImageType[],
 });
 
+/** The findings' codes (the core's `LimitCode`; test/codes.test.mjs compares). */
 export type LimitCode = 'text_offloaded' | 'structured_dropped' | 'image_type' | 'image_too_large' | 'too_many_images';
 
 /** One limit a result runs into, and what the platform will do about it. */
@@ -79,77 +90,29 @@ export const warnInDevelopment: LimitHook = (finding) => {
   console.warn(`toolctx: ${finding.message}`);
 };
 
-/** The limits `result` runs into; an empty list when it is within all of them. */
+/**
+ * The limits `result` runs into, in the core's order; an empty list when it
+ * is within all of them. A result that is not JSON the platform reads (a
+ * lone surrogate, a cycle, a `BigInt`) throws a `ToolctxError`
+ * (`invalid_argument`).
+ */
 export function checkResult(result: { content?: readonly unknown[]; structuredContent?: unknown }): LimitFinding[] {
-  const findings: LimitFinding[] = [];
-  let textChars = 0;
-  let images = 0;
-  (result.content ?? []).forEach((block, index) => {
-    const b = (block ?? {}) as { type?: unknown; text?: unknown; data?: unknown; mimeType?: unknown; resource?: Partial<ResourceContent['resource']> };
-    if (b.type === 'text' && typeof b.text === 'string') {
-      textChars += codePoints(b.text);
-      return;
-    }
-    let mimeType: string | undefined;
-    let data: string | undefined;
-    if (b.type === 'image') {
-      mimeType = typeof b.mimeType === 'string' ? b.mimeType : undefined;
-      data = typeof b.data === 'string' ? b.data : undefined;
-    } else if (b.type === 'resource' && typeof b.resource?.blob === 'string' && b.resource.mimeType?.startsWith('image/')) {
-      mimeType = b.resource.mimeType;
-      data = b.resource.blob;
-    } else {
-      return;
-    }
-    images += 1;
-    if (!(LIMITS.imageTypes as readonly string[]).includes(mimeType ?? '')) {
-      findings.push({
-        code: 'image_type',
-        message: `image ${index} is ${mimeType ?? 'untyped'}: only PNG, JPEG, GIF and WebP images are kept`,
-        size: 0,
-        limit: 0,
-        index,
-      });
-    }
-    const bytes = base64Bytes(data ?? '');
-    if (bytes > LIMITS.imageBytes) {
-      findings.push({
-        code: 'image_too_large',
-        message: `image ${index} is ${bytes} bytes, over the ${LIMITS.imageBytes}-byte limit`,
-        size: bytes,
-        limit: LIMITS.imageBytes,
-        index,
-      });
-    }
-  });
-  if (textChars > LIMITS.textChars) {
-    findings.push({
-      code: 'text_offloaded',
-      message: `the result's text is ${textChars} characters: over ${LIMITS.textChars} the platform offloads it and the model sees a pointer and a preview`,
-      size: textChars,
-      limit: LIMITS.textChars,
-    });
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(result);
+  } catch (e) {
+    throw new ToolctxError('invalid_argument', `checkResult: the result is not JSON: ${String(e)}`);
   }
-  if (images > LIMITS.images) {
-    findings.push({
-      code: 'too_many_images',
-      message: `the result has ${images} images, more than ${LIMITS.images}`,
-      size: images,
-      limit: LIMITS.images,
-    });
+  if (json === undefined) throw new ToolctxError('invalid_argument', 'checkResult: the result is not JSON');
+  let found: string;
+  try {
+    found = core().checkResult(json);
+  } catch (e) {
+    // The core throws "<code>\n<message>": the message, then the code.
+    const [reason = '', ...message] = String(e).split('\n');
+    throw new ToolctxError('invalid_argument', `checkResult: ${message.join('\n')} (${reason})`);
   }
-  if (result.structuredContent !== undefined) {
-    const chars = codePoints(JSON.stringify(result.structuredContent) ?? '');
-    if (chars > LIMITS.structuredChars) {
-      findings.push({
-        code: 'structured_dropped',
-        message: `structuredContent is ${chars} characters of JSON: over ${LIMITS.structuredChars} the platform drops it`,
-        size: chars,
-        limit: LIMITS.structuredChars,
-      });
-    }
-  }
-  return findings;
+  return JSON.parse(found) as LimitFinding[];
 }
 
 /** Runs `checkResult` and reports each finding to the hook; returns `result` unchanged. */
@@ -165,7 +128,7 @@ export function text(value: string): TextContent {
 }
 
 /** An image content block from bytes or base64; the type is checked against the platform's list. */
-export function image(data: Uint8Array | string, mimeType: (typeof LIMITS.imageTypes)[number]): ImageContent {
+export function image(data: Uint8Array | string, mimeType: ImageType): ImageContent {
   return { type: 'image', data: typeof data === 'string' ? data : toBase64(data), mimeType };
 }
 
@@ -202,28 +165,6 @@ export function withLimits<A, E, R extends { content?: readonly unknown[]; struc
   options: LimitOptions = {},
 ): (args: A, extra: E) => Promise<R> {
   return async (args, extra) => checked(await handler(args, extra), options);
-}
-
-function codePoints(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    // A high surrogate followed by a low one is one character.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n -= 1;
-        i += 1;
-      }
-    }
-  }
-  return n;
-}
-
-function base64Bytes(b64: string): number {
-  let len = b64.length;
-  while (len > 0 && b64.charCodeAt(len - 1) === 61 /* = */) len -= 1;
-  return Math.floor((len * 3) / 4);
 }
 
 function toBase64(bytes: Uint8Array): string {

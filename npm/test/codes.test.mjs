@@ -5,7 +5,9 @@
 // `ToolctxErrorCode` (npm/src/errors.ts) against `ConfigError::CODES`
 // (crates/core/src/config.rs), the forwardable fields (`ForwardField`,
 // `AivaxForwardField`) against `FORWARD_FIELDS` and `AIVAX_FIELDS`, and
-// `TUIX_HEADERS` against the core's (crates/core/src/forward.rs). The core's lists come from the built
+// `TUIX_HEADERS` against the core's (crates/core/src/forward.rs), and the
+// result limits' `LimitCode` and `ImageType` (npm/src/results.ts) against
+// the core's (`resultLimits`, crates/core/src/helpers/results.rs). The core's lists come from the built
 // conventions module (`coreCodes`, crates/wasm-conventions); the unions are
 // read from the built declarations with the TypeScript compiler API, as a
 // user's editor sees them.
@@ -66,4 +68,12 @@ test('TUIX_HEADERS names the core\'s Tuix headers', () => {
     Object.entries(TUIX_HEADERS).map(([member, header]) => [member, header.toLowerCase()]),
     pairs,
   );
+});
+
+test('LimitCode and ImageType are exactly the core\'s result-limit codes and image types', async () => {
+  const { resultLimits } = await import('../dist/wasm/node/toolctx_wasm_conventions.js');
+  const limits = JSON.parse(resultLimits());
+  assert.deepEqual(unionMembers('results.d.ts', 'LimitCode'), limits.codes);
+  assert.deepEqual(unionMembers('results.d.ts', 'ImageType'), limits.imageTypes);
+  assert.equal(limits.codes.length, 5);
 });

@@ -20,7 +20,86 @@ function recorder(replies) {
   return { sent, send };
 }
 
+/** The result's JSON text of a `result_limits` case (`[piece, times]` parts). */
+const resultText = (i) => i.result_json_parts.map(([piece, times]) => piece.repeat(times)).join('');
+
+/**
+ * A clock whose timers fire only when `advance` passes their time (in the
+ * order they fall due, a timer before an event at the same time), as the
+ * progress vectors' times say.
+ */
+function fakeClock() {
+  let now = 0;
+  let seq = 0;
+  const timers = new Map();
+  const clock = {
+    now: () => now,
+    setTimeout: (fn, ms) => {
+      seq += 1;
+      timers.set(seq, { due: now + ms, fn });
+      return seq;
+    },
+    clearTimeout: (id) => timers.delete(id),
+  };
+  const advance = async (to) => {
+    for (;;) {
+      const next = [...timers].filter(([, t]) => t.due <= to).sort(([a, x], [b, y]) => x.due - y.due || a - b)[0];
+      if (next === undefined) break;
+      timers.delete(next[0]);
+      now = next[1].due;
+      next[1].fn();
+      await Promise.resolve();
+    }
+    now = to;
+  };
+  return { clock, advance };
+}
+
+/**
+ * What a kind's answer is judged on when it is not the whole `expect`:
+ * `progress` through the public reporter, which does not say what it did
+ * with each report (the core's runner and Python's judge `answers`).
+ */
+export const JUDGED = { progress: ['sent'] };
+
 export const KINDS = {
+  async result_limits(api, i) {
+    let result;
+    try {
+      result = JSON.parse(resultText(i));
+    } catch {
+      // A text no JSON reader takes never reaches the helper.
+      return { error: 'result_not_json' };
+    }
+    try {
+      return { findings: api.checkResult(result) };
+    } catch (e) {
+      // The core's reason, which npm's message ends with in parentheses.
+      return { error: /\((result_[a-z_]+)\)$/.exec(e?.message ?? '')?.[1] ?? code(e) };
+    }
+  },
+  async progress(api, i) {
+    const { clock, advance } = fakeClock();
+    const abort = new AbortController();
+    const sent = [];
+    const extra = {
+      _meta: { progressToken: 1 },
+      signal: abort.signal,
+      sendNotification: async (n) => {
+        sent.push({ at: clock.now(), progress: n.params.progress, total: n.params.total ?? null, message: n.params.message ?? null });
+      },
+    };
+    const report = api.progress(extra, { clock, intervalMs: i.interval_ms });
+    for (const ev of i.events) {
+      await advance(ev.at);
+      if (ev.report) await report(ev.report[0], ev.report[1] ?? undefined, ev.report[2] ?? undefined);
+      else if (ev.flush) await report.flush();
+      else abort.abort();
+    }
+    await advance(Number.MAX_SAFE_INTEGER);
+    return { sent };
+  },
+
   async 'idempotency.store_key'(api, i) {
     const storeKey = api.idempotencyStoreKey(i.namespace, i.key);
     // The Redis store's own key: what its claim sends.

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
-import { helperAnswer } from './helper-answers.mjs';
+import { JUDGED, helperAnswer } from './helper-answers.mjs';
 
 /** Runs every case of `paths` through `answer(kind, input)` (`{ answer }` or `{ error }`). */
 export async function runHelperVectors(paths, answer) {
@@ -30,7 +30,8 @@ export async function runHelperVectors(paths, answer) {
     }
     for (const c of doc.cases) {
       const got = await answer(c.kind, c.input);
-      if (got.error === undefined && isDeepStrictEqual(got.answer, c.expect)) passed++;
+      const want = JUDGED[c.kind] ? Object.fromEntries(JUDGED[c.kind].map((k) => [k, c.expect[k]])) : c.expect;
+      if (got.error === undefined && isDeepStrictEqual(got.answer, want)) passed++;
       else {
         failed++;
         console.log(`${path}: ${c.name}: expected ${JSON.stringify(c.expect)}, got ${JSON.stringify(got.error ?? got.answer)}`);

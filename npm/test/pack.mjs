@@ -34,10 +34,11 @@ const GZIP_BUDGET = 84 * 1024;
 // `toolctx/helpers`. Measured at 154,215 bytes raw and 74,877 gzip when the
 // modules were split, 159,686 raw before the idempotency helper's rules
 // moved into the core and this module (issue 29: 175,327 raw, 83,577 gzip
-// with them); the budget leaves about 3% of headroom. Issue 32 owns
-// bringing it back down.
-const CONVENTIONS_RAW_BUDGET = 176 * 1024;
-const CONVENTIONS_GZIP_BUDGET = 84 * 1024;
+// with them), 186,880 raw and 87,785 gzip with the result limits and
+// the progress rule as well; the budget leaves about 3% of headroom. Issue
+// 32 owns bringing it back down.
+const CONVENTIONS_RAW_BUDGET = 188 * 1024;
+const CONVENTIONS_GZIP_BUDGET = 88 * 1024;
 
 let work;
 let project;

@@ -28,6 +28,8 @@ import json
 import os
 import sys
 
+import helpers_limits_cases
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILE = "helpers.json"
 FORMAT = "toolctx-helpers"
@@ -410,6 +412,8 @@ SECTIONS = [
     idempotency_redis_commands,
     idempotency_redis_replies,
     idempotency_defaults,
+    helpers_limits_cases.result_limit_cases,
+    helpers_limits_cases.progress_cases,
 ]
 
 

@@ -8,7 +8,8 @@ own UTF-16 sort and number writer, entries and replays compared as parsed
 trees with number texts kept and no whitespace outside strings, entry
 validation by its own model, the wait by stepping a doubling pause, Redis
 commands built from the CONTRACT §5 table, reply meanings from a table per
-command. Exit status 1 on any disagreement.
+command; result limits and progress in selfcheck_helpers_limits.py.
+Exit status 1 on any disagreement.
 
     python3 tests/vectors/selfcheck_helpers.py [file]
 """
@@ -19,6 +20,8 @@ import os
 import re
 import sys
 import urllib.parse
+
+import selfcheck_helpers_limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -259,6 +262,7 @@ CHECKS = {
     "idempotency.redis_commands": check_redis_commands,
     "idempotency.redis_reply": check_redis_reply,
     "idempotency.defaults": check_defaults,
+    **selfcheck_helpers_limits.CHECKS,
 }
 
 

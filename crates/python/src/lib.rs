@@ -15,6 +15,7 @@ mod context;
 mod conventions;
 mod convert;
 mod errors;
+mod helpers_limits;
 mod idempotency;
 mod redis;
 mod replay;
@@ -71,5 +72,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conventions::context_claims, m)?)?;
     m.add_function(wrap_pyfunction!(conventions::refuse, m)?)?;
     idempotency::add(m)?;
+    helpers_limits::register(m)?;
     Ok(())
 }

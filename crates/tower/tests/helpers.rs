@@ -1,7 +1,9 @@
 //! The helper vectors (`tests/vectors/helpers.json`) through toolctx-tower:
 //! its own paths to the core where it has them (the store key, the argument
 //! hash, the entry encoding and reading, the refusal as rmcp's result,
-//! redis-rs replies as the core's `Reply`), the core's answer for the rest.
+//! redis-rs replies as the core's `Reply`, the result limits of an rmcp
+//! `CallToolResult`, progress through `Progress` on a paused clock), the
+//! core's answer for the rest.
 //! Ends `N passed, N failed` (`-- --nocapture` shows it).
 #![allow(
     clippy::unwrap_used,
@@ -10,11 +12,18 @@
     clippy::indexing_slicing
 )]
 
+use rmcp::model::{CallToolResult, NumberOrString, ProgressToken};
 use serde_json::Value as J;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use toolctx_core::helpers::idempotency::redis::{meaning, Command};
 use toolctx_core::helpers::idempotency::{self as core, Outcome};
-use toolctx_tower::helpers::{canonical_hash, refusal, Entry, Idempotent};
+use toolctx_tower::helpers::{
+    canonical_hash, refusal, try_check_result, Entry, Idempotent, Progress,
+};
 use toolctx_vectors::helpers::{bytes, core_case, judge_held, judge_meaning, number, same, text};
+use toolctx_vectors::helpers_limits::{self, Event};
 
 fn tower_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
     match kind {
@@ -130,8 +139,76 @@ fn tower_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
             )?;
             core_case(kind, input, expect)
         }
+        "result_limits" => {
+            // As a tool hands its result over: an rmcp `CallToolResult`.
+            // A result rmcp's types cannot hold is the core's alone.
+            let text = helpers_limits::result_json(input)?;
+            match serde_json::from_str::<CallToolResult>(&text) {
+                Ok(result) => {
+                    let got = try_check_result(&result)
+                        .map(|f| f.iter().map(helpers_limits::finding_json).collect())
+                        .map_err(|e| e.code().to_string());
+                    helpers_limits::judge_result_limits(expect, got, true)
+                }
+                Err(_) => core_case(kind, input, expect),
+            }
+        }
+        "progress" => {
+            progress_case(input, expect)?;
+            // The answers per report are the core's (tower's reporter
+            // returns nothing); the notifications above are tower's.
+            core_case(kind, input, expect)
+        }
         _ => core_case(kind, input, expect),
     }
+}
+
+/// The events through tower's `Progress` on a paused clock: its timers,
+/// its sends, at the vector's times.
+fn progress_case(input: &J, expect: &J) -> Result<(), String> {
+    let (interval, events) = helpers_limits::progress_events(input)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let sent = rt.block_on(async move {
+        let start = tokio::time::Instant::now();
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let log = sent.clone();
+        let cancel = CancellationToken::new();
+        let p = Progress::with_sender(
+            Some(ProgressToken(NumberOrString::Number(1))),
+            cancel.clone(),
+            move |param| {
+                let at = start.elapsed().as_millis() as u64;
+                log.lock().unwrap().push(helpers_limits::sent_json(
+                    at,
+                    param.progress,
+                    param.total,
+                    param.message.as_deref(),
+                ));
+                Box::pin(async {})
+            },
+        )
+        .interval(Duration::from_millis(interval));
+        for (at, event) in events {
+            tokio::time::sleep_until(start + Duration::from_millis(at)).await;
+            // A timer due now fires before the event (the vectors' rule).
+            for _ in 0..16 {
+                tokio::task::yield_now().await;
+            }
+            match event {
+                Event::Report(done, total, message) => p.report(done, total, message).await,
+                Event::Flush => p.flush().await,
+                Event::Close => cancel.cancel(),
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        let sent = sent.lock().unwrap().clone();
+        sent
+    });
+    helpers_limits::judge_sent(expect, &sent)
 }
 
 #[test]

@@ -203,6 +203,8 @@ pub fn core_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
             };
             judge_meaning(expect, idem_redis::meaning(command, r))
         }
+        "result_limits" => crate::helpers_limits::core_result_limits(input, expect),
+        "progress" => crate::helpers_limits::core_progress(input, expect),
         "idempotency.defaults" => {
             let want = |n: &str| expect.get(n).cloned().unwrap_or(J::Null);
             same("ttl_ms", J::from(idem::DEFAULT_TTL_MS), want("ttl_ms"))?;

@@ -434,3 +434,4 @@ pub fn run_files<P: AsRef<str>>(paths: impl IntoIterator<Item = P>) -> Tally {
 }
 
 pub mod helpers;
+pub mod helpers_limits;

@@ -19,6 +19,7 @@
 //!
 //! Nothing is decided here: the core decides.
 
+mod helpers_limits;
 mod idempotency;
 
 use toolctx_core::aivax::{

@@ -4,3 +4,5 @@
 //! and `now` in, does the I/O (stores, sleeping) and applies the answer.
 
 pub mod idempotency;
+pub mod progress;
+pub mod results;

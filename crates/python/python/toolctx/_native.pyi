@@ -415,3 +415,33 @@ def idempotency_redis_release_args(key: str, entry: str) -> list[str]: ...
 def idempotency_redis_meaning(
     command: Literal["claim", "read", "complete", "release"], reply: object
 ) -> tuple[Literal["claimed", "taken", "held", "gone", "stored", "released", "not_held", "failed"], bytes | None]: ...
+
+# The result limits and the progress coalescing rule (CONTRACT §5; crates/python/src/helpers_limits.rs).
+LimitCode = Literal["text_offloaded", "structured_dropped", "image_type", "image_too_large", "too_many_images"]
+
+class ResultLimits(TypedDict):
+    text_chars: int
+    structured_chars: int
+    image_bytes: int
+    images: int
+    image_types: tuple[str, ...]
+
+RESULT_LIMITS: ResultLimits
+LIMIT_CODES: tuple[LimitCode, ...]
+PROGRESS_INTERVAL_MS: int
+
+def check_result(result: Any) -> list[tuple[LimitCode, str, int, int, int | None]]: ...
+
+ProgressSend = tuple[Literal["send"], float, float | None, str | None]
+
+@final
+class ProgressCoalescer:
+    def __new__(cls, interval_ms: int = ...) -> Self: ...
+    def report(
+        self, now: int, progress: float, total: float | None = None, message: str | None = None
+    ) -> ProgressSend | tuple[Literal["hold"], int, bool] | tuple[Literal["drop"], Literal["not_increasing", "not_finite", "finished"]]: ...
+    def tick(self, now: int) -> ProgressSend | tuple[Literal["wait"], int] | tuple[Literal["idle"]]: ...
+    def flush(self, now: int) -> tuple[float, float | None, str | None] | None: ...
+    def close(self) -> None: ...
+    @property
+    def sent(self) -> int: ...

@@ -12,6 +12,6 @@ pub use idempotency::{
 };
 pub use progress::Progress;
 pub use results::{
-    check_result, checked, checked_with, warn_in_development, LimitCode, LimitFinding, Limits,
-    LIMITS,
+    check_result, checked, checked_with, try_check_result, warn_in_development, LimitCode,
+    LimitFinding, Limits, ResultError, LIMITS,
 };

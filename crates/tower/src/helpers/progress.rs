@@ -1,9 +1,8 @@
-//! Progress for one call (CONTRACT §5), the npm package's rules
-//! (`npm/src/progress.ts`): `notifications/progress` with the call's
-//! `progressToken`. The platform relays at most one per 0.5 s per call and
-//! always relays `progress >= total`; this sends at that rate (the latest
-//! value at the end of each interval) and always sends the final report at
-//! once.
+//! Progress for one call (CONTRACT §5): `notifications/progress` with the
+//! call's `progressToken`. The platform relays at most one per 0.5 s per
+//! call and always relays `progress >= total`; the core's coalescing rule
+//! (`toolctx_core::helpers::progress`) says which report goes out when, and
+//! this file keeps the clock, the timer and the send.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,8 +11,10 @@ use std::time::Duration;
 
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{RequestContext, RoleServer};
+use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use toolctx_core::helpers::progress::{Coalescer, Report, Step, Tick, INTERVAL_MS};
 
 type Send = Arc<
     dyn Fn(ProgressNotificationParam) -> Pin<Box<dyn Future<Output = ()> + std::marker::Send>>
@@ -21,16 +22,18 @@ type Send = Arc<
         + Sync,
 >;
 
-#[derive(Default)]
 struct State {
-    /// The last value accepted.
-    last: Option<f64>,
-    last_sent_at: Option<Instant>,
-    pending: Option<ProgressNotificationParam>,
-    /// A timer task is waiting to send `pending`.
-    timer: bool,
-    finished: bool,
-    sent: usize,
+    coalescer: Coalescer,
+    /// The timer task waiting to send the held report.
+    timer: Option<AbortHandle>,
+}
+
+impl State {
+    fn cancel_timer(&mut self) {
+        if let Some(timer) = self.timer.take() {
+            timer.abort();
+        }
+    }
 }
 
 /// The progress reporter of one call.
@@ -46,7 +49,8 @@ struct State {
 pub struct Progress {
     token: Option<ProgressToken>,
     send: Send,
-    interval: Duration,
+    /// The clock's zero: the core takes milliseconds since then.
+    start: Instant,
     cancel: CancellationToken,
     state: Arc<Mutex<State>>,
 }
@@ -81,21 +85,29 @@ impl Progress {
         Progress {
             token,
             send: Arc::new(send),
-            interval: Duration::from_millis(500),
+            start: Instant::now(),
             cancel,
-            state: Arc::new(Mutex::new(State::default())),
+            state: Arc::new(Mutex::new(State {
+                coalescer: Coalescer::new(INTERVAL_MS),
+                timer: None,
+            })),
         }
     }
 
     /// The least time between two sends. Default 500 ms (the platform's rate).
-    pub fn interval(mut self, interval: Duration) -> Progress {
-        self.interval = interval;
+    pub fn interval(self, interval: Duration) -> Progress {
+        let ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+        if let Ok(mut s) = self.state.lock() {
+            s.coalescer = Coalescer::new(ms);
+        }
         self
     }
 
     /// Notifications sent so far.
     pub fn sent(&self) -> usize {
-        self.state.lock().map_or(0, |s| s.sent)
+        self.state.lock().map_or(0, |s| {
+            usize::try_from(s.coalescer.sent()).unwrap_or(usize::MAX)
+        })
     }
 
     /// Reports `done` (of `total`): a value not above the last one is
@@ -103,80 +115,89 @@ impl Progress {
     /// report, sent at once, after which reports are ignored. Returns when
     /// this report's notification, if it was sent now, is written.
     pub async fn report(&self, done: f64, total: Option<f64>, message: Option<String>) {
-        let Some(token) = self.token.clone() else {
-            return;
-        };
-        if self.cancel.is_cancelled() {
+        if self.token.is_none() {
             return;
         }
-        let mut param = ProgressNotificationParam::new(token, done);
-        param.total = total;
-        param.message = message;
-        let now = Instant::now();
-        let send_now = {
+        let now = self.now();
+        let send = {
             let Ok(mut s) = self.state.lock() else { return };
-            if s.finished || s.last.is_some_and(|last| done <= last) || done.is_nan() {
+            if self.cancel.is_cancelled() {
+                s.coalescer.close();
+                s.cancel_timer();
                 return;
             }
-            s.last = Some(done);
-            if total.is_some_and(|t| done >= t) {
-                s.finished = true;
-                true
-            } else if s
-                .last_sent_at
-                .is_none_or(|at| now.duration_since(at) >= self.interval)
-            {
-                true
-            } else {
-                let wait = s.last_sent_at.map_or(Duration::ZERO, |at| {
-                    (at + self.interval).saturating_duration_since(now)
-                });
-                s.pending = Some(param.clone());
-                if !s.timer {
-                    s.timer = true;
-                    let me = self.clone();
-                    tokio::spawn(async move {
-                        tokio::select! {
-                            _ = tokio::time::sleep(wait) => me.send_pending(true).await,
-                            _ = me.cancel.cancelled() => {}
-                        }
-                    });
+            match s.coalescer.report(now, done, total, message) {
+                Step::Send(r) => {
+                    s.cancel_timer();
+                    Some(r)
                 }
-                false
+                Step::Hold { flush_at, arm } => {
+                    if arm {
+                        s.cancel_timer();
+                        s.timer = Some(self.spawn_timer(flush_at));
+                    }
+                    None
+                }
+                Step::Drop(_) => None,
             }
         };
-        if send_now {
-            self.send(param).await;
+        if let Some(report) = send {
+            self.send(report).await;
         }
     }
 
     /// Sends a report held back by the rate limit now.
     pub async fn flush(&self) {
-        self.send_pending(false).await;
-    }
-
-    async fn send_pending(&self, from_timer: bool) {
-        let pending = {
+        let now = self.now();
+        let held = {
             let Ok(mut s) = self.state.lock() else { return };
-            if from_timer {
-                s.timer = false;
-            }
-            if s.finished {
-                s.pending = None;
-            }
-            s.pending.take()
+            s.cancel_timer();
+            s.coalescer.flush(now)
         };
-        if let Some(param) = pending {
-            self.send(param).await;
+        if let Some(report) = held {
+            self.send(report).await;
         }
     }
 
-    async fn send(&self, param: ProgressNotificationParam) {
-        if let Ok(mut s) = self.state.lock() {
-            s.last_sent_at = Some(Instant::now());
-            s.pending = None;
-            s.sent += 1;
-        }
+    /// Milliseconds since this reporter was made.
+    fn now(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A task that asks the core at `flush_at` (and again while it says
+    /// wait) and sends the held report; it ends with the call.
+    fn spawn_timer(&self, flush_at: u64) -> AbortHandle {
+        let me = self.clone();
+        tokio::spawn(async move {
+            let mut at = flush_at;
+            loop {
+                let deadline = me.start + Duration::from_millis(at);
+                tokio::select! {
+                    _ = tokio::time::sleep_until(deadline) => {}
+                    _ = me.cancel.cancelled() => return,
+                }
+                let now = me.now();
+                let tick = match me.state.lock() {
+                    Ok(mut s) => s.coalescer.tick(now),
+                    Err(_) => return,
+                };
+                match tick {
+                    Tick::Send(report) => return me.send(report).await,
+                    Tick::Wait(next) => at = next,
+                    Tick::Idle => return,
+                }
+            }
+        })
+        .abort_handle()
+    }
+
+    async fn send(&self, report: Report) {
+        let Some(token) = self.token.clone() else {
+            return;
+        };
+        let mut param = ProgressNotificationParam::new(token, report.progress);
+        param.total = report.total;
+        param.message = report.message;
         (self.send)(param).await;
     }
 }

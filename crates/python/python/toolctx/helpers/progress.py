@@ -2,8 +2,9 @@
 call's ``progressToken``. The platform relays at most one per 0.5 s per call
 and drops the rest, but always relays ``progress >= total``; this helper
 sends at that rate (the latest value at the end of each interval) and sends
-the final one at once. The rules are the npm package's
-(``npm/src/progress.ts``).
+the final one at once. Which report goes out when is the core's rule
+(``toolctx_core::helpers::progress``, through ``toolctx._native``); the
+clock, the timer and the send are here.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from toolctx import _native
 from toolctx.helpers.errors import helper_error
+
+_Report = tuple[float, float | None, str | None]
 
 
 class Progress:
@@ -32,90 +36,98 @@ class Progress:
         self,
         send: Callable[[float, float | None, str | None], Awaitable[None]] | None,
         *,
-        interval_s: float = 0.5,
+        interval_s: float = _native.PROGRESS_INTERVAL_MS / 1000,
         clock: Callable[[], float] = time.monotonic,
         task_group: anyio.abc.TaskGroup | None = None,
         on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self._send = send
-        self._interval = interval_s
+        self._core = _native.ProgressCoalescer(max(0, round(interval_s * 1000)))
         self._clock = clock
         self._tg = task_group
         self._on_error = on_error or (lambda e: None)
-        self._last = float("-inf")
-        self._last_sent_at: float | None = None
-        self._pending: tuple[float, float | None, str | None] | None = None
         self._timer: anyio.CancelScope | asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._finished = False
-        self.sent = 0
 
-    async def _emit(self, report: tuple[float, float | None, str | None]) -> None:
-        self._last_sent_at = self._clock()
-        self._pending = None
+    @property
+    def sent(self) -> int:
+        """Notifications sent so far."""
+        return self._core.sent
+
+    def _now(self) -> int:
+        """The clock in whole milliseconds, as the core takes it."""
+        return max(0, round(self._clock() * 1000))
+
+    async def _emit(self, report: _Report) -> None:
         self._cancel_timer()
         if self._send is None:
             return
-        self.sent += 1
         try:
             await self._send(*report)
         except Exception as e:  # the call ended, the stream closed
             self._on_error(e)
 
     async def __call__(self, done: float, total: float | None = None, message: str | None = None) -> None:
-        if self._finished or not done > self._last or self._send is None:
+        if self._send is None:
             return
-        self._last = done
-        report = (done, total, message)
-        if total is not None and done >= total:
-            self._finished = True
-            await self._emit(report)
+        now = self._now()
+        step = self._core.report(now, float(done), None if total is None else float(total), message)
+        if step[0] == "send":
+            await self._emit((step[1], step[2], step[3]))
+        elif step[0] == "hold" and step[2]:
+            self._arm(step[1] - now)
+
+    def _arm(self, delay_ms: int) -> None:
+        """A timer that asks the core after ``delay_ms`` whether the held
+        report goes out."""
+        self._cancel_timer()
+        if self._tg is not None:
+            self._tg.start_soon(self._later, delay_ms)
             return
-        now = self._clock()
-        if self._last_sent_at is None or now - self._last_sent_at >= self._interval:
-            await self._emit(report)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio: the next report or flush() sends it
             return
-        self._pending = report
-        if self._timer is None:
-            delay = self._last_sent_at + self._interval - now
-            if self._tg is not None:
-                self._tg.start_soon(self._later, delay)
-            else:
-                try:
-                    loop = asyncio.get_running_loop()
-                except RuntimeError:  # not asyncio: the next report or flush() sends it
-                    return
-                self._timer = loop.call_later(delay, self._fire, loop)
+        self._timer = loop.call_later(max(0, delay_ms) / 1000, self._fire, loop)
 
     def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
         self._timer = None
-        if self._pending is not None and not self._finished:
-            task = loop.create_task(self._emit(self._pending))
+        tick = self._core.tick(self._now())
+        if tick[0] == "send":
+            task = loop.create_task(self._emit((tick[1], tick[2], tick[3])))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        elif tick[0] == "wait":
+            self._timer = loop.call_later(max(0, tick[1] - self._now()) / 1000, self._fire, loop)
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    async def _later(self, delay: float) -> None:
+    async def _later(self, delay_ms: int) -> None:
         with anyio.CancelScope() as scope:
             self._timer = scope
-            await anyio.sleep(delay)
-            self._timer = None
-            if self._pending is not None and not self._finished:
-                await self._emit(self._pending)
+            while True:
+                await anyio.sleep(max(0, delay_ms) / 1000)
+                tick = self._core.tick(self._now())
+                if tick[0] == "wait":
+                    delay_ms = tick[1] - self._now()
+                    continue
+                self._timer = None
+                if tick[0] == "send":
+                    await self._emit((tick[1], tick[2], tick[3]))
+                return
 
     async def flush(self) -> None:
         """Sends a report held back by the rate limit now."""
-        if self._pending is not None and not self._finished:
-            await self._emit(self._pending)
+        report = self._core.flush(self._now())
+        if report is not None:
+            await self._emit(report)
 
     def close(self) -> None:
         """Stops: nothing more is sent (a held-back report is dropped)."""
-        self._finished = True
-        self._pending = None
+        self._core.close()
         self._cancel_timer()
 
 

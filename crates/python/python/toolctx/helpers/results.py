@@ -2,43 +2,33 @@
 8000 characters is offloaded (the model sees a pointer and a preview),
 ``structuredContent`` over 16000 characters of JSON is dropped, images are
 PNG, JPEG, GIF or WebP up to 5 MB and at most 8 per result. The platform
-applies these silently; these helpers say so while you develop. The numbers
-and codes are the npm package's (``npm/src/results.ts``).
+applies these silently; these helpers say so while you develop. The limits,
+how each is measured and the findings are the core's
+(``toolctx_core::helpers::results``, through ``toolctx._native``).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
+from toolctx import _native
 from toolctx.helpers.errors import helper_error
+
+if TYPE_CHECKING:
+    from toolctx._native import ResultLimits as Limits
 
 log = logging.getLogger("toolctx")
 
-class Limits(TypedDict):
-    text_chars: int
-    structured_chars: int
-    image_bytes: int
-    images: int
-    image_types: tuple[str, ...]
+#: The core's limits: ``text_chars``, ``structured_chars``, ``image_bytes``, ``images``, ``image_types``.
+LIMITS: Limits = _native.RESULT_LIMITS
 
-
-LIMITS: Limits = {
-    "text_chars": 8000,
-    "structured_chars": 16000,
-    "image_bytes": 5 * 1024 * 1024,
-    "images": 8,
-    "image_types": ("image/png", "image/jpeg", "image/gif", "image/webp"),
-}
-
-
-#: The findings' codes (the npm package's ``LimitCode``; tests/python/test_mirrors.py compares them).
-LIMIT_CODES = ("text_offloaded", "structured_dropped", "image_type", "image_too_large", "too_many_images")
+#: The findings' codes (the core's ``LimitCode``).
+LIMIT_CODES: tuple[str, ...] = _native.LIMIT_CODES
 
 
 @dataclass(frozen=True)
@@ -58,91 +48,24 @@ class LimitFinding:
             raise helper_error("invalid_argument", f"unknown limit code {self.code!r}")
 
 
-def _field(obj: Any, *names: str) -> Any:
-    for name in names:
-        if isinstance(obj, dict):
-            if name in obj:
-                return obj[name]
-        elif hasattr(obj, name):
-            return getattr(obj, name)
-    return None
-
-
-def _b64_bytes(data: str) -> int:
-    return len(data.rstrip("=")) * 3 // 4
+def _plain(value: Any) -> Any:
+    """The JSON form of a result: pydantic models (the ``mcp`` SDK's
+    ``CallToolResult`` and content blocks) as they are sent, by alias."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", by_alias=True, exclude_none=True)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def check_result(result: Any) -> list[LimitFinding]:
     """The limits ``result`` (a ``CallToolResult``, or its dict form) runs
-    into; empty when it is within all of them."""
-    findings = []
-    text_chars = 0
-    images = 0
-    for index, block in enumerate(_field(result, "content") or []):
-        kind = _field(block, "type")
-        if kind == "text" and isinstance(_field(block, "text"), str):
-            text_chars += len(_field(block, "text"))
-            continue
-        if kind == "image":
-            mime, data = _field(block, "mimeType", "mime_type"), _field(block, "data")
-        elif kind == "resource":
-            resource = _field(block, "resource")
-            mime, data = _field(resource, "mimeType", "mime_type"), _field(resource, "blob")
-            if not (isinstance(data, str) and isinstance(mime, str) and mime.startswith("image/")):
-                continue
-        else:
-            continue
-        images += 1
-        if mime not in LIMITS["image_types"]:
-            findings.append(
-                LimitFinding(
-                    "image_type",
-                    f"image {index} is {mime or 'untyped'}: only PNG, JPEG, GIF and WebP images are kept",
-                    0,
-                    0,
-                    index,
-                )
-            )
-        size = _b64_bytes(data if isinstance(data, str) else "")
-        if size > LIMITS["image_bytes"]:
-            findings.append(
-                LimitFinding(
-                    "image_too_large",
-                    f"image {index} is {size} bytes, over the {LIMITS['image_bytes']}-byte limit",
-                    size,
-                    LIMITS["image_bytes"],
-                    index,
-                )
-            )
-    if text_chars > LIMITS["text_chars"]:
-        findings.append(
-            LimitFinding(
-                "text_offloaded",
-                f"the result's text is {text_chars} characters: over {LIMITS['text_chars']} the platform "
-                "offloads it and the model sees a pointer and a preview",
-                text_chars,
-                LIMITS["text_chars"],
-            )
-        )
-    if images > LIMITS["images"]:
-        findings.append(
-            LimitFinding(
-                "too_many_images", f"the result has {images} images, more than {LIMITS['images']}", images, LIMITS["images"]
-            )
-        )
-    structured = _field(result, "structuredContent", "structured_content")
-    if structured is not None:
-        chars = len(json.dumps(structured, ensure_ascii=False, separators=(",", ":")))
-        if chars > LIMITS["structured_chars"]:
-            findings.append(
-                LimitFinding(
-                    "structured_dropped",
-                    f"structuredContent is {chars} characters of JSON: over {LIMITS['structured_chars']} the platform drops it",
-                    chars,
-                    LIMITS["structured_chars"],
-                )
-            )
-    return findings
+    into; empty when it is within all of them. A result that is not JSON
+    the platform reads raises ``ToolctxError`` (``invalid_argument``)."""
+    return [LimitFinding(*f) for f in _native.check_result(_plain(result))]
 
 
 def warn_in_development(finding: LimitFinding) -> None:
