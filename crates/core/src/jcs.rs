@@ -14,6 +14,11 @@ use sha2::{Digest, Sha256};
 
 use crate::json::{write_str, Value};
 
+mod big;
+mod number;
+
+pub use number::write_double;
+
 /// A value RFC 8785 cannot represent: a number out of the double range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotCanonicalizable;
@@ -33,15 +38,7 @@ pub fn canonicalize_into(v: &Value<'_>, out: &mut String) -> Result<(), NotCanon
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
         Value::String(s) => write_str(s, out),
-        Value::Number(n) => {
-            let f: f64 = n.parse().map_err(|_| NotCanonicalizable)?;
-            if !f.is_finite() {
-                return Err(NotCanonicalizable);
-            }
-            // ECMAScript prints -0 as 0.
-            let f = if f == 0.0 { 0.0 } else { f };
-            out.push_str(ryu_js::Buffer::new().format_finite(f));
-        }
+        Value::Number(n) => number::write_number(n, out)?,
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
