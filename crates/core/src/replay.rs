@@ -7,8 +7,8 @@
 //! end sends ([`redis`]).
 
 use alloc::collections::{BTreeMap, BinaryHeap};
-use core::cmp::Reverse;
 use alloc::string::String;
+use core::cmp::Reverse;
 
 use crate::reason::Reason;
 

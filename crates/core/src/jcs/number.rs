@@ -256,7 +256,14 @@ fn format(digits: &str, point: i64, out: &mut String) {
             out.push('0');
         }
     };
-    let split = |at: i64| digits.split_at(usize::try_from(at).unwrap_or(0).min(digits.len()));
+    // `get`, not `split_at`: no panic path (and its formatting) in the wasm.
+    let split = |at: i64| {
+        let at = usize::try_from(at).unwrap_or(0);
+        (
+            digits.get(..at).unwrap_or(digits),
+            digits.get(at..).unwrap_or(""),
+        )
+    };
     if 0 < point && point <= 21 {
         let (int, frac) = split(point);
         out.push_str(int);
