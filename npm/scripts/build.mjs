@@ -39,8 +39,8 @@ const MODULES = [
 // The workspace profile `wasm` (lto, panic abort) at opt-level 3 rather than
 // "s": measured with npm/bench, verification is about 1.5x faster for ~6 KB
 // more wasm, well inside the size budget (120 KB raw, 50 KB gzip).
-// Each package is built on its own so that features (ryu-js' small tables in
-// the conventions) and code stay out of the other module.
+// Each package is built on its own so that features and code stay out of
+// the other module.
 // WebAssembly SIMD (simd128), which Node 20, workerd and current browsers
 // run: the sha2 crate then hashes with its SIMD backend, about 0.6 us less
 // per verification in Node and 7 KB less wasm than its scalar code.

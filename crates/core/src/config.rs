@@ -2,6 +2,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt::Write as _;
 
 use crate::forward::{Forward, ForwardError};
 use crate::json::{self, Value};
@@ -66,6 +67,53 @@ impl core::fmt::Debug for Config {
             .field("protocol_majors", &self.protocol_majors)
             .field("forward", &self.forward)
             .finish()
+    }
+}
+
+impl Config {
+    /// The settings as one line, secrets and credential values redacted as
+    /// in `Debug`: what the npm verifier's `toString` shows. Written by
+    /// hand rather than through `{:?}`, whose derived formatting machinery
+    /// costs the verifier's wasm module some 13 KB.
+    pub fn describe(&self, out: &mut String) {
+        let redacted = |n: usize, out: &mut String| {
+            let _ = write!(out, "[{n} redacted]");
+        };
+        out.push_str("Config { instance_id: ");
+        json::write_str(&self.instance_id, out);
+        out.push_str(", secrets: ");
+        redacted(self.secrets.len(), out);
+        out.push_str(", credential: ");
+        match &self.credential {
+            Some(c) => {
+                out.push_str("{ header: ");
+                json::write_str(&c.header, out);
+                out.push_str(", values: ");
+                redacted(c.values.len(), out);
+                out.push_str(" }");
+            }
+            None => out.push_str("none"),
+        }
+        let _ = write!(
+            out,
+            ", require_context: {}, clock_skew_s: {}, max_token_age_s: {}, max_body_bytes: {}, max_token_bytes: {}, protocol_majors: [",
+            self.require_context,
+            self.clock_skew_s,
+            self.max_token_age_s,
+            self.max_body_bytes,
+            self.max_token_bytes
+        );
+        for (i, major) in self.protocol_majors.iter().enumerate() {
+            let _ = write!(out, "{}{major}", if i > 0 { ", " } else { "" });
+        }
+        out.push_str("], forward: [");
+        for (i, header) in self.forward.removed().iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            json::write_str(header, out);
+        }
+        out.push_str("] }");
     }
 }
 
@@ -423,6 +471,12 @@ mod tests {
         assert!(
             !dbg.contains("0123456789abcdef") && !dbg.contains("Bearer x"),
             "{dbg}"
+        );
+        let mut shown = String::new();
+        c.describe(&mut shown);
+        assert_eq!(
+            shown,
+            r#"Config { instance_id: "i", secrets: [1 redacted], credential: { header: "authorization", values: [1 redacted] }, require_context: true, clock_skew_s: 5, max_token_age_s: 600, max_body_bytes: 1048576, max_token_bytes: 8192, protocol_majors: [1, 2], forward: [] }"#
         );
     }
 

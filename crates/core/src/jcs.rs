@@ -14,6 +14,11 @@ use sha2::{Digest, Sha256};
 
 use crate::json::{write_str, Value};
 
+mod big;
+mod number;
+
+pub use number::write_double;
+
 /// A value RFC 8785 cannot represent: a number out of the double range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NotCanonicalizable;
@@ -33,15 +38,7 @@ pub fn canonicalize_into(v: &Value<'_>, out: &mut String) -> Result<(), NotCanon
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
         Value::String(s) => write_str(s, out),
-        Value::Number(n) => {
-            let f: f64 = n.parse().map_err(|_| NotCanonicalizable)?;
-            if !f.is_finite() {
-                return Err(NotCanonicalizable);
-            }
-            // ECMAScript prints -0 as 0.
-            let f = if f == 0.0 { 0.0 } else { f };
-            out.push_str(ryu_js::Buffer::new().format_finite(f));
-        }
+        Value::Number(n) => number::write_number(n, out)?,
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -55,7 +52,9 @@ pub fn canonicalize_into(v: &Value<'_>, out: &mut String) -> Result<(), NotCanon
         Value::Object(members) => {
             let mut sorted: Vec<&(_, Value<'_>)> = members.iter().collect();
             // Names are unique (the reader refuses duplicates): no stability needed.
-            sorted.sort_unstable_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+            heapsort(&mut sorted, |(a, _), (b, _)| {
+                a.encode_utf16().lt(b.encode_utf16())
+            });
             out.push('{');
             for (i, (k, v)) in sorted.into_iter().enumerate() {
                 if i > 0 {
@@ -69,6 +68,38 @@ pub fn canonicalize_into(v: &Value<'_>, out: &mut String) -> Result<(), NotCanon
         }
     }
     Ok(())
+}
+
+/// Sorts `v` by `less`: heapsort, `O(n log n)` whatever the input and with
+/// no allocation, in well under a tenth of the wasm that `sort_unstable_by`
+/// brings (about 11 KB).
+fn heapsort<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    let lt = |v: &[T], a: usize, b: usize| match (v.get(a), v.get(b)) {
+        (Some(x), Some(y)) => less(x, y),
+        _ => false,
+    };
+    // Moves `v[root]` down the max-heap `v[..end]` to its place.
+    let sift = |v: &mut [T], mut root: usize, end: usize| loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            break;
+        }
+        if child + 1 < end && lt(v, child, child + 1) {
+            child += 1;
+        }
+        if !lt(v, root, child) {
+            break;
+        }
+        v.swap(root, child);
+        root = child;
+    };
+    for root in (0..v.len() / 2).rev() {
+        sift(v, root, v.len());
+    }
+    for end in (1..v.len()).rev() {
+        v.swap(0, end);
+        sift(v, 0, end);
+    }
 }
 
 /// The canonical form of `v`.
@@ -162,6 +193,34 @@ mod tests {
             let at = out.find(&alloc::format!("\"{key}\"")).unwrap();
             assert!(at >= last, "{key} out of order in {out}");
             last = at;
+        }
+    }
+
+    /// The heapsort against the standard library's sort, on every length up
+    /// to 40 and every kind of order (sorted, reversed, runs of equal keys).
+    #[test]
+    fn heapsort_sorts() {
+        let mut seed = 7u64;
+        for len in 0..40usize {
+            for kind in 0..4 {
+                let mut v: Vec<u64> = (0..len as u64)
+                    .map(|i| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        match kind {
+                            0 => i,
+                            1 => len as u64 - i,
+                            2 => (seed >> 33) % 4,
+                            _ => seed >> 33,
+                        }
+                    })
+                    .collect();
+                let mut want = v.clone();
+                want.sort_unstable();
+                heapsort(&mut v, |a, b| a < b);
+                assert_eq!(v, want, "{len} {kind}");
+            }
         }
     }
 

@@ -208,23 +208,23 @@ impl PartialEq for Value<'_> {
 /// A number's value as parts that compare exactly whatever their length:
 /// the value is `0.D × 10^(exponent + position)`, where `D` is `digits`
 /// with its `.` left out.
-struct Parts<'s> {
-    negative: bool,
+pub(crate) struct Parts<'s> {
+    pub(crate) negative: bool,
     /// The significant digits as written, `.` included, with no leading or
     /// trailing zeros; empty for zero.
-    digits: &'s [u8],
+    pub(crate) digits: &'s [u8],
     /// Where the first significant digit stands: the count of integer
     /// digits from it on, or minus the zeros between the point and it.
-    position: i64,
+    pub(crate) position: i64,
     /// The exponent's sign and its digits without leading zeros (no
     /// digits: zero, whatever the sign).
-    exp_negative: bool,
-    exp_digits: &'s [u8],
+    pub(crate) exp_negative: bool,
+    pub(crate) exp_digits: &'s [u8],
 }
 
 impl<'s> Parts<'s> {
     /// Bytes, not `str` patterns: this is in every wasm front end.
-    fn of(text: &'s str) -> Self {
+    pub(crate) fn of(text: &'s str) -> Self {
         let text = text.as_bytes();
         let split = |s: &'s [u8], at: fn(&u8) -> bool| match s.iter().position(at) {
             Some(i) => (s.get(..i).unwrap_or(s), s.get(i + 1..).unwrap_or(&[])),
@@ -260,7 +260,7 @@ impl<'s> Parts<'s> {
         }
     }
 
-    fn significant(&self) -> impl Iterator<Item = &'s u8> {
+    pub(crate) fn significant(&self) -> impl Iterator<Item = &'s u8> {
         self.digits.iter().filter(|&&b| b != b'.')
     }
 }

@@ -143,10 +143,12 @@ fn send(r: &Report) -> String {
     out
 }
 
+/// A finite number as JavaScript writes it (the core's RFC 8785 writer);
+/// anything else as `null`.
 fn number(v: f64, out: &mut String) {
-    if v.is_finite() {
-        out.push_str(ryu_js::Buffer::new().format_finite(v));
-    } else {
-        out.push_str("null");
+    let mut text = String::new();
+    match toolctx_core::jcs::write_double(v, &mut text) {
+        Ok(()) => out.push_str(&text),
+        Err(_) => out.push_str("null"),
     }
 }

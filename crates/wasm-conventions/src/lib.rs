@@ -223,9 +223,10 @@ fn telemetry_json(out: &mut String) {
         if i > 0 {
             out.push(',');
         }
-        // As JavaScript writes them (the RFC 8785 formatting the core already
-        // links), rather than pulling `core::fmt`'s float code into the module.
-        out.push_str(ryu_js::Buffer::new().format_finite(*bound));
+        // As JavaScript writes them (the core's RFC 8785 number writer),
+        // rather than pulling `core::fmt`'s float code into the module. The
+        // bounds are finite constants: nothing to refuse.
+        let _ = jcs::write_double(*bound, out);
     }
     out.push_str("]}");
 }

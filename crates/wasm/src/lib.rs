@@ -185,9 +185,13 @@ impl Verifier {
     }
 
     /// The verifier with its configuration, secrets and credential values
-    /// redacted (the core's `Debug`), for `toString` and `util.inspect`.
+    /// redacted (the core's `Config::describe`), for `toString` and
+    /// `util.inspect`.
     pub fn describe(&self) -> String {
-        format!("{:?}", self.boundary.profile.core)
+        let mut out = String::from("Verifier { config: ");
+        self.boundary.profile.core.config().describe(&mut out);
+        out.push_str(" }");
+        out
     }
 }
 

