@@ -33,13 +33,14 @@ const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const RAW_BUDGET = 132 * 1024;
 const GZIP_BUDGET = 57 * 1024;
 // The conventions module (crates/wasm-conventions: tool names, RFC 8785, the
-// Tuix key, the AIVAX verifier with bcrypt), loaded only by
+// Tuix key, the AIVAX verifier with bcrypt, and since issue 29 the server
+// helpers' rules: idempotency, result limits, progress), loaded only by
 // `toolctx/conventions`, `toolctx/aivax` and `toolctx/helpers`. 154,215 bytes
-// raw and 74,877 gzip when the modules were split; 134,873 raw and 59,937
-// gzip with the core's own RFC 8785 numbers; the budget leaves about 6% and
-// 7% of headroom.
-const CONVENTIONS_RAW_BUDGET = 140 * 1024;
-const CONVENTIONS_GZIP_BUDGET = 63 * 1024;
+// raw and 74,877 gzip when the modules were split; 161,156 raw and 70,742
+// gzip with the helpers' rules in and the core's own RFC 8785 numbers; the
+// budget leaves about 6% and 7% of headroom.
+const CONVENTIONS_RAW_BUDGET = 168 * 1024;
+const CONVENTIONS_GZIP_BUDGET = 74 * 1024;
 
 let work;
 let project;
