@@ -27,9 +27,6 @@ Prints one line per check and closes with `N passed, N failed`.
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -48,16 +45,8 @@ SECRET = "cross-language-secret-" + secrets.token_hex(16)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IDEM_PREFIX = b"toolctx:idem:"
 
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def mint(claims: dict) -> str:
-    head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
-    body = b64url(json.dumps(claims, separators=(",", ":")).encode())
-    sig = hmac.new(SECRET.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{b64url(sig)}"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from checks import Checks, mint  # noqa: E402
 
 
 class Call:
@@ -72,7 +61,7 @@ class Call:
     def token(self) -> str:
         now = int(time.time())
         return mint({"iss": "agentarea", "aud": INSTANCE, "iat": now, "exp": now + 300,
-                     "jti": str(uuid.uuid4()), "tool": self.tool, **self.ctx})
+                     "jti": str(uuid.uuid4()), "tool": self.tool, **self.ctx}, SECRET)
 
     def body(self, arguments: dict) -> bytes:
         meta = {f"agentarea/{k}": v for k, v in self.ctx.items()}
@@ -184,20 +173,6 @@ class Server:
             self.proc.kill()
 
 
-class Checks:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: object = "") -> None:
-        if ok:
-            self.passed += 1
-            print(f"ok      {name}")
-        else:
-            self.failed += 1
-            print(f"FAILED  {name}: {detail}")
-
-
 # Members an SDK writes or leaves out as it likes, with one meaning either
 # way: `isError: false` (the default) and the 2026-07-28 `resultType` of a
 # plain result (which the Python SDK and rmcp keep in what they store, and
@@ -283,8 +258,7 @@ def main() -> int:
         for s in servers:
             s.stop()
         redis.stop()
-    print(f"{checks.passed} passed, {checks.failed} failed")
-    return 1 if checks.failed or checks.passed == 0 else 0
+    return checks.close()
 
 
 if __name__ == "__main__":

@@ -23,9 +23,6 @@ Prints one line per check and closes with `N passed, N failed`.
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -41,19 +38,11 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from checks import Checks, mint  # noqa: E402
+
 INSTANCE = "rust-server-" + secrets.token_hex(4)
 SECRET = "rust-server-secret-" + secrets.token_hex(16)
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def mint(claims: dict) -> str:
-    head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
-    body = b64url(json.dumps(claims, separators=(",", ":")).encode())
-    sig = hmac.new(SECRET.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{b64url(sig)}"
 
 
 def context(task: str, tool: str) -> tuple[dict, dict]:
@@ -102,20 +91,6 @@ def runs(record: str) -> list[str]:
         return [json.loads(line)["run"] for line in f if '"run"' in line]
 
 
-class Checks:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: object = "") -> None:
-        if ok:
-            self.passed += 1
-            print(f"ok      {name}")
-        else:
-            self.failed += 1
-            print(f"FAILED  {name}: {detail}")
-
-
 async def mode(checks: Checks, binary: str, name: str, flags: list[str], discover: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         record = os.path.join(tmp, "record.jsonl")
@@ -150,7 +125,7 @@ async def calls(checks: Checks, name: str, session: ClientSession, platform: Pla
             platform.token = None
             return await session.call_tool(tool, args, **kw)
         claims, meta = context(task, claim_tool or tool)
-        platform.token = mint(claims)
+        platform.token = mint(claims, SECRET)
         return await session.call_tool(tool, args, meta=meta, **kw)
 
     r = await call("whoami", {}, "task-a")
@@ -200,8 +175,7 @@ async def main() -> int:
     await mode(checks, binary, "stateless", ["--stateless"], discover=False)
     await mode(checks, binary, "session", [], discover=False)
     await mode(checks, binary, "2026-07-28", [], discover=True)
-    print(f"{checks.passed} passed, {checks.failed} failed")
-    return 0 if checks.failed == 0 else 1
+    return checks.close()
 
 
 if __name__ == "__main__":
