@@ -102,7 +102,7 @@ impl Conn {
                 None => command(&["AUTH", password]),
             };
             self.send(&auth, deadline)?;
-            if self.read(deadline)? != Reply::Simple(b"OK".to_vec()) {
+            if !self.read(deadline)?.core().is_ok() {
                 return Err("Redis refused the user or password of the URL".into());
             }
         }
@@ -111,7 +111,7 @@ impl Conn {
                 &command(&["SELECT".to_string(), ep.db.to_string()]),
                 deadline,
             )?;
-            if self.read(deadline)? != Reply::Simple(b"OK".to_vec()) {
+            if !self.read(deadline)?.core().is_ok() {
                 return Err("Redis refused the database of the URL".into());
             }
         }
