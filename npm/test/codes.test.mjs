@@ -7,7 +7,9 @@
 // `AivaxForwardField`) against `FORWARD_FIELDS` and `AIVAX_FIELDS`, and
 // `TUIX_HEADERS` against the core's (crates/core/src/forward.rs), and the
 // result limits' `LimitCode` and `ImageType` (npm/src/results.ts) against
-// the core's (`resultLimits`, crates/core/src/helpers/results.rs). The core's lists come from the built
+// the core's (`resultLimits`, crates/core/src/helpers/results.rs), and
+// `IdempotencyOutcome` (npm/src/idempotency.ts) against the core's outcomes
+// (`idemDefaults`, crates/core/src/helpers/idempotency.rs). The core's lists come from the built
 // conventions module (`coreCodes`, crates/wasm-conventions); the unions are
 // read from the built declarations with the TypeScript compiler API, as a
 // user's editor sees them.
@@ -17,7 +19,7 @@ import { test } from 'node:test';
 
 import ts from 'typescript';
 
-import { coreCodes } from '../dist/wasm/node/toolctx_wasm_conventions.js';
+import { coreCodes, idemDefaults } from '../dist/wasm/node/toolctx_wasm_conventions.js';
 import { TUIX_HEADERS } from 'toolctx';
 
 /** The codes `ToolctxErrorCode` has besides the core's configuration codes: the TypeScript layer's own. */
@@ -76,4 +78,10 @@ test('LimitCode and ImageType are exactly the core\'s result-limit codes and ima
   assert.deepEqual(unionMembers('results.d.ts', 'LimitCode'), limits.codes);
   assert.deepEqual(unionMembers('results.d.ts', 'ImageType'), limits.imageTypes);
   assert.equal(limits.codes.length, 5);
+});
+
+test('IdempotencyOutcome is exactly the core\'s idempotency outcomes', () => {
+  const outcomes = JSON.parse(idemDefaults()).outcomes;
+  assert.ok(outcomes.length > 0);
+  assert.deepEqual(sorted(unionMembers('idempotency.d.ts', 'IdempotencyOutcome')), sorted(outcomes));
 });
