@@ -1,9 +1,12 @@
 // The helper vectors' kinds (tests/vectors/helpers.json) answered by the
 // npm package's `toolctx/helpers`, handed in as `api`: the same function in
 // Node (npm/test/helpers-vectors.mjs) and inside workerd
-// (tests/edge/harness/helpers-worker.js). No imports, so that the worker's
+// (tests/edge/harness/helper-vectors-worker.js). No imports, so that the worker's
 // bundle holds the package once. Each answer is an object compared with
-// the case's `expect`; one function per kind.
+// the case's `expect`; one function per kind. The replay guard's kinds
+// (`replay.*`) need `redisReplayStore` from the main entry `toolctx`
+// (the verifier's module), handed in on `api` as well; inside workerd they
+// run in a worker of their own (tests/edge/harness/replay-vectors-worker.js).
 
 const hex = (s) => new Uint8Array(s.match(/../g)?.map((b) => parseInt(b, 16)) ?? []);
 const raw = (d, name) => (typeof d[name] === 'string' ? new TextEncoder().encode(d[name]) : hex(d[`${name}_hex`]));
@@ -60,7 +63,19 @@ function fakeClock() {
  * `progress` through the public reporter, which does not say what it did
  * with each report (the core's runner and Python's judge `answers`).
  */
-export const JUDGED = { progress: ['sent'] };
+export const JUDGED = {
+  progress: ['sent'],
+  // The reason a refusal carries is the verifier's; `redisReplayStore` says the answer.
+  'replay.redis_reply': ['answer'],
+};
+
+/** The replay kinds' store: `redisReplayStore` on a `send` that records each command and answers `reply`. */
+async function replayClaim(api, i, reply) {
+  const { sent, send } = recorder([reply]);
+  const store = api.redisReplayStore(send, i.prefix === undefined ? {} : { prefix: i.prefix });
+  const answer = await store.firstUse(i.jti ?? 'j', i.until ?? 130, i.now ?? 100);
+  return { sent, answer };
+}
 
 export const KINDS = {
   async result_limits(api, i) {
@@ -166,6 +181,18 @@ export const KINDS = {
     if (held === undefined) return { meaning: means };
     const text = new TextDecoder('utf-8', { fatal: false }).decode(held);
     return new TextEncoder().encode(text).length === held.length && !text.includes('\uFFFD') ? { meaning: means, held: text } : { meaning: means, held_hex: toHex(held) };
+  },
+  async 'replay.redis_claim'(api, i) {
+    const { sent } = await replayClaim(api, i, 'OK');
+    return { args: sent[0] };
+  },
+  async 'replay.redis_reply'(api, i) {
+    const r = i.reply;
+    // As node-redis hands a reply over: null, a string, a Buffer, a number, an Error; an array for any other shape.
+    const reply =
+      r.type === 'nil' ? null : r.type === 'status' ? r.value : r.type === 'bulk' ? raw(r, 'value') : r.type === 'integer' ? r.value : r.type === 'error' ? new Error(r.value) : [];
+    const { answer } = await replayClaim(api, i, reply);
+    return { answer };
   },
   async 'idempotency.defaults'(api) {
     const d = api.idempotencyDefaults();

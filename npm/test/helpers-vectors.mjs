@@ -1,6 +1,6 @@
 // node npm/test/helpers-vectors.mjs FILE...: the helper vectors
 // (tests/vectors/helpers.json) through the built package's
-// `toolctx/helpers` in Node; tests/edge/helpers-vectors runs the same
+// `toolctx/helpers` (and the replay guard's `redisReplayStore`) in Node; tests/edge/helpers-vectors runs the same
 // answers (npm/test/helper-answers.mjs) inside workerd through
 // `runHelperVectors`. Prints one line per failed case, then
 // `N passed, N failed`; exits non-zero when a case failed or none ran.
@@ -48,6 +48,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error('usage: node npm/test/helpers-vectors.mjs FILE...');
     process.exit(2);
   }
-  const api = await import('toolctx/helpers');
+  // The replay guard's store is the main entry's (the verifier's module).
+  const api = { ...(await import('toolctx/helpers')), redisReplayStore: (await import('toolctx')).redisReplayStore };
   await runHelperVectors(paths, (kind, input) => helperAnswer(api, kind, input));
 }

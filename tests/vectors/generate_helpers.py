@@ -398,6 +398,48 @@ def idempotency_redis_replies():
     return out
 
 
+# The replay guard's claim (CONTRACT §3): one key per token id, set only if
+# absent, kept for the token's remaining life and never under one second.
+REPLAY_PREFIX = "toolctx:jti:"
+REPLAY_REASON = {"first_use": None, "used": "token_replayed", "failed": "internal_error"}
+
+
+def replay_redis_claims():
+    rows = [("default prefix", REPLAY_PREFIX, "j-1", 130, 100),
+            ("other prefix, colons in the id", "app:", "a:b:c", 1000, 999),
+            ("empty prefix, unicode id", "", "jti-\u00e9\u2603\U0001f600", 3600, 0),
+            ("until equals now is one second", REPLAY_PREFIX, "j", 100, 100),
+            ("until before now is one second", REPLAY_PREFIX, "j", 100, 200),
+            ("large times", REPLAY_PREFIX, "%", 4102444800, 1767225600)]
+    out = []
+    for name, prefix, jti, until, now in rows:
+        ms = max(until - now, 1) * 1000
+        out.append(case("replay claim: " + name, "replay.redis_claim",
+                        {"prefix": prefix, "jti": jti, "until": until, "now": now},
+                        {"args": ["SET", prefix + jti, "1", "NX", "PX", str(ms)]}))
+    return out
+
+
+def replay_redis_replies():
+    replies = [("nil", None), ("status", "OK"), ("bulk", "OK"), ("status", "ok"), ("bulk", "ok"),
+               ("status", "OK "), ("status", "QUEUED"), ("status", ""), ("bulk", ""), ("bulk", "1"),
+               ("integer", 1), ("integer", 0), ("error", "OK"), ("error", "OOM command not allowed"),
+               ("other", None)]
+    out = []
+    for type, value in replies:
+        if (type, value) in (("status", "OK"), ("bulk", "OK")):
+            answer = "first_use"
+        elif type == "nil":
+            answer = "used"
+        else:
+            answer = "failed"
+        reply = {"type": type} if value is None else {"type": type, "value": value}
+        shown = "" if value is None else " %r" % value
+        out.append(case("replay reply: %s%s" % (type, shown), "replay.redis_reply",
+                        {"reply": reply}, {"answer": answer, "reason": REPLAY_REASON[answer]}))
+    return out
+
+
 def idempotency_defaults():
     return [case("defaults", "idempotency.defaults", {}, dict(DEFAULTS))]
 
@@ -412,6 +454,8 @@ SECTIONS = [
     idempotency_redis_commands,
     idempotency_redis_replies,
     idempotency_defaults,
+    replay_redis_claims,
+    replay_redis_replies,
     helpers_limits_cases.result_limit_cases,
     helpers_limits_cases.progress_cases,
 ]

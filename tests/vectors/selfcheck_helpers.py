@@ -252,6 +252,21 @@ def check_defaults(i, e):
             "outcome_key": "toolctx/idempotency"}
 
 
+def check_replay_claim(i, e):
+    # Seconds left of the token, in ms; Redis refuses PX 0, so one second at least.
+    left = i["until"] - i["now"]
+    return {"args": ["SET", "%s%s" % (i["prefix"], i["jti"]), "1", "NX", "PX", "%d000" % (left if left > 0 else 1)]}
+
+
+def check_replay_reply(i, e):
+    r = i["reply"]
+    if r["type"] == "nil":
+        return {"answer": "used", "reason": "token_replayed"}
+    if r["type"] in ("status", "bulk") and r.get("value") == "OK":
+        return {"answer": "first_use", "reason": None}
+    return {"answer": "failed", "reason": "internal_error"}
+
+
 CHECKS = {
     "idempotency.store_key": check_store_key,
     "idempotency.argument_hash": check_argument_hash,
@@ -262,6 +277,8 @@ CHECKS = {
     "idempotency.redis_commands": check_redis_commands,
     "idempotency.redis_reply": check_redis_reply,
     "idempotency.defaults": check_defaults,
+    "replay.redis_claim": check_replay_claim,
+    "replay.redis_reply": check_replay_reply,
     **selfcheck_helpers_limits.CHECKS,
 }
 

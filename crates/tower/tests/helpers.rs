@@ -1,7 +1,8 @@
 //! The helper vectors (`tests/vectors/helpers.json`) through toolctx-tower:
 //! its own paths to the core where it has them (the store key, the argument
 //! hash, the entry encoding and reading, the refusal as rmcp's result,
-//! redis-rs replies as the core's `Reply`, the result limits of an rmcp
+//! redis-rs replies as the core's `Reply` (the idempotency store's and the
+//! replay guard's), the result limits of an rmcp
 //! `CallToolResult`, progress through `Progress` on a paused clock), the
 //! core's answer for the rest.
 //! Ends `N passed, N failed` (`-- --nocapture` shows it).
@@ -19,10 +20,13 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolctx_core::helpers::idempotency::redis::{meaning, Command};
 use toolctx_core::helpers::idempotency::{self as core, Outcome};
+use toolctx_core::replay::redis::claim_answer;
 use toolctx_tower::helpers::{
     canonical_hash, refusal, try_check_result, Entry, Idempotent, Progress,
 };
-use toolctx_vectors::helpers::{bytes, core_case, judge_held, judge_meaning, number, same, text};
+use toolctx_vectors::helpers::{
+    bytes, core_case, judge_claim_answer, judge_held, judge_meaning, number, same, text,
+};
 use toolctx_vectors::helpers_limits::{self, Event};
 
 fn tower_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
@@ -105,31 +109,13 @@ fn tower_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
             same("result", got, want)
         }
         "idempotency.redis_reply" => {
-            let reply = input.get("reply").ok_or("no reply")?;
-            // The reply as Redis sends it (RESP2), read by redis-rs' own parser.
-            let mut wire = Vec::new();
-            match text(reply, "type")? {
-                "nil" => wire.extend_from_slice(b"$-1\r\n"),
-                "status" => {
-                    wire.extend_from_slice(format!("+{}\r\n", text(reply, "value")?).as_bytes())
-                }
-                "bulk" => {
-                    let b = bytes(reply, "value")?;
-                    wire.extend_from_slice(format!("${}\r\n", b.len()).as_bytes());
-                    wire.extend_from_slice(&b);
-                    wire.extend_from_slice(b"\r\n");
-                }
-                "integer" => wire.extend_from_slice(
-                    format!(":{}\r\n", reply["value"].as_i64().ok_or("integer")?).as_bytes(),
-                ),
-                "error" => {
-                    wire.extend_from_slice(format!("-{}\r\n", text(reply, "value")?).as_bytes())
-                }
-                other => return Err(format!("reply type {other}")),
-            }
-            let value = redis::parse_redis_value(&wire).map_err(|e| e.to_string())?;
+            let value = parsed_reply(input)?;
             let command = Command::from_name(text(input, "command")?).ok_or("command")?;
             judge_meaning(expect, meaning(command, toolctx_tower::redis_reply(&value)))
+        }
+        "replay.redis_reply" => {
+            let value = parsed_reply(input)?;
+            judge_claim_answer(expect, claim_answer(toolctx_tower::redis_reply(&value)))
         }
         "idempotency.defaults" => {
             same(
@@ -161,6 +147,30 @@ fn tower_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
         }
         _ => core_case(kind, input, expect),
     }
+}
+
+/// A case's `reply` as Redis sends it (RESP2), read by redis-rs' own parser.
+fn parsed_reply(input: &J) -> Result<redis::Value, String> {
+    let reply = input.get("reply").ok_or("no reply")?;
+    let mut wire = Vec::new();
+    match text(reply, "type")? {
+        "nil" => wire.extend_from_slice(b"$-1\r\n"),
+        "status" => wire.extend_from_slice(format!("+{}\r\n", text(reply, "value")?).as_bytes()),
+        "bulk" => {
+            let b = bytes(reply, "value")?;
+            wire.extend_from_slice(format!("${}\r\n", b.len()).as_bytes());
+            wire.extend_from_slice(&b);
+            wire.extend_from_slice(b"\r\n");
+        }
+        "integer" => wire.extend_from_slice(
+            format!(":{}\r\n", reply["value"].as_i64().ok_or("integer")?).as_bytes(),
+        ),
+        "error" => wire.extend_from_slice(format!("-{}\r\n", text(reply, "value")?).as_bytes()),
+        // A shape no command toolctx sends answers: an empty array.
+        "other" => wire.extend_from_slice(b"*0\r\n"),
+        other => return Err(format!("reply type {other}")),
+    }
+    redis::parse_redis_value(&wire).map_err(|e| e.to_string())
 }
 
 /// The events through tower's `Progress` on a paused clock: its timers,

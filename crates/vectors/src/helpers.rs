@@ -7,6 +7,9 @@
 
 use serde_json::Value as J;
 use toolctx_core::helpers::idempotency::{self as idem, redis as idem_redis};
+use toolctx_core::redis::Reply;
+use toolctx_core::replay::{redis as replay_redis, ClaimAnswer, ReplayClaim};
+use toolctx_core::Reason;
 
 use crate::{is_helper_file, Tally};
 
@@ -260,8 +263,52 @@ pub fn core_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
                 want("outcome_key"),
             )
         }
+        "replay.redis_claim" => {
+            let claim = replay_claim(input)?;
+            let got =
+                replay_redis::claim_args(text(input, "prefix")?, &claim, number(input, "now")?);
+            judge_claim_args(expect, got.to_vec())
+        }
+        "replay.redis_reply" => {
+            let reply = input.get("reply").ok_or("no reply")?;
+            let value = match reply.get("value") {
+                Some(J::Number(n)) => n.to_string().into_bytes(),
+                Some(_) => bytes(reply, "value")?,
+                None => Vec::new(),
+            };
+            let kind = text(reply, "type")?;
+            let r = Reply::from_parts(kind, &value).ok_or(format!("reply {reply}"))?;
+            judge_claim_answer(expect, replay_redis::claim_answer(r))
+        }
         other => Err(format!("unknown kind {other:?}")),
     }
+}
+
+/// A `replay.redis_claim` case's token id and expiry.
+pub fn replay_claim(input: &J) -> Result<ReplayClaim, String> {
+    Ok(ReplayClaim {
+        jti: text(input, "jti")?.to_string(),
+        until: number(input, "until")?,
+    })
+}
+
+/// A `replay.redis_claim` case's expectation against the command sent.
+pub fn judge_claim_args(expect: &J, got: Vec<String>) -> Result<(), String> {
+    let want: Vec<String> = serde_json::from_value(expect.get("args").cloned().unwrap_or(J::Null))
+        .map_err(|e| e.to_string())?;
+    same("args", got, want)
+}
+
+/// A `replay.redis_reply` case's expectation against the core's answer and
+/// the reason it refuses with.
+pub fn judge_claim_answer(expect: &J, got: ClaimAnswer) -> Result<(), String> {
+    same(
+        "answer",
+        Some(got.as_str()),
+        expect.get("answer").and_then(J::as_str),
+    )?;
+    let reason = got.verdict().err().map(Reason::as_str);
+    same("reason", reason, expect.get("reason").and_then(J::as_str))
 }
 
 /// An `idempotency.redis_commands` case: `commands(redis key, running
