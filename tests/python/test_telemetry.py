@@ -125,13 +125,18 @@ def _runner() -> Any:
     return module
 
 
+def verdict_files(vectors: Path) -> list[Path]:
+    """The verdict vector files (helpers.json is the helper vectors', another format)."""
+    return [p for p in sorted(vectors.glob("*.json")) if p.name != "helpers.json"]
+
+
 def test_every_vector_file_is_counted_by_outcome_and_reason(capsys: pytest.CaptureFixture[str]) -> None:
     runner = _runner()
     before = counts(collect()[0])
     tally: dict[str, Any] = {"passed": 0, "failed": 0, "failures": [], "broken": []}
     judged: Counter[str] = Counter()
     vectors = ROOT / "tests" / "vectors"
-    for path in [*sorted(vectors.glob("*.json")), *sorted((vectors / "conventions").glob("*.json"))]:
+    for path in [*verdict_files(vectors), *sorted((vectors / "conventions").glob("*.json"))]:
         runner.run_file(str(path), tally)
         file = json.loads(path.read_text())
         # What the runner judged: the cases that reached a verdict, as expected.
@@ -198,7 +203,7 @@ def test_every_vector_case_names_the_method_and_tool_the_core_read(capsys: pytes
     named: Counter[str] = Counter()
     wrong = []
     vectors = ROOT / "tests" / "vectors"
-    for path in [*sorted(vectors.glob("*.json")), vectors / "conventions" / "aivax.json"]:
+    for path in [*verdict_files(vectors), vectors / "conventions" / "aivax.json"]:
         file = runner.read_json(path.read_text(encoding="utf-8"))
         aivax = file.get("profile") == "aivax"
         for case in file["cases"]:
