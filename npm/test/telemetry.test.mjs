@@ -148,7 +148,8 @@ test('every vector file: the SDK counts exactly the verdicts the runner judged, 
   const named = new Map();
   const files = [VECTORS, new URL('conventions/', VECTORS)].flatMap((dir) =>
     readdirSync(dir)
-      .filter((f) => f.endsWith('.json'))
+      // helpers.json holds the helper vectors, another format (helpers-vectors.mjs runs it).
+      .filter((f) => f.endsWith('.json') && f !== 'helpers.json')
       .map((f) => new URL(f, dir).pathname),
   );
   const key = (r) => (r.outcome === 'reject' ? `reject/${r.reason}` : r.outcome);
