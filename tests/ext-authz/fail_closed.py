@@ -77,7 +77,7 @@ def bad_configurations():
          dict(ENV, TOOLCTX_REDIS_URL="http://127.0.0.1:1"), "must start with redis://"),
         ("Redis unreachable", good(replay_guard={"redis_url_env": "TOOLCTX_REDIS_URL"}),
          dict(ENV, TOOLCTX_REDIS_URL="redis://:pw-%s@127.0.0.1:%d" % (SECRET[:6], harness.free_ports(1)[0])),
-         "cannot reach the Redis named in TOOLCTX_REDIS_URL"),
+         "cannot reach Redis (Io): the Redis named in TOOLCTX_REDIS_URL"),
     ]
     for what, cfg, env, expect in cases:
         code, text = authz.run_once(cfg, env)

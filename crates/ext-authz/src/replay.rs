@@ -50,7 +50,7 @@ impl Store {
         // Never the URL in a message: it may hold a password.
         let redis = Redis::connect(&r.url, REDIS_TIMEOUT)
             .await
-            .map_err(|why| format!("{why} (the Redis named in {})", r.url_env))?;
+            .map_err(|why| format!("{why}: the Redis named in {}", r.url_env))?;
         Ok(Store::Redis {
             store: RedisReplayStore::with_prefix(redis, r.key_prefix.clone()),
             handle: Handle::current(),
