@@ -28,7 +28,7 @@ pub fn header<'h>(headers: &[(&'h [u8], &'h [u8])], name: &str) -> Option<&'h [u
 }
 
 /// The request time in Unix seconds: `clock` (the gateway's own), or in
-/// test-clock builds the value of [`TEST_NOW_HEADER`] when `header` finds
+/// test-clock builds the value of `TEST_NOW_HEADER` when `header` finds
 /// one (`None`, and so no clock, when that value is not a number).
 pub fn now<'h>(
     header: impl FnOnce(&str) -> Option<&'h [u8]>,

@@ -6,7 +6,7 @@
 //! (`toolctx_gateway_config::Counters`) in Prometheus form,
 //! `toolctx_passed`, `toolctx_accepted`, `toolctx_errors`,
 //! `toolctx_refused_<reason>` (how Envoy's `/stats/prometheus` shows the
-//! filter's `toolctx.refused.<reason>`). Served by [`endpoint`].
+//! filter's `toolctx.refused.<reason>`). Served by `endpoint`.
 
 mod endpoint;
 mod histogram;
