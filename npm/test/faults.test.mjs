@@ -196,22 +196,32 @@ describe('faults: Redis and clients under the Node middleware', { skip }, () => 
       await sleep(Math.max(0, t0 + upAtMs - Date.now()));
       window.up = Date.now();
       await up();
-      // Redis answers again from here (a restarted one has started: under
-      // load that alone can take longer than the margin below).
+      // Redis answers again from here (a restarted one has started).
       window.back = Date.now();
     })();
     const calls = [];
+    // When a server's client is back: the end of its first call that ran
+    // among those sent after Redis answered again (Infinity until then).
+    // Every call it is sent after that must run: no margin of time judged.
+    const backAt = (url) => Math.min(...calls.filter((c) => c.url === url && c.kind === 'ran' && c.start >= window.back).map((c) => c.end));
+    const recoveredOf = (url) => calls.filter((c) => c.url === url && c.start >= backAt(url));
     await Promise.all(
       Array.from({ length: workers }, async (_, w) => {
-        // Until endMs, and at least a second after Redis is back.
-        const more = () => Date.now() - t0 < endMs || window.back === undefined || Date.now() < window.back + 1000;
+        // Until endMs, a second after Redis is back, and until each server
+        // has been sent calls after its client came back (15 s at the most:
+        // a bound on the test's length, not a judgement of speed).
+        const more = () =>
+          Date.now() - t0 < endMs ||
+          window.back === undefined ||
+          Date.now() < window.back + 1000 ||
+          (urls.some((u) => recoveredOf(u).length < 4) && Date.now() < window.back + 15000);
         for (let i = 0; more(); i++) calls.push(await call(urls[(w + i) % 2], { orderId: nextOrder() }));
       }),
     );
     await fault;
-    // Calls wholly inside the outage, and the first ones well after it.
+    // Calls wholly inside the outage, and every call sent to a server after its client came back.
     const inside = calls.filter((c) => c.start >= window.down + 50 && c.end <= window.up);
-    const recovered = calls.filter((c) => c.start >= window.back + 500);
+    const recovered = urls.flatMap(recoveredOf);
     const failedFirst = calls.filter((c) => c.kind !== 'ran');
     // Retries of every call that did not run, once the claims a paused Redis
     // may still have written late have expired (LEASE_MS).
