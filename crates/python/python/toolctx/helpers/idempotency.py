@@ -38,7 +38,7 @@ OUTCOME_KEY = _native.IDEMPOTENCY_OUTCOME_KEY
 log = logging.getLogger("toolctx")
 
 #: The core's defaults, in seconds: results kept 24 h, claims leased 30 min,
-#: a duplicate waits 60 s; a Redis command's reply awaited 1 s.
+#: a duplicate waits 60 s; a Redis command's reply awaited 500 ms (the core's).
 DAY_S = _native.IDEMPOTENCY_TTL_MS / 1000
 LEASE_S = _native.IDEMPOTENCY_LEASE_MS / 1000
 WAIT_S = _native.IDEMPOTENCY_WAIT_MS / 1000
