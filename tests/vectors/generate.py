@@ -2063,6 +2063,11 @@ JCS_SHORT = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r",
              '"': '\\"', "\\": "\\\\"}
 
 
+def js_string(s):
+    """A string as RFC 8785 (and ECMAScript's JSON.stringify) writes it."""
+    return '"' + "".join(JCS_SHORT.get(ch) or ("\\u%04x" % ord(ch) if ord(ch) < 0x20 else ch) for ch in s) + '"'
+
+
 def jcs(v):
     """RFC 8785 canonical JSON of a generator value (numbers as Raw, int or
     float; members sorted by their UTF-16 code units)."""
@@ -2077,8 +2082,7 @@ def jcs(v):
     if isinstance(v, (int, float)):
         return es_number(repr(v))
     if isinstance(v, str):
-        return '"' + "".join(JCS_SHORT.get(ch) or ("\\u%04x" % ord(ch) if ord(ch) < 0x20 else ch)
-                             for ch in v) + '"'
+        return js_string(v)
     if isinstance(v, list):
         return "[" + ",".join(jcs(x) for x in v) + "]"
     if isinstance(v, dict):

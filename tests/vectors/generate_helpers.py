@@ -29,6 +29,8 @@ import os
 import sys
 
 import helpers_limits_cases
+# The verdict vectors' generator's RFC 8785 writers (standard library too).
+from generate import es_number, js_string as escape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILE = "helpers.json"
@@ -79,24 +81,6 @@ def loads(text):
 
     return json.loads(text, object_pairs_hook=pairs, parse_int=Num, parse_float=Num,
                       parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-
-
-def escape(s):
-    """A JSON string as ECMAScript's JSON.stringify writes it."""
-    out = ['"']
-    for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch in "\b\f\n\r\t":
-            out.append({"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
-        elif ord(ch) < 0x20:
-            out.append("\\u%04x" % ord(ch))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 def compact(v):
@@ -158,21 +142,9 @@ def utf16_key(name):
     return name.encode("utf-16-be")
 
 
-def jcs_number(text):
-    """RFC 8785 for the numbers these cases use: integers below 2**53 and
-    decimals whose shortest double form Python's repr already prints as
-    ECMAScript does (checked by the self-check's own writer)."""
-    f = float(text)
-    if f == int(f) and abs(f) < 2 ** 53:
-        return str(int(f))
-    r = repr(f)
-    assert "e" not in r, "keep the cases to plain decimals"
-    return r
-
-
 def jcs(v):
     if isinstance(v, Num):
-        return jcs_number(v)
+        return es_number(str(v))
     if isinstance(v, dict):
         return "{" + ",".join(escape(k) + ":" + jcs(v[k]) for k in sorted(v, key=utf16_key)) + "}"
     if isinstance(v, list):
