@@ -97,6 +97,25 @@ build_npm_package() {
   (cd "$ROOT/npm" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build)
 }
 
+# The raw wasm modules (crates/wasm-abi, no wasm-bindgen) that the Go and
+# Java front ends embed, into target/wasm-abi/: toolctx.wasm (the verifier,
+# feature `verifier`) and toolctx-helpers.wasm (the server helpers' rules,
+# feature `helpers`). No SIMD: Chicory's compiler to JVM bytecode has none.
+# wasm-opt is the npm package binaryen's (npm/node_modules), as for npm.
+WASM_ABI_DIR="$ROOT/target/wasm-abi"
+build_wasm_abi() {
+  ensure_wasm_targets
+  [ -x "$ROOT/npm/node_modules/.bin/wasm-opt" ] || (cd "$ROOT/npm" && npm ci --no-audit --no-fund --loglevel=error)
+  mkdir -p "$WASM_ABI_DIR"
+  local feature name built="$ROOT/target/wasm32-unknown-unknown/wasm/toolctx_wasm_abi.wasm"
+  for feature in verifier helpers; do
+    name=toolctx.wasm
+    [ "$feature" = helpers ] && name=toolctx-helpers.wasm
+    cargo build -q -p toolctx-wasm-abi --target wasm32-unknown-unknown --profile wasm --no-default-features --features "$feature"
+    "$ROOT/npm/node_modules/.bin/wasm-opt" -O3 "$built" -o "$WASM_ABI_DIR/$name"
+  done
+}
+
 # cargo-fuzz, for the nightly toolchain the machine image ships; returns 1
 # when there is no nightly (it cannot be fetched here).
 ensure_cargo_fuzz() {

@@ -1,54 +1,51 @@
 //! The idempotency helper's rules (CONTRACT §5), the core's
-//! (`toolctx_core::helpers::idempotency`), for `toolctx/helpers`
+//! (`toolctx_core::helpers::idempotency`, in the string forms of
+//! `toolctx_wasm_boundary::helpers`), for `toolctx/helpers`
 //! (`npm/src/idempotency.ts`, `npm/src/redis.ts`): here, in the module the
 //! helpers load, rather than in the verifier's, which every user ships.
 //! Strings and bytes in, strings out; a refusal throws
 //! `"<code>\n<message>"`.
 
-use toolctx_core::helpers::idempotency::{self as core, redis, Held, Outcome, Wait};
-use toolctx_wasm_boundary::js_error;
+use toolctx_wasm_boundary::helpers as h;
 use wasm_bindgen::prelude::*;
 
 /// The store key of `key` in `namespace` (the namespace escaped, `:`, the key).
 #[wasm_bindgen(js_name = idemStoreKey)]
 pub fn store_key(namespace: &str, key: &str) -> String {
-    core::store_key(namespace, key)
+    h::idem_store_key(namespace, key)
 }
 
 /// `prefix` then the store key.
 #[wasm_bindgen(js_name = idemRedisKey)]
 pub fn redis_key(prefix: &str, store_key: &str) -> String {
-    core::redis_key(prefix, store_key)
+    h::idem_redis_key(prefix, store_key)
 }
 
 /// Lowercase hex SHA-256 of the RFC 8785 form of a JSON text; throws
 /// `not_canonicalizable`.
 #[wasm_bindgen(js_name = idemArgumentHash)]
 pub fn argument_hash(arguments_json: &str) -> Result<String, JsValue> {
-    core::argument_hash(arguments_json.as_bytes()).map_err(|e| js_error("not_canonicalizable", e))
+    Ok(h::idem_argument_hash(arguments_json.as_bytes())?)
 }
 
 /// The running entry (the claim) as stored.
 #[wasm_bindgen(js_name = idemRunning)]
 pub fn running(hash: &str, owner: &str) -> String {
-    core::running(hash, owner)
+    h::idem_running(hash, owner)
 }
 
 /// The done entry as stored; throws `idempotency_entry_invalid` when the
 /// result is not a JSON object.
 #[wasm_bindgen(js_name = idemDone)]
 pub fn done(hash: &str, result_json: &str) -> Result<String, JsValue> {
-    core::done(hash, result_json.as_bytes()).map_err(|e| js_error(core::ENTRY_INVALID, e))
+    Ok(h::idem_done(hash, result_json.as_bytes())?)
 }
 
 /// What a store holds (its bytes), read and written again as the core
-/// encodes it (`{"state", "hash", "owner" | "result"}`); throws
-/// `idempotency_entry_invalid` for anything else.
+/// encodes it; throws `idempotency_entry_invalid` for anything else.
 #[wasm_bindgen(js_name = idemReadEntry)]
 pub fn read_entry(raw: &[u8]) -> Result<String, JsValue> {
-    core::Entry::read(raw)
-        .map(|e| e.encode())
-        .map_err(|e| js_error(core::ENTRY_INVALID, e))
+    Ok(h::idem_read_entry(raw)?)
 }
 
 /// A held entry for a call whose arguments hash to `hash`: `c` conflict,
@@ -56,127 +53,61 @@ pub fn read_entry(raw: &[u8]) -> Result<String, JsValue> {
 /// `idempotency_entry_invalid`.
 #[wasm_bindgen(js_name = idemHeld)]
 pub fn held(raw: &[u8], hash: &str) -> Result<String, JsValue> {
-    match core::held(raw, hash).map_err(|e| js_error(core::ENTRY_INVALID, e))? {
-        Held::Conflict => Ok("c".into()),
-        Held::InFlight => Ok("w".into()),
-        Held::Replay(result) => Ok(format!("r{result}")),
-    }
+    Ok(h::idem_held(raw, hash)?)
 }
 
 /// Milliseconds to sleep before claiming again, or -1: the wait is over.
 #[wasm_bindgen(js_name = idemWait)]
 pub fn wait(now_ms: f64, deadline_ms: f64, round: u32) -> f64 {
-    // Whole non-negative milliseconds; JavaScript numbers are exact to 2^53.
-    let ms = |v: f64| {
-        if v.is_finite() && v > 0.0 {
-            v as u64
-        } else {
-            0
-        }
-    };
-    match core::wait(ms(now_ms), ms(deadline_ms), round) {
-        Wait::Refuse => -1.0,
-        Wait::Sleep(pause) => pause as f64,
-    }
+    h::idem_wait(whole_ms(now_ms), whole_ms(deadline_ms), round).map_or(-1.0, |ms| ms as f64)
 }
 
 /// The default refusal for `outcome` as a `CallToolResult`'s JSON.
 #[wasm_bindgen(js_name = idemRefusal)]
 pub fn refusal(outcome: &str, key: &str) -> Result<String, JsValue> {
-    let outcome = Outcome::from_name(outcome)
-        .ok_or_else(|| js_error("invalid_argument", "unknown idempotency outcome"))?;
-    Ok(core::refusal(outcome, key))
+    Ok(h::idem_refusal(outcome, key)?)
 }
 
+/// A JavaScript time in milliseconds, whole (JavaScript numbers are exact
+/// to 2^53): 0 for anything negative or not a number.
 fn whole_ms(v: f64) -> u64 {
     if v.is_finite() && v > 0.0 {
-        v.ceil() as u64
+        v as u64
     } else {
         0
     }
 }
 
-/// A command's arguments as a JSON array of strings (one string across the
-/// boundary rather than a `string[]`'s glue).
-fn args_json(args: &[String]) -> String {
-    let mut out = String::from("[");
-    for (i, a) in args.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        toolctx_core::json::write_str(a, &mut out);
-    }
-    out.push(']');
-    out
+/// A lease or TTL in milliseconds, rounded up.
+fn ms_up(v: f64) -> u64 {
+    whole_ms(v.ceil())
 }
 
-/// The arguments of the store command `command`, as a JSON array of
-/// strings: `claim` `SET key entry NX PX ms`, `read` `GET key`, `complete`
-/// `SET key entry PX ms`, `release` `EVAL <release script> 1 key entry`
-/// (milliseconds rounded up, at least 1); `[]` for another command.
+/// The arguments of the store command `command` as a JSON array of strings
+/// (one string across the boundary rather than a `string[]`'s glue);
+/// milliseconds rounded up; `[]` for another command.
 #[wasm_bindgen(js_name = idemRedisArgs)]
 pub fn redis_args(command: &str, key: &str, entry: &str, ms: f64) -> String {
-    match redis::Command::from_name(command) {
-        Some(redis::Command::Claim) => args_json(&redis::claim_args(key, entry, whole_ms(ms))),
-        Some(redis::Command::Read) => args_json(&redis::read_args(key)),
-        Some(redis::Command::Complete) => {
-            args_json(&redis::complete_args(key, entry, whole_ms(ms)))
-        }
-        Some(redis::Command::Release) => args_json(&redis::release_args(key, entry)),
-        None => "[]".into(),
-    }
+    let mut out = String::new();
+    toolctx_wasm_boundary::codes_json(
+        h::idem_redis_args(command, key, entry, ms_up(ms))
+            .iter()
+            .map(String::as_str),
+        &mut out,
+    );
+    out
 }
 
 /// What a reply to `command` (`claim`, `read`, `complete`, `release`)
-/// means (`claimed`, `taken`, `held`, `gone`, `stored`, `released`,
-/// `not_held`, `failed`). The reply as `npm/src/redis.ts` (`replyParts`)
-/// hands it over: a kind's name and its value as bytes, read by the core's
-/// `Reply::from_parts`.
+/// means. The reply as `npm/src/redis.ts` (`replyParts`) hands it over: a
+/// kind's name and its value as bytes.
 #[wasm_bindgen(js_name = idemRedisMeaning)]
 pub fn redis_meaning(command: &str, kind: &str, value: &[u8]) -> String {
-    let Some(command) = redis::Command::from_name(command) else {
-        return redis::Meaning::Failed.as_str().into();
-    };
-    // A kind the core has no name for, or a value its kind cannot hold, is
-    // a reply no command expects: a failed store.
-    let reply = toolctx_core::redis::Reply::from_parts(kind, value)
-        .unwrap_or(toolctx_core::redis::Reply::Other);
-    redis::meaning(command, reply).as_str().into()
+    h::idem_redis_meaning(command, kind, value).into()
 }
 
-/// The defaults and names as JSON: `{"keyPrefix", "ttlMs", "leaseMs",
-/// "waitMs", "memoryEntries", "storeTimeoutMs", "claimRounds", "replayed",
-/// "outcomeKey", "releaseScript", "outcomes"}`.
+/// The defaults and names as JSON (`toolctx_wasm_boundary::helpers::idem_defaults`).
 #[wasm_bindgen(js_name = idemDefaults)]
 pub fn defaults() -> String {
-    let mut out = String::from("{\"keyPrefix\":");
-    toolctx_core::json::write_str(core::DEFAULT_KEY_PREFIX, &mut out);
-    out.push_str(&format!(
-        ",\"ttlMs\":{},\"leaseMs\":{},\"waitMs\":{},\"memoryEntries\":{},\"storeTimeoutMs\":{},\"claimRounds\":{}",
-        core::DEFAULT_TTL_MS,
-        core::DEFAULT_LEASE_MS,
-        core::DEFAULT_WAIT_MS,
-        core::DEFAULT_MEMORY_ENTRIES,
-        core::DEFAULT_STORE_TIMEOUT_MS,
-        core::CLAIM_ROUNDS
-    ));
-    for (name, value) in [
-        ("replayed", core::REPLAYED),
-        ("outcomeKey", core::OUTCOME_KEY),
-        ("releaseScript", redis::RELEASE_SCRIPT),
-    ] {
-        out.push_str(",\"");
-        out.push_str(name);
-        out.push_str("\":");
-        toolctx_core::json::write_str(value, &mut out);
-    }
-    out.push_str(",\"outcomes\":[");
-    for (i, o) in Outcome::ALL.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        toolctx_core::json::write_str(o.as_str(), &mut out);
-    }
-    out.push_str("]}");
-    out
+    h::idem_defaults()
 }

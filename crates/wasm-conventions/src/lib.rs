@@ -22,14 +22,8 @@
 mod helpers_limits;
 mod idempotency;
 
-use toolctx_core::aivax::{
-    AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache, AIVAX_FIELDS,
-};
-use toolctx_core::json::write_str;
-use toolctx_core::{
-    jcs, json, names, Checked, ConfigError, HeadersVerdict, Reason, UnknownSettings,
-    FORWARD_FIELDS, TUIX_HEADERS,
-};
+use toolctx_core::aivax::{AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
+use toolctx_core::{jcs, json, names, Checked, HeadersVerdict, UnknownSettings};
 use toolctx_wasm_boundary::{config_error, described, js_error, lines, Boundary, Profile};
 use wasm_bindgen::prelude::*;
 
@@ -87,12 +81,12 @@ impl AivaxVerifier {
     /// `toolctx-wasm`'s `Verifier`.
     #[wasm_bindgen(js_name = checkHeaders)]
     pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
-        self.boundary.check_headers(heads, lens)
+        Ok(self.boundary.check_headers(heads, lens)?)
     }
 
     /// The whole decision (no clock: nothing in the profile expires).
     pub fn verify(&mut self, heads: &[u8], lens: &[u32], body: &[u8]) -> Result<String, JsValue> {
-        self.boundary.verify(heads, lens, body, 0.0)
+        Ok(self.boundary.verify(heads, lens, body, 0.0)?)
     }
 
     /// `verify`'s verdict for the request `checkHeaders` gave `ticket` for,
@@ -100,7 +94,7 @@ impl AivaxVerifier {
     /// ticket holds nothing: then call `verify` with the whole request.
     #[wasm_bindgen(js_name = verifyBody)]
     pub fn verify_body(&mut self, ticket: f64, body: &[u8]) -> Result<String, JsValue> {
-        self.boundary.verify_body(ticket, body, 0.0)
+        Ok(self.boundary.verify_body(ticket, body, 0.0)?)
     }
 
     /// The verifier with the hook key and credential values redacted.
@@ -169,75 +163,10 @@ pub fn tuix_idempotency_key(
         .map_err(|e| js_error("not_canonicalizable", e))
 }
 
-/// The core's machine codes, for the npm package's test that its
-/// hand-written unions still match them (`npm/test/codes.test.mjs`):
-/// `{"reasons":[...],"config_errors":[...],"tuix_headers":[...],
-/// "forward_fields":[...],"aivax_forward_fields":[...]}`, every
-/// `Reason::as_str` in `Reason::ALL` order, every `ConfigError::CODES`
-/// entry, the Tuix headers' `_meta` members and names (`member`, `header`
-/// in turn), and the context fields a `forward` configuration can map.
+/// The core's machine codes and telemetry names, for the npm package's
+/// test that its hand-written unions still match them
+/// (`npm/test/codes.test.mjs`; `toolctx_wasm_boundary::core_codes`).
 #[wasm_bindgen(js_name = coreCodes)]
 pub fn core_codes() -> String {
-    let mut out = String::from("{\"reasons\":");
-    codes_json(Reason::ALL.iter().map(|r| r.as_str()), &mut out);
-    out.push_str(",\"config_errors\":");
-    codes_json(ConfigError::CODES.iter().copied(), &mut out);
-    out.push_str(",\"tuix_headers\":");
-    codes_json(TUIX_HEADERS.iter().flat_map(|(m, h)| [*m, *h]), &mut out);
-    out.push_str(",\"forward_fields\":");
-    codes_json(FORWARD_FIELDS.iter().map(|(n, _)| *n), &mut out);
-    out.push_str(",\"aivax_forward_fields\":");
-    codes_json(AIVAX_FIELDS.iter().map(|(n, _)| *n), &mut out);
-    telemetry_json(&mut out);
-    out.push('}');
-    out
-}
-
-/// `,"telemetry":{...}`: the names `npm/src/telemetry.ts` mirrors.
-fn telemetry_json(out: &mut String) {
-    use toolctx_core::telemetry as t;
-    out.push_str(",\"telemetry\":{");
-    let names = [
-        ("scope", t::SCOPE),
-        ("verdicts", t::VERDICTS),
-        ("checkDuration", t::CHECK_DURATION),
-        ("checkDurationUnit", t::CHECK_DURATION_UNIT),
-        ("outcome", t::OUTCOME),
-        ("reason", t::REASON),
-        ("span", t::SPAN),
-        ("mcpMethod", t::MCP_METHOD),
-        ("tool", t::TOOL),
-        ("taskId", t::TASK_ID),
-        ("workspaceId", t::WORKSPACE_ID),
-    ];
-    for (key, value) in names {
-        write_str(key, out);
-        out.push(':');
-        write_str(value, out);
-        out.push(',');
-    }
-    out.push_str("\"outcomes\":");
-    codes_json(t::OUTCOMES.iter().copied(), out);
-    out.push_str(",\"durationBucketsSeconds\":[");
-    for (i, bound) in t::DURATION_BUCKETS_S.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        // As JavaScript writes them (the core's RFC 8785 number writer),
-        // rather than pulling `core::fmt`'s float code into the module. The
-        // bounds are finite constants: nothing to refuse.
-        let _ = jcs::write_double(*bound, out);
-    }
-    out.push_str("]}");
-}
-
-fn codes_json<'a>(codes: impl Iterator<Item = &'a str>, out: &mut String) {
-    out.push('[');
-    for (i, code) in codes.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_str(code, out);
-    }
-    out.push(']');
+    toolctx_wasm_boundary::core_codes()
 }

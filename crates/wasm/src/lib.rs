@@ -31,7 +31,7 @@
 //!
 //! The npm package's TypeScript layer builds the inputs and reads the tag:
 //! `toolctx-wasm-boundary` (`crates/wasm-boundary`, shared with the
-//! conventions module) here, `npm/src/boundary.ts` there.
+//! conventions module and the raw module) here, `npm/src/boundary.ts` there.
 //!
 //! Headers, then body: `checkHeaders` keeps the core's `Checked` proof in
 //! this object, with a copy of the method and headers it checked, under
@@ -53,34 +53,18 @@
 mod replay;
 
 use toolctx_core::replay::redis;
-use toolctx_core::{
-    Checked, Claimed, Config, Context, HeadersVerdict, PendingClaim, Reason, Refusal, ReplayCache,
-    ReplayClaim, UnknownSettings, Verdict, Verifier as Core,
-};
-use toolctx_wasm_boundary::{
-    config_error, described, lines, refusal, verdict, Boundary, Profile, Tickets,
-};
+use toolctx_core::ReplayClaim;
+use toolctx_wasm_boundary::{described, AgentArea, Boundary};
 use wasm_bindgen::prelude::*;
 
 /// A validated configuration with the HMAC key state precomputed, held in
-/// WebAssembly memory for the life of the JavaScript object.
+/// WebAssembly memory for the life of the JavaScript object: the AgentArea
+/// profile (`toolctx-wasm-boundary`'s `AgentArea`, which the raw module
+/// shares) with the header checks waiting for their body.
 #[wasm_bindgen]
 pub struct Verifier {
     boundary: Boundary<AgentArea>,
 }
-
-/// The AgentArea profile's core, with the in-memory replay guard, or the
-/// accepted calls waiting for a shared store's answer, when configured.
-struct AgentArea {
-    core: Core,
-    replay: Option<ReplayCache>,
-    claims: Option<Tickets<PendingClaim>>,
-}
-
-/// How many accepted calls wait for a shared replay store's answer at once
-/// per verifier; an older one is forgotten and its `settle` refused
-/// `internal_error` (the TypeScript layer's stores bound each claim in time).
-const WAITING_CLAIMS: usize = 4096;
 
 #[wasm_bindgen]
 impl Verifier {
@@ -101,30 +85,17 @@ impl Verifier {
         replay_capacity: u32,
         shared_store: bool,
     ) -> Result<Verifier, JsValue> {
-        let config = Config::from_json(config_json, UnknownSettings::Refuse);
-        match config.and_then(Core::new) {
-            Ok(core) => {
-                let replay =
-                    (replay_capacity > 0).then(|| ReplayCache::new(replay_capacity as usize));
-                let claims = shared_store.then(|| Tickets::new(WAITING_CLAIMS));
-                let profile = AgentArea {
-                    core,
-                    replay,
-                    claims,
-                };
-                Ok(Verifier {
-                    boundary: Boundary::new(profile, include_reason),
-                })
-            }
-            Err(e) => Err(config_error(&e)),
-        }
+        let profile = AgentArea::new(config_json, replay_capacity as usize, shared_store)?;
+        Ok(Verifier {
+            boundary: Boundary::new(profile, include_reason),
+        })
     }
 
     /// The body limit: read at most this many bytes, one more proves the
     /// body too large.
     #[wasm_bindgen(getter, js_name = maxBodyBytes)]
     pub fn max_body_bytes(&self) -> usize {
-        self.boundary.profile.core.max_body_bytes()
+        self.boundary.profile.max_body_bytes()
     }
 
     /// The header names to remove upstream from every request that passes
@@ -132,7 +103,7 @@ impl Verifier {
     /// `Forward::removed`); empty when nothing is forwarded.
     #[wasm_bindgen(getter, js_name = removedHeaders)]
     pub fn removed_headers(&self) -> String {
-        lines(self.boundary.profile.core.config().forward.removed())
+        self.boundary.profile.removed_headers()
     }
 
     /// Steps 0 and 1 (method and static credential), before the body is
@@ -140,7 +111,7 @@ impl Verifier {
     /// keeps the core's proof here with the method and headers checked.
     #[wasm_bindgen(js_name = checkHeaders)]
     pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
-        self.boundary.check_headers(heads, lens)
+        Ok(self.boundary.check_headers(heads, lens)?)
     }
 
     /// The whole decision, with the in-memory replay guard when there is
@@ -153,7 +124,7 @@ impl Verifier {
         body: &[u8],
         now: f64,
     ) -> Result<String, JsValue> {
-        self.boundary.verify(heads, lens, body, now)
+        Ok(self.boundary.verify(heads, lens, body, now)?)
     }
 
     /// `verify`'s verdict for the request that `checkHeaders` gave `ticket`
@@ -162,7 +133,7 @@ impl Verifier {
     /// forgotten): then call `verify` with the whole request.
     #[wasm_bindgen(js_name = verifyBody)]
     pub fn verify_body(&mut self, ticket: f64, body: &[u8], now: f64) -> Result<String, JsValue> {
-        self.boundary.verify_body(ticket, body, now)
+        Ok(self.boundary.verify_body(ticket, body, now)?)
     }
 
     /// The final verdict on the accepted call that answered `c` + `ticket`,
@@ -174,68 +145,16 @@ impl Verifier {
     /// `internal_error`.
     pub fn settle(&mut self, ticket: f64, answer: JsValue) -> String {
         let include_reason = self.boundary.include_reason;
-        let profile = &mut self.boundary.profile;
-        match profile.claims.as_mut().and_then(|c| c.take(ticket)) {
-            Some(pending) => verdict(
-                profile.core.settle(pending, replay::store_answer(&answer)),
-                include_reason,
-            ),
-            None => refusal(&Refusal::new(Reason::InternalError, None), include_reason),
-        }
+        self.boundary
+            .profile
+            .settle(ticket, replay::store_answer(&answer), include_reason)
     }
 
     /// The verifier with its configuration, secrets and credential values
     /// redacted (the core's `Config::describe`), for `toString` and
     /// `util.inspect`.
     pub fn describe(&self) -> String {
-        let mut out = String::from("Verifier { config: ");
-        self.boundary.profile.core.config().describe(&mut out);
-        out.push_str(" }");
-        out
-    }
-}
-
-impl Profile for AgentArea {
-    type Context = Context;
-
-    fn check_headers(&self, method: &str, headers: &[(&[u8], &[u8])]) -> HeadersVerdict {
-        self.core.check_headers(method, headers)
-    }
-
-    /// Steps 2 to 14 and the in-memory replay guard.
-    fn check_body(
-        &mut self,
-        proof: Checked,
-        headers: &[(&[u8], &[u8])],
-        body: &[u8],
-        now: f64,
-    ) -> Verdict {
-        // `as` saturates: negative and NaN become 0; the TS layer refuses both first.
-        let now = now as u64;
-        match &mut self.replay {
-            Some(cache) => {
-                self.core
-                    .check_body_once(proof, headers, body, now, &mut |jti, until| {
-                        cache.first_use(jti, until, now)
-                    })
-            }
-            None => self.core.check_body(proof, headers, body, now),
-        }
-    }
-
-    /// With a shared store, an accepted call answers what to claim (or the
-    /// core's refusal of a token it cannot guard) and waits for `settle`.
-    fn answer(&mut self, v: Verdict, include_reason: bool) -> String {
-        let Some(claims) = self.claims.as_mut() else {
-            return verdict(v, include_reason);
-        };
-        match self.core.claim(v) {
-            Claimed::Decided(v) => verdict(v, include_reason),
-            Claimed::Claim(pending) => {
-                let ReplayClaim { jti, until } = pending.claim().clone();
-                format!("c{}\n{until}\n{jti}", claims.hold(pending))
-            }
-        }
+        self.boundary.profile.describe()
     }
 }
 

@@ -5,8 +5,7 @@
 //! client's reply into a kind and bytes (`npm/src/redis.ts`); what that
 //! reply means is decided here, by the core.
 
-use toolctx_core::redis::{Reply, TIMEOUT_MS};
-use toolctx_core::replay::redis::claim_answer;
+use toolctx_core::redis::TIMEOUT_MS;
 use toolctx_core::{ClaimAnswer, DEFAULT_REPLAY_CAPACITY};
 use wasm_bindgen::prelude::*;
 
@@ -17,8 +16,7 @@ use wasm_bindgen::prelude::*;
 /// answer: `failed`, never `first_use`.
 #[wasm_bindgen(js_name = redisClaimAnswer)]
 pub fn redis_claim_answer(kind: &str, value: &[u8]) -> String {
-    Reply::from_parts(kind, value)
-        .map_or(ClaimAnswer::Failed, claim_answer)
+    toolctx_wasm_boundary::redis_claim_answer(kind, value)
         .as_str()
         .into()
 }

@@ -1,0 +1,81 @@
+//! The raw wasm module of toolctx: the core behind plain exports, with no
+//! wasm-bindgen and no imports, for the hosts that embed a `.wasm` and call
+//! it themselves (Go through wazero, `go/`; Java, `java/`). Nothing is
+//! decided here: the core decides, and the answers are the strings of
+//! `toolctx-wasm-boundary` that the npm package reads too.
+//!
+//! # ABI, version 1
+//! Built for `wasm32-unknown-unknown`; exports `memory` and the functions
+//! below. An instance is single-threaded: a host keeps a pool of instances
+//! and hands each to one caller at a time.
+//!
+//! **Input.** The host asks `toolctx_input(len: i32) -> i32` for a buffer of
+//! `len` bytes in the module's memory (valid until the next
+//! `toolctx_input`; 0 if it cannot be had), writes the operation's input
+//! there and calls the operation. The input is a run of *fields*: each a
+//! `u32` little-endian length, then that many bytes, filling exactly `len`
+//! bytes.
+//!
+//! **Output.** Every operation that answers text returns an `i64`:
+//! `(ptr << 32) | len` of its answer in the module's memory, valid until
+//! the next operation. The answer's first byte is `=` (then the payload)
+//! or `!` (then `<code>\n<message>`: the core's stable code, `internal` for
+//! a malformed input). A list is answered as fields after the `=`.
+//!
+//! **Traps.** A panic aborts (`unreachable`): the host drops that instance,
+//! refuses the request with the core's `internal_error` refusal (asked of
+//! another instance, [`toolctx_refusal`](exports)) and keeps serving.
+//!
+//! | export | input fields | answer after `=` |
+//! | --- | --- | --- |
+//! | `toolctx_version() -> i32` | | the ABI version (1) |
+//! | `toolctx_configure(flags: i32, replay_capacity: i32)` | config JSON | fields: max body bytes (decimal), then each header name to remove upstream |
+//! | `toolctx_describe()` | | the verifier, secrets redacted |
+//! | `toolctx_check_headers()` | lens, heads | `p`, `r` + refusal JSON, `b` + ticket |
+//! | `toolctx_verify(now: i64)` | lens, heads, body | `p`, `a` + context..., `r` + refusal JSON, `c` + claim |
+//! | `toolctx_verify_body(ticket: i32, now: i64)` | body | as `toolctx_verify`, or `u` |
+//! | `toolctx_settle(ticket: i32)` | answer name | `a` + context..., `r` + refusal JSON |
+//! | `toolctx_refusal()` | reason code, id JSON (may be empty) | `r` + refusal JSON |
+//! | `toolctx_describe_request()` | method, body, reason | fields: method, tool |
+//! | `toolctx_replay_defaults()` | | fields: Redis key prefix, in-memory capacity, store timeout ms |
+//! | `toolctx_redis_claim_args(until: i64, now: i64)` | prefix, jti | fields: the command |
+//! | `toolctx_redis_claim_answer()` | reply kind, reply value | `first_use`, `used`, `full` or `failed` |
+//! | `toolctx_core_codes()` | | JSON: reasons, config errors, telemetry names |
+//! | `toolctx_idem_defaults()` | | JSON |
+//! | `toolctx_idem_store_key()` | namespace, key | the store key |
+//! | `toolctx_idem_redis_key()` | prefix, store key | the Redis key |
+//! | `toolctx_idem_argument_hash()` | arguments JSON | hex SHA-256 |
+//! | `toolctx_idem_running()` | hash, owner | the running entry |
+//! | `toolctx_idem_done()` | hash, result JSON | the done entry |
+//! | `toolctx_idem_read_entry()` | raw entry | the entry re-encoded |
+//! | `toolctx_idem_held()` | raw entry, hash | `c`, `w`, `r` + result JSON |
+//! | `toolctx_idem_wait(now_ms: i64, deadline_ms: i64, round: i32) -> i64` | | ms to sleep, or -1: refuse |
+//! | `toolctx_idem_refusal()` | outcome, key | the refusal's `CallToolResult` JSON |
+//! | `toolctx_idem_redis_args(ms: i64)` | command, key, entry | fields: the command |
+//! | `toolctx_idem_redis_meaning()` | command, reply kind, reply value | the meaning's name |
+//! | `toolctx_result_limits()` | | JSON |
+//! | `toolctx_check_result()` | result JSON | JSON array of findings |
+//! | `toolctx_progress_new(interval_ms: i64) -> i32` | | a handle |
+//! | `toolctx_progress_report(h: i32, now_ms: i64, progress: f64, total: f64, has_message: i32)` | message | `s`, `h`, `a`, `d` + ... |
+//! | `toolctx_progress_tick(h: i32, now_ms: i64)` | | `s`, `w`, `i` + ... |
+//! | `toolctx_progress_flush(h: i32, now_ms: i64)` | | `s` + report, or nothing |
+//! | `toolctx_progress_close(h: i32)` / `toolctx_progress_free(h: i32)` | | nothing |
+//! | `toolctx_progress_sent(h: i32) -> i64` | | reports sent (-1: no such handle) |
+//!
+//! `flags` bit 0: refusals carry `data.reason`; bit 1: a shared replay
+//! store answers the claims (`c`, `toolctx_settle`). `replay_capacity` > 0:
+//! the in-memory replay guard. `lens` is `u32` little-endian lengths (the
+//! method, then name and value per header, duplicates kept) cutting `heads`
+//! (`toolctx_wasm_boundary::split`). `now` is Unix seconds; `total` NaN is
+//! no total. Progress answers are `toolctx_wasm_boundary::helpers::Progress`'s.
+
+#![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+
+mod exports;
+#[cfg(feature = "helpers")]
+mod helpers;
+mod state;
+#[cfg(feature = "verifier")]
+mod verifier;
+
+pub use state::{fields, ABI_VERSION};

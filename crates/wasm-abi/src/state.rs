@@ -1,0 +1,153 @@
+//! An instance's state and the operations on it, in safe Rust: the input
+//! buffer the host writes, the last answer it reads, the verifier, and the
+//! progress coalescers. `exports.rs` only names them for the host.
+
+use std::cell::RefCell;
+
+use toolctx_wasm_boundary::Error;
+#[cfg(feature = "helpers")]
+use toolctx_wasm_boundary::{helpers::Progress, Tickets};
+#[cfg(feature = "verifier")]
+use toolctx_wasm_boundary::{AgentArea, Boundary};
+
+/// The version of the ABI these exports keep (`toolctx_version`).
+pub const ABI_VERSION: i32 = 1;
+
+/// Progress coalescers alive at once per instance; the oldest is forgotten
+/// (its calls answer `!internal`) when a host never frees its handles.
+#[cfg(feature = "helpers")]
+const PROGRESS_HANDLES: usize = 4096;
+
+pub struct State {
+    input: Vec<u8>,
+    output: Vec<u8>,
+    #[cfg(feature = "verifier")]
+    pub(crate) verifier: Option<Boundary<AgentArea>>,
+    #[cfg(feature = "helpers")]
+    pub(crate) progress: Tickets<Progress>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State {
+        input: Vec::new(),
+        output: Vec::new(),
+        #[cfg(feature = "verifier")]
+        verifier: None,
+        #[cfg(feature = "helpers")]
+        progress: Tickets::new(PROGRESS_HANDLES),
+    });
+}
+
+/// `toolctx_input`: a buffer of `len` bytes for the host to write, as a
+/// pointer into this module's memory; 0 for a negative length.
+pub fn input(len: i32) -> i32 {
+    let Ok(len) = usize::try_from(len) else {
+        return 0;
+    };
+    STATE.with_borrow_mut(|s| {
+        s.input.clear();
+        s.input.resize(len, 0);
+        pointer(s.input.as_ptr())
+    })
+}
+
+fn pointer(p: *const u8) -> i32 {
+    // wasm32: an address is 32 bits. On a native build (tests) the value is
+    // only a token.
+    p as usize as i32
+}
+
+/// What an operation answers: text, a list (as fields), or an error.
+pub enum Answer {
+    Text(String),
+    List(Vec<Vec<u8>>),
+}
+
+impl From<String> for Answer {
+    fn from(s: String) -> Answer {
+        Answer::Text(s)
+    }
+}
+
+/// Runs `op` on the input the host wrote and this instance's state, keeps
+/// its answer (`=` + payload or `!` + error) and returns where it lies:
+/// `(ptr << 32) | len`.
+pub fn run(op: impl FnOnce(&mut State, &[u8]) -> Result<Answer, Error>) -> i64 {
+    STATE.with_borrow_mut(|s| {
+        let input = core::mem::take(&mut s.input);
+        let answer = op(s, &input);
+        s.input = input;
+        s.output.clear();
+        match answer {
+            Ok(Answer::Text(text)) => {
+                s.output.push(b'=');
+                s.output.extend_from_slice(text.as_bytes());
+            }
+            Ok(Answer::List(items)) => {
+                s.output.push(b'=');
+                for item in items {
+                    put_field(&item, &mut s.output);
+                }
+            }
+            Err(e) => {
+                s.output.push(b'!');
+                s.output.extend_from_slice(e.as_str().as_bytes());
+            }
+        }
+        let ptr = pointer(s.output.as_ptr()) as u32;
+        let len = u32::try_from(s.output.len()).unwrap_or(u32::MAX);
+        ((u64::from(ptr) << 32) | u64::from(len)) as i64
+    })
+}
+
+/// Runs `op` on the state alone, for the operations that answer a number.
+#[cfg(feature = "helpers")]
+pub fn with<T>(op: impl FnOnce(&mut State) -> T) -> T {
+    STATE.with_borrow_mut(op)
+}
+
+pub(crate) fn bad(what: &str) -> Error {
+    Error::new("internal", what)
+}
+
+fn put_field(bytes: &[u8], out: &mut Vec<u8>) {
+    let len = u32::try_from(bytes.len()).unwrap_or(u32::MAX);
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// The input's fields: each a `u32` little-endian length, then its bytes.
+pub fn fields(input: &[u8]) -> Result<Vec<&[u8]>, Error> {
+    let mut rest = input;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let (len, tail) = rest
+            .split_first_chunk::<4>()
+            .ok_or_else(|| bad("a field's length is cut short"))?;
+        let len = usize::try_from(u32::from_le_bytes(*len)).map_err(|_| bad("field too long"))?;
+        if len > tail.len() {
+            return Err(bad("a field runs past the input"));
+        }
+        let (field, tail) = tail.split_at(len);
+        out.push(field);
+        rest = tail;
+    }
+    Ok(out)
+}
+
+/// Exactly `N` fields.
+pub(crate) fn exact<const N: usize>(input: &[u8]) -> Result<[&[u8]; N], Error> {
+    fields(input)?
+        .try_into()
+        .map_err(|_| bad("wrong number of input fields"))
+}
+
+pub(crate) fn utf8(field: &[u8]) -> Result<&str, Error> {
+    core::str::from_utf8(field).map_err(|_| bad("a text field is not UTF-8"))
+}
+
+/// A ticket or handle as the boundary's `Tickets` take it: they are `u32`
+/// counters, which the host hands back as `i32` bits.
+pub(crate) fn ticket(t: i32) -> f64 {
+    f64::from(t as u32)
+}

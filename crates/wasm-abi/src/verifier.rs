@@ -1,0 +1,126 @@
+//! The verifier's operations (feature `verifier`): the check, the
+//! upstream outcome, the replay claim and its settling, the core's codes.
+
+use toolctx_core::replay::redis as replay_redis;
+use toolctx_core::{ClaimAnswer, Reason, Refusal, ReplayClaim, DEFAULT_REPLAY_CAPACITY};
+use toolctx_wasm_boundary::{
+    core_codes, described, redis_claim_answer, refusal, AgentArea, Boundary, Error,
+};
+
+use crate::state::{bad, exact, ticket, utf8, Answer, State};
+
+impl State {
+    fn verifier(&mut self) -> Result<&mut Boundary<AgentArea>, Error> {
+        self.verifier
+            .as_mut()
+            .ok_or_else(|| bad("no verifier: call toolctx_configure first"))
+    }
+}
+
+/// `lens` as `u32` little-endian numbers.
+fn lengths(lens: &[u8]) -> Result<Vec<u32>, Error> {
+    let chunks = lens.chunks_exact(4);
+    if !chunks.remainder().is_empty() {
+        return Err(bad("lengths are not whole u32s"));
+    }
+    Ok(chunks
+        .map(|c| c.try_into().map_or(0, u32::from_le_bytes))
+        .collect())
+}
+
+pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i32) -> Result<Answer, Error> {
+    let [config] = exact(input)?;
+    let capacity = usize::try_from(capacity).unwrap_or(0);
+    let profile = AgentArea::new(config, capacity, flags & 2 != 0)?;
+    let mut list = vec![profile.max_body_bytes().to_string().into_bytes()];
+    list.extend(profile.removed().iter().map(|n| n.clone().into_bytes()));
+    s.verifier = Some(Boundary::new(profile, flags & 1 != 0));
+    Ok(Answer::List(list))
+}
+
+pub fn describe(s: &mut State, _: &[u8]) -> Result<Answer, Error> {
+    Ok(s.verifier()?.profile.describe().into())
+}
+
+pub fn check_headers(s: &mut State, input: &[u8]) -> Result<Answer, Error> {
+    let [lens, heads] = exact(input)?;
+    Ok(s.verifier()?.check_headers(heads, &lengths(lens)?)?.into())
+}
+
+pub fn verify(s: &mut State, input: &[u8], now: i64) -> Result<Answer, Error> {
+    let [lens, heads, body] = exact(input)?;
+    let now = seconds(now);
+    Ok(s.verifier()?
+        .verify(heads, &lengths(lens)?, body, now)?
+        .into())
+}
+
+pub fn verify_body(s: &mut State, input: &[u8], t: i32, now: i64) -> Result<Answer, Error> {
+    let [body] = exact(input)?;
+    let now = seconds(now);
+    Ok(s.verifier()?.verify_body(ticket(t), body, now)?.into())
+}
+
+/// Unix seconds as the boundary takes them (a negative `now` is 0).
+fn seconds(now: i64) -> f64 {
+    u64::try_from(now).unwrap_or(0) as f64
+}
+
+pub fn settle(s: &mut State, input: &[u8], t: i32) -> Result<Answer, Error> {
+    let [answer] = exact(input)?;
+    let answer = ClaimAnswer::from_name(utf8(answer)?);
+    let v = s.verifier()?;
+    let include_reason = v.include_reason;
+    Ok(v.profile.settle(ticket(t), answer, include_reason).into())
+}
+
+pub fn internal_refusal(s: &mut State, input: &[u8]) -> Result<Answer, Error> {
+    let [code] = exact(input)?;
+    let reason = Reason::from_code(utf8(code)?).ok_or_else(|| bad("no such reason"))?;
+    // Without a verifier (the host asks a fresh instance after a trap), the
+    // reason is given, as the core's default.
+    let include_reason = s.verifier.as_ref().is_none_or(|v| v.include_reason);
+    Ok(refusal(&Refusal::new(reason, None), include_reason).into())
+}
+
+pub fn describe_request(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
+    let [method, body, reason] = exact(input)?;
+    let list = described(utf8(method)?, body, utf8(reason)?);
+    Ok(Answer::List(
+        list.into_iter().map(String::into_bytes).collect(),
+    ))
+}
+
+pub fn replay_defaults(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
+    Ok(Answer::List(vec![
+        replay_redis::DEFAULT_KEY_PREFIX.as_bytes().to_vec(),
+        DEFAULT_REPLAY_CAPACITY.to_string().into_bytes(),
+        toolctx_core::redis::TIMEOUT_MS.to_string().into_bytes(),
+    ]))
+}
+
+pub fn redis_claim_args(
+    _: &mut State,
+    input: &[u8],
+    until: i64,
+    now: i64,
+) -> Result<Answer, Error> {
+    let [prefix, jti] = exact(input)?;
+    let claim = ReplayClaim {
+        jti: utf8(jti)?.into(),
+        until: u64::try_from(until).unwrap_or(0),
+    };
+    let args = replay_redis::claim_args(utf8(prefix)?, &claim, u64::try_from(now).unwrap_or(0));
+    Ok(Answer::List(
+        args.into_iter().map(String::into_bytes).collect(),
+    ))
+}
+
+pub fn redis_claim_reply(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
+    let [kind, value] = exact(input)?;
+    Ok(String::from(redis_claim_answer(utf8(kind)?, value).as_str()).into())
+}
+
+pub fn codes(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
+    Ok(core_codes().into())
+}
