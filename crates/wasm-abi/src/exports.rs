@@ -93,6 +93,18 @@ pub extern "C" fn toolctx_redis_claim_answer() -> i64 {
 
 #[cfg(feature = "verifier")]
 #[no_mangle]
+pub extern "C" fn toolctx_replay_memory(capacity: i32) -> i32 {
+    s::with(|st| v::replay_memory(st, capacity))
+}
+
+#[cfg(feature = "verifier")]
+#[no_mangle]
+pub extern "C" fn toolctx_replay_first_use(until: i64, now: i64) -> i64 {
+    run(|st, i| v::replay_first_use(st, i, until, now))
+}
+
+#[cfg(feature = "verifier")]
+#[no_mangle]
 pub extern "C" fn toolctx_core_codes() -> i64 {
     run(v::codes)
 }

@@ -40,6 +40,8 @@
 //! | `toolctx_replay_defaults()` | | fields: Redis key prefix, in-memory capacity, store timeout ms |
 //! | `toolctx_redis_claim_args(until: i64, now: i64)` | prefix, jti | fields: the command |
 //! | `toolctx_redis_claim_answer()` | reply kind, reply value | `first_use`, `used`, `full` or `failed` |
+//! | `toolctx_replay_memory(capacity: i32) -> i32` | | the capacity: this instance now holds the in-memory replay guard (capacity <= 0: the core's default) |
+//! | `toolctx_replay_first_use(until: i64, now: i64)` | jti | `first_use`, `used` or `full` (that guard's answer) |
 //! | `toolctx_core_codes()` | | JSON: reasons, config errors, telemetry names |
 //! | `toolctx_idem_defaults()` | | JSON |
 //! | `toolctx_idem_store_key()` | namespace, key | the store key |

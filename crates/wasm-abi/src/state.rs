@@ -23,6 +23,10 @@ pub struct State {
     output: Vec<u8>,
     #[cfg(feature = "verifier")]
     pub(crate) verifier: Option<Boundary<AgentArea>>,
+    /// The core's in-memory replay guard on its own (`toolctx_replay_memory`),
+    /// for a host whose pooled verifiers all claim through one instance.
+    #[cfg(feature = "verifier")]
+    pub(crate) replay: Option<toolctx_core::ReplayCache>,
     #[cfg(feature = "helpers")]
     pub(crate) progress: Tickets<Progress>,
 }
@@ -33,6 +37,8 @@ thread_local! {
         output: Vec::new(),
         #[cfg(feature = "verifier")]
         verifier: None,
+        #[cfg(feature = "verifier")]
+        replay: None,
         #[cfg(feature = "helpers")]
         progress: Tickets::new(PROGRESS_HANDLES),
     });
@@ -101,7 +107,7 @@ pub fn run(op: impl FnOnce(&mut State, &[u8]) -> Result<Answer, Error>) -> i64 {
 }
 
 /// Runs `op` on the state alone, for the operations that answer a number.
-#[cfg(feature = "helpers")]
+#[cfg(any(feature = "helpers", feature = "verifier"))]
 pub fn with<T>(op: impl FnOnce(&mut State) -> T) -> T {
     STATE.with_borrow_mut(op)
 }

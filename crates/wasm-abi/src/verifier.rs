@@ -2,7 +2,9 @@
 //! upstream outcome, the replay claim and its settling, the core's codes.
 
 use toolctx_core::replay::redis as replay_redis;
-use toolctx_core::{ClaimAnswer, Reason, Refusal, ReplayClaim, DEFAULT_REPLAY_CAPACITY};
+use toolctx_core::{
+    ClaimAnswer, Reason, Refusal, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
+};
 use toolctx_wasm_boundary::{
     core_codes, described, redis_claim_answer, refusal, AgentArea, Boundary, Error,
 };
@@ -123,4 +125,37 @@ pub fn redis_claim_reply(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
 
 pub fn codes(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
     Ok(core_codes().into())
+}
+
+/// `toolctx_replay_memory`: this instance holds the core's in-memory replay
+/// guard for `capacity` ids (0 or less: the core's default), so a host with
+/// a pool of verifiers (each configured with a shared store) sends every
+/// claim to this one instance.
+pub fn replay_memory(s: &mut State, capacity: i32) -> i32 {
+    let capacity = usize::try_from(capacity)
+        .ok()
+        .filter(|c| *c > 0)
+        .unwrap_or(DEFAULT_REPLAY_CAPACITY);
+    s.replay = Some(ReplayCache::new(capacity));
+    i32::try_from(capacity).unwrap_or(i32::MAX)
+}
+
+/// `toolctx_replay_first_use`: the in-memory guard's answer to a claim.
+pub fn replay_first_use(
+    s: &mut State,
+    input: &[u8],
+    until: i64,
+    now: i64,
+) -> Result<Answer, Error> {
+    let [jti] = exact(input)?;
+    let guard = s
+        .replay
+        .as_mut()
+        .ok_or_else(|| bad("no replay guard: call toolctx_replay_memory first"))?;
+    let answer = guard.first_use(
+        utf8(jti)?,
+        u64::try_from(until).unwrap_or(0),
+        u64::try_from(now).unwrap_or(0),
+    );
+    Ok(String::from(answer.as_str()).into())
 }

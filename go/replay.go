@@ -1,0 +1,119 @@
+package toolctx
+
+import (
+	"context"
+	"strconv"
+	"sync"
+)
+
+// ReplayStore answers the core's replay claims (CONTRACT §3): record jti
+// as used until `until` (Unix seconds; now is the verifier's clock) and
+// answer one of the core's ClaimAnswer names: "first_use", "used", "full"
+// or "failed". An error, or any other answer, is "failed"; the core
+// decides what each means (token_replayed, replay_guard_full,
+// internal_error). FirstUse must be atomic across every process sharing
+// the store.
+type ReplayStore interface {
+	FirstUse(ctx context.Context, jti string, until, now int64) (string, error)
+}
+
+// ReplayGuard is what Options.ReplayGuard takes: MemoryReplayGuard, or a
+// shared ReplayStore such as redisreplay.Store.
+type ReplayGuard = ReplayStore
+
+// memoryGuard is the core's in-memory guard (its ReplayCache) on an
+// instance of its own, which every pooled verifier instance claims through.
+type memoryGuard struct {
+	mu sync.Mutex
+	in *instance
+}
+
+// MemoryReplayGuard is the replay guard for a server with one process: the
+// core's bounded cache of live token ids; capacity 0 is the core's default
+// (100,000). When all are live, fresh tokens are refused replay_guard_full.
+func MemoryReplayGuard(capacity int) (ReplayStore, error) {
+	in, err := newInstance(verifierWasm, &shared().verifier)
+	if err != nil {
+		return nil, err
+	}
+	if capacity < 0 || int64(capacity) > 1<<31-1 {
+		in.close()
+		return nil, &Error{Code: "limit_out_of_range", Message: "MemoryReplayGuard capacity must be from 1 to 2147483647 (0: the core's default)"}
+	}
+	if _, err := in.number("toolctx_replay_memory", uint64(capacity)); err != nil {
+		in.close()
+		return nil, err
+	}
+	return &memoryGuard{in: in}, nil
+}
+
+func (g *memoryGuard) FirstUse(_ context.Context, jti string, until, now int64) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.in.text("toolctx_replay_first_use", [][]byte{[]byte(jti)}, uint64(until), uint64(now))
+}
+
+// core is one verifier-module instance for the core's vocabulary (Redis
+// commands and replies, names, defaults): not per request, so one
+// mutex-guarded instance serves them all.
+var core = struct {
+	sync.Mutex
+	in *instance
+}{}
+
+func withCore[T any](f func(*instance) (T, error)) (T, error) {
+	core.Lock()
+	defer core.Unlock()
+	var zero T
+	if core.in == nil || core.in.dead {
+		in, err := newInstance(verifierWasm, &shared().verifier)
+		if err != nil {
+			return zero, err
+		}
+		core.in = in
+	}
+	return f(core.in)
+}
+
+// ReplayDefaults are the core's: the Redis key prefix, the in-memory
+// capacity and the store timeout.
+type ReplayDefaults struct {
+	RedisKeyPrefix string
+	Capacity       int
+	TimeoutMs      int
+}
+
+// CoreReplayDefaults asks the core for its replay defaults.
+func CoreReplayDefaults() (ReplayDefaults, error) {
+	return withCore(func(in *instance) (ReplayDefaults, error) {
+		items, err := in.listOf("toolctx_replay_defaults", nil)
+		if err != nil {
+			return ReplayDefaults{}, err
+		}
+		if len(items) != 3 {
+			return ReplayDefaults{}, &Error{Code: "internal", Message: "the core's replay defaults are not three fields"}
+		}
+		capacity, err1 := strconv.Atoi(items[1])
+		timeout, err2 := strconv.Atoi(items[2])
+		if err1 != nil || err2 != nil {
+			return ReplayDefaults{}, &Error{Code: "internal", Message: "the core's replay defaults are not numbers"}
+		}
+		return ReplayDefaults{RedisKeyPrefix: items[0], Capacity: capacity, TimeoutMs: timeout}, nil
+	})
+}
+
+// RedisClaimArgs is the Redis command the core claims jti with (until
+// and now in Unix seconds).
+func RedisClaimArgs(prefix, jti string, until, now int64) ([]string, error) {
+	return withCore(func(in *instance) ([]string, error) {
+		return in.listOf("toolctx_redis_claim_args", [][]byte{[]byte(prefix), []byte(jti)}, uint64(until), uint64(now))
+	})
+}
+
+// RedisClaimAnswer is what the core reads in Redis's reply to the claim:
+// kind is nil, status, bulk, integer, error or other.
+func RedisClaimAnswer(kind string, value []byte) (string, error) {
+	return withCore(func(in *instance) (string, error) {
+		return in.text("toolctx_redis_claim_answer", [][]byte{[]byte(kind), value})
+	})
+}

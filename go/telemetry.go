@@ -1,0 +1,83 @@
+package toolctx
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Telemetry is what the middleware records for each verdict; every field
+// is optional. The otel subpackage (toolctxotel) fills Hook with metrics and
+// spans under the core's names.
+type Telemetry struct {
+	// Logger gets the refusal log line (level Warn, message
+	// "toolctx refused", the reason and the request's method and tool as
+	// the core read them; never a token or a secret).
+	Logger *slog.Logger
+	// Hook is called once per verdict.
+	Hook func(ctx context.Context, e Event)
+}
+
+// Event is one verdict as the telemetry sees it.
+type Event struct {
+	Outcome  Outcome
+	Reason   string // the refusal's reason code, for Reject
+	Status   int    // the refusal's HTTP status, for Reject
+	Method   string // the JSON-RPC method, as the core read the body ("" unknown)
+	Tool     string // the tool of a tools/call, as the core read it
+	Duration time.Duration
+	Err      error // the core's or the guard's failure, if any
+	Remote   string
+}
+
+func (v *Verifier) record(r *http.Request, started time.Time, verdict Verdict, body []byte, err error) {
+	t := v.tel
+	if t == nil || (t.Hook == nil && (t.Logger == nil || verdict.Outcome != Reject)) {
+		return
+	}
+	e := Event{Outcome: verdict.Outcome, Duration: time.Since(started), Err: err, Remote: r.RemoteAddr}
+	if verdict.Refusal != nil {
+		e.Reason, e.Status = verdict.Refusal.Reason, verdict.Refusal.Status
+	}
+	if body != nil {
+		e.Method, e.Tool = describeRequest(r.Method, body, e.Reason)
+	}
+	if t.Hook != nil {
+		t.Hook(r.Context(), e)
+	}
+	if t.Logger != nil && verdict.Outcome == Reject {
+		attrs := []slog.Attr{slog.String("reason", e.Reason), slog.Int("status", e.Status)}
+		if e.Method != "" {
+			attrs = append(attrs, slog.String("rpc.method", e.Method))
+		}
+		if e.Tool != "" {
+			attrs = append(attrs, slog.String("tool", e.Tool))
+		}
+		if err != nil {
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+		t.Logger.LogAttrs(r.Context(), slog.LevelWarn, "toolctx refused", attrs...)
+	}
+}
+
+// describeRequest is the request's JSON-RPC method and tool as the core
+// read them (never to decide).
+func describeRequest(method string, body []byte, reason string) (string, string) {
+	items, err := withCore(func(in *instance) ([]string, error) {
+		return in.listOf("toolctx_describe_request", [][]byte{[]byte(method), body, []byte(reason)})
+	})
+	if err != nil || len(items) != 2 {
+		return "", ""
+	}
+	return items[0], items[1]
+}
+
+// CoreCodes is the core's JSON of its reason codes, configuration error
+// codes and telemetry names.
+func CoreCodes() ([]byte, error) {
+	return withCore(func(in *instance) ([]byte, error) {
+		out, err := in.call("toolctx_core_codes", nil)
+		return append([]byte(nil), out...), err
+	})
+}
