@@ -142,3 +142,9 @@ func claim(out []byte) (ticket uint32, until int64, jti string, err error) {
 	}
 	return uint32(t), u, string(parts[2]), nil
 }
+
+// ParseContext reads a verified context as the core wrote it
+// (ContextJSON), for front ends that carry it across a boundary.
+func ParseContext(raw []byte) (*Context, error) {
+	return (&verified{raw: raw}).context()
+}
