@@ -1,0 +1,169 @@
+package gosdk_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	toolctx "github.com/toolctx/toolctx/go"
+	"github.com/toolctx/toolctx/go/gosdk"
+	"github.com/toolctx/toolctx/go/internal/mint"
+)
+
+const (
+	instanceID = "go-sdk-test"
+	secret     = "go-sdk-test-secret-0123456789abcdef"
+)
+
+type whoamiOut struct {
+	TaskID string `json:"task_id"`
+	Error  string `json:"error"`
+}
+
+// server is a go-sdk server whose whoami tool answers what FromRequest says.
+func server(runs *atomic.Int32) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "gosdk-test", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, whoamiOut, error) {
+		runs.Add(1)
+		c, err := gosdk.FromRequest(req)
+		if err != nil {
+			return nil, whoamiOut{Error: err.Error()}, nil
+		}
+		return nil, whoamiOut{TaskID: c.TaskID}, nil
+	})
+	return s
+}
+
+// platform puts the next token on the tools/call request that carries it,
+// as the platform adds it.
+type platform struct {
+	mu    sync.Mutex
+	token string
+	extra http.Header
+}
+
+func (p *platform) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		p.mu.Lock()
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			r = r.Clone(r.Context())
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if p.token != "" {
+				r.Header.Set("X-AgentArea-Context", p.token)
+			}
+			for k, v := range p.extra {
+				r.Header[k] = v
+			}
+		}
+		p.mu.Unlock()
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func connect(t *testing.T, url, version string, p *platform) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-test-client", Version: "1"}, nil)
+	transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: p}}
+	cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func whoami(t *testing.T, cs *mcp.ClientSession, p *platform, task string) (whoamiOut, error) {
+	t.Helper()
+	params := &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}
+	p.mu.Lock()
+	p.token = ""
+	if task != "" {
+		call := mint.NewCall(instanceID, task, "whoami", time.Now())
+		p.token = call.Token(secret)
+		params.Meta = call.Meta
+	}
+	p.mu.Unlock()
+	res, err := cs.CallTool(t.Context(), params)
+	if err != nil {
+		return whoamiOut{}, err
+	}
+	var out whoamiOut
+	if m, ok := res.StructuredContent.(map[string]any); ok {
+		out.TaskID, _ = m["task_id"].(string)
+		out.Error, _ = m["error"].(string)
+	}
+	return out, nil
+}
+
+func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
+	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instanceID, Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for _, mode := range []struct {
+		name      string
+		stateless bool
+		version   string
+	}{
+		{"stateless 2025-11-25", true, "2025-11-25"},
+		{"session 2025-11-25", false, "2025-11-25"},
+		{"stateless 2026-07-28", true, "2026-07-28"},
+		{"session 2026-07-28", false, "2026-07-28"},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			var runs atomic.Int32
+			s := server(&runs)
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: mode.stateless})
+			srv := httptest.NewServer(gosdk.Middleware(v)(h))
+			defer srv.Close()
+			p := &platform{}
+			cs := connect(t, srv.URL, mode.version, p)
+			// Before the server closes: a session's SSE stream stays open until then.
+			defer cs.Close()
+			for _, task := range []string{"task-a", "task-b"} {
+				out, err := whoami(t, cs, p, task)
+				if err != nil || out.TaskID != task {
+					t.Fatalf("%s: %+v %v", task, out, err)
+				}
+			}
+			before := runs.Load()
+			if out, err := whoami(t, cs, p, ""); err == nil {
+				t.Fatalf("a call without a token was answered: %+v", out)
+			}
+			// A forged context header is removed before the SDK sees it.
+			p.extra = http.Header{gosdk.Header: {"forged {\"task_id\":\"x\"}"}}
+			if _, err := whoami(t, cs, p, ""); err == nil {
+				t.Fatal("a forged context header got a call through")
+			}
+			p.extra = nil
+			if runs.Load() != before {
+				t.Fatalf("refused calls ran: %d", runs.Load()-before)
+			}
+		})
+	}
+}
+
+func TestWithoutTheMiddlewareFromRequestFails(t *testing.T) {
+	var runs atomic.Int32
+	s := server(&runs)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	p := &platform{extra: http.Header{gosdk.Header: {"forged {\"task_id\":\"x\"}"}}}
+	cs := connect(t, srv.URL, "2025-11-25", p)
+	defer cs.Close()
+	out, err := whoami(t, cs, p, "task-a")
+	if err != nil || out.TaskID != "" || out.Error != toolctx.ErrNoContext.Error() {
+		t.Fatalf("%+v %v", out, err)
+	}
+}
