@@ -158,3 +158,13 @@ func (v *Verifier) refuse(w http.ResponseWriter, r *http.Request, started time.T
 	w.WriteHeader(ref.Status)
 	_, _ = io.WriteString(w, ref.Body)
 }
+
+// CarryContext is ctx with the verified context of from (a request
+// context behind Middleware), for SDKs that run handlers on a context of
+// their own (mcp-go's server.WithHTTPContextFunc: mcpgo.ContextFunc).
+func CarryContext(ctx, from context.Context) context.Context {
+	if v, ok := from.Value(contextKey{}).(*verified); ok {
+		return context.WithValue(ctx, contextKey{}, v)
+	}
+	return ctx
+}

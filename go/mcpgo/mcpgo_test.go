@@ -1,0 +1,115 @@
+package mcpgo_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	toolctx "github.com/toolctx/toolctx/go"
+	"github.com/toolctx/toolctx/go/internal/mint"
+	"github.com/toolctx/toolctx/go/mcpgo"
+)
+
+const (
+	instanceID = "mcp-go-test"
+	secret     = "mcp-go-test-secret-0123456789abcdef"
+)
+
+// platform puts the next token on the tools/call request that carries it.
+type platform struct {
+	mu    sync.Mutex
+	token string
+}
+
+func (p *platform) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		r = r.Clone(r.Context())
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		p.mu.Lock()
+		if bytes.Contains(body, []byte(`"tools/call"`)) && p.token != "" {
+			r.Header.Set("X-AgentArea-Context", p.token)
+		}
+		p.mu.Unlock()
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
+	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instanceID, Secrets: []string{secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for _, stateless := range []bool{true, false} {
+		var runs atomic.Int32
+		s := server.NewMCPServer("mcp-go-test", "1")
+		s.AddTool(mcp.NewTool("whoami"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			runs.Add(1)
+			c, err := toolctx.FromContext(ctx)
+			if err != nil {
+				return mcp.NewToolResultText("error: " + err.Error()), nil
+			}
+			return mcp.NewToolResultText(c.TaskID), nil
+		})
+		h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(mcpgo.ContextFunc), server.WithStateLess(stateless))
+		srv := httptest.NewServer(toolctx.Middleware(v)(h))
+		p := &platform{}
+		c, err := client.NewStreamableHttpClient(srv.URL, transport.WithHTTPBasicClient(&http.Client{Transport: p}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		init := mcp.InitializeRequest{}
+		init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+		init.Params.ClientInfo = mcp.Implementation{Name: "mcp-go-test-client", Version: "1"}
+		if _, err := c.Initialize(ctx, init); err != nil {
+			t.Fatal(err)
+		}
+		call := func(task string) (string, error) {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "whoami"
+			p.mu.Lock()
+			p.token = ""
+			if task != "" {
+				m := mint.NewCall(instanceID, task, "whoami", time.Now())
+				p.token = m.Token(secret)
+				req.Params.Meta = &mcp.Meta{AdditionalFields: m.Meta}
+			}
+			p.mu.Unlock()
+			res, err := c.CallTool(ctx, req)
+			if err != nil {
+				return "", err
+			}
+			return res.Content[0].(mcp.TextContent).Text, nil
+		}
+		for _, task := range []string{"task-a", "task-b"} {
+			if got, err := call(task); err != nil || got != task {
+				t.Fatalf("stateless %v: %s: %q %v", stateless, task, got, err)
+			}
+		}
+		before := runs.Load()
+		if got, err := call(""); err == nil {
+			t.Fatalf("stateless %v: a call without a token was answered: %q", stateless, got)
+		}
+		if runs.Load() != before {
+			t.Fatalf("stateless %v: a refused call ran", stateless)
+		}
+		_ = c.Close()
+		srv.Close()
+	}
+}
