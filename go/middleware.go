@@ -80,9 +80,11 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, v.maxBody+1))
 	if err != nil {
-		// The body could not be read (the client went away): nothing to
-		// judge, and nothing goes on.
+		// The body could not be read (broken framing, the client went
+		// away): nothing goes on, and the answer is the core's for a
+		// failure inside (internal_error), as toolctx-tower's.
 		h.release()
+		v.refuse(w, r, started, v.failed(), nil, true, err)
 		return
 	}
 	over := int64(len(body)) > v.maxBody

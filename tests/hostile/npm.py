@@ -2,7 +2,7 @@
 """Hostile traffic through the npm front end: the Node middleware in the
 example server, and the example Worker inside workerd.
 
-    tests/hostile/npm.py --target node|workerd [--count 10000] [--seed 1] [--workers 4]
+    tests/hostile/npm.py --target node|workerd|rust|go [--count 10000] [--seed 1] [--workers 4]
 
 The same seeded generator as tests/envoy/hostile.py (tests/hostile/traffic.py:
 classes, mutations, tokens minted with Python's hmac, the core's reference
@@ -52,7 +52,9 @@ TOOL = "toolctx_probe"
 # own 400 and 431 (413 allowed too, as for Envoy).
 # hyper (under axum, in examples/rust-server) answers 400 itself for framing
 # it cannot parse and 431 for a head over its limits.
-OWN = {"node": {400, 431}, "workerd": {400, 413, 431}, "rust": {400, 431}}
+# Go's net/http (examples/go-server) answers 400 itself for framing it
+# cannot parse and 431 for a head over its 1 MB limit.
+OWN = {"node": {400, 431}, "workerd": {400, 413, 431}, "rust": {400, 431}, "go": {400, 431}}
 # Envoy's default limits (max_headers_count, max_request_headers_kb 60), which
 # the generator's huge_headers class expects Envoy to enforce itself.
 ENVOY_MAX_HEADERS = 100
@@ -76,10 +78,11 @@ def expectations(target, req, port):
     if target == "node" and len(req.headers) >= ENVOY_MAX_HEADERS and req.expect == "refuse":
         # Envoy's own header-count limit (431); Node (2000 headers) hands them on and the core judges.
         req.expect = "any"
-    if target in ("workerd", "rust") and req.expect == "refuse" and any(
+    if target in ("workerd", "rust", "go") and req.expect == "refuse" and any(
             n == "x-pad" and len(v) >= ENVOY_MAX_HEADER_BYTES for n, v in req.headers):
-        # A 60 KiB header: over Envoy's limit (431), under workerd's and
-        # hyper's (which reads heads up to about 400 KiB); the core judges.
+        # A 60 KiB header: over Envoy's limit (431), under workerd's,
+        # hyper's (which reads heads up to about 400 KiB) and Go's (1 MB);
+        # the core judges.
         req.expect = "any"
 
 
@@ -205,6 +208,25 @@ class RustTarget(Servers):
             req.outcome = "own"
 
 
+class GoTarget(RustTarget):
+    """examples/go-server (go-sdk behind the Go package's middleware,
+    stateless, forwarding the Tuix headers), recording like the others (the
+    binary: TOOLCTX_GO_SERVER, default target/go/go-server). A body that
+    cannot be read (broken chunked framing) is refused internal_error, as
+    toolctx-tower's layer does (`adjust`)."""
+
+    name = "go"
+    own = frozenset(OWN["go"])
+    forward = {"tuix": True}
+
+    def __init__(self, keys, work):
+        binary = os.environ.get("TOOLCTX_GO_SERVER") or os.path.join(ROOT, "target", "go", "go-server")
+        Servers.__init__(self, [binary, "--stateless", "--tuix"], keys, work)
+
+    def expect(self, req):
+        expectations("go", req, self.ports[req.listener])
+
+
 class WorkerdTarget(traffic.Target):
     """The example Worker in workerd, in front of a recording origin (the
     tool: every tools/call reaching it is one run)."""
@@ -300,8 +322,9 @@ def tools_call(method, body):
 def main():
     labels = {"node": "the Node middleware (examples/node-server)",
               "workerd": "the example Worker inside workerd",
-              "rust": "toolctx-tower's layer in front of rmcp (examples/rust-server)"}
-    targets = {"node": NodeTarget, "workerd": WorkerdTarget, "rust": RustTarget}
+              "rust": "toolctx-tower's layer in front of rmcp (examples/rust-server)",
+              "go": "the Go middleware in front of go-sdk (examples/go-server)"}
+    targets = {"node": NodeTarget, "workerd": WorkerdTarget, "rust": RustTarget, "go": GoTarget}
 
     def make(name, keys, work):
         return targets[name](keys, work), labels[name], TOOL
