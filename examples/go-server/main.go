@@ -296,7 +296,8 @@ func newServer(o options, rec *recorder) *mcp.Server {
 		})
 	var probeRuns atomic.Int64
 	mcp.AddTool(s, &mcp.Tool{Name: "toolctx_probe", Description: "Counts its own runs (toolctx conformance probe)"},
-		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, probeOut, error) {
+		// Any arguments: the conformance tools and hostile traffic send some.
+		func(ctx context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, probeOut, error) {
 			ran("toolctx_probe", req)
 			out := probeOut{Runs: probeRuns.Add(1)}
 			saw, _ := json.Marshal(out)

@@ -75,8 +75,9 @@ def expectations(target, req, port):
     if target == "node" and len(head) > NODE_HEADER_LIMIT and req.expect == "accept":
         # Envoy hands a 50 KB x-pad to the filter; Node's parser answers 431 itself.
         req.expect = "own"
-    if target == "node" and len(req.headers) >= ENVOY_MAX_HEADERS and req.expect == "refuse":
-        # Envoy's own header-count limit (431); Node (2000 headers) hands them on and the core judges.
+    if target in ("node", "go") and len(req.headers) >= ENVOY_MAX_HEADERS and req.expect == "refuse":
+        # Envoy's own header-count limit (431); Node (2000 headers) and Go
+        # (no count limit) hand them on and the core judges.
         req.expect = "any"
     if target in ("workerd", "rust", "go") and req.expect == "refuse" and any(
             n == "x-pad" and len(v) >= ENVOY_MAX_HEADER_BYTES for n, v in req.headers):

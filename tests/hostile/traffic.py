@@ -1017,6 +1017,10 @@ def app_answered_itself(req):
         # rmcp's own answer to a body its JSON-RPC types do not read (a
         # bit-flipped "jsonrpc" member, say), in plain text.
         return "415 rmcp: not a JSON-RPC message it reads"
+    if req.status == 400 and reply.startswith((b"malformed payload:", b"invalid request:")):
+        # go-sdk's own answer, in plain text, to a body its JSON-RPC types do
+        # not read (an id that is an array or a bool, a call without an id).
+        return "400 go-sdk: not a JSON-RPC message it reads"
     if reply.startswith(b"event:") or reply.startswith(b"data:"):
         # SSE: the last event with data (rmcp sends an empty priming event first).
         events = [b"".join(l[5:].strip() for l in e.split(b"\n") if l.startswith(b"data:"))
