@@ -35,7 +35,7 @@
 //! | `toolctx_verify(now: i64)` | lens, heads, body | `p`, `a` + context..., `r` + refusal JSON, `c` + claim |
 //! | `toolctx_verify_body(ticket: i32, now: i64)` | body | as `toolctx_verify`, or `u` |
 //! | `toolctx_settle(ticket: i32)` | answer name | `a` + context..., `r` + refusal JSON |
-//! | `toolctx_refusal()` | reason code, id JSON (may be empty) | `r` + refusal JSON |
+//! | `toolctx_refusal()` | reason code | `r` + refusal JSON (no id) |
 //! | `toolctx_describe_request()` | method, body, reason | fields: method, tool |
 //! | `toolctx_replay_defaults()` | | fields: Redis key prefix, in-memory capacity, store timeout ms |
 //! | `toolctx_redis_claim_args(until: i64, now: i64)` | prefix, jti | fields: the command |
