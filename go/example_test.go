@@ -1,8 +1,8 @@
 package toolctx_test
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"

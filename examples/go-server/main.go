@@ -29,7 +29,8 @@
 // --no-verify), TOOLCTX_SECRET_PREVIOUS (accepted too: rotation),
 // TOOLCTX_CREDENTIAL (a static credential in `authorization`).
 //
-// Tools: get_order, export_report (sends progress), whoami (the verified
+// Tools: get_order, export_report (sends progress through the core's
+// coalescer), whoami (the verified
 // context and the x-toolctx-* headers a proxy added) and toolctx_probe (how
 // many times it ran, for `toolctx conformance`). Prints
 // `listening http://127.0.0.1:PORT/mcp` once it accepts connections.
@@ -263,19 +264,23 @@ func newServer(o options, rec *recorder) *mcp.Server {
 			if pages < 1 || pages > 20 {
 				return nil, nil, fmt.Errorf("pages must be from 1 to 20")
 			}
-			token := req.Params.GetProgressToken()
+			// Sent at the platform's relay rate (the core's coalescer), the last always.
+			report, err := gosdk.NewProgress(ctx, req)
+			if err != nil {
+				return nil, nil, err
+			}
 			for page := 1; page <= pages; page++ {
 				select {
 				case <-ctx.Done():
 					return nil, nil, ctx.Err()
 				case <-time.After(550 * time.Millisecond):
 				}
-				if token != nil {
-					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-						ProgressToken: token, Progress: float64(page), Total: float64(pages),
-						Message: fmt.Sprintf("page %d of %d", page, pages),
-					})
+				if err := report.Report(float64(page), float64(pages), fmt.Sprintf("page %d of %d", page, pages)); err != nil {
+					return nil, nil, err
 				}
+			}
+			if err := report.Done(); err != nil {
+				return nil, nil, err
 			}
 			return &mcp.CallToolResult{Content: text(fmt.Sprintf("exported %d pages", pages))}, nil, nil
 		})
