@@ -24,11 +24,30 @@ type Event struct {
 	Outcome  Outcome
 	Reason   string // the refusal's reason code, for Reject
 	Status   int    // the refusal's HTTP status, for Reject
-	Method   string // the JSON-RPC method, as the core read the body ("" unknown)
-	Tool     string // the tool of a tools/call, as the core read it
 	Duration time.Duration
 	Err      error // the core's or the guard's failure, if any
 	Remote   string
+
+	method   string
+	body     []byte
+	accepted *verified
+}
+
+// Describe is the request's JSON-RPC method and tool as the core read the
+// body ("" when unknown), asked of the core only when called.
+func (e *Event) Describe() (method, tool string) {
+	if e.body == nil {
+		return "", ""
+	}
+	return describeRequest(e.method, e.body, e.Reason)
+}
+
+// Context is an accepted call's verified context.
+func (e *Event) Context() (*Context, error) {
+	if e.accepted == nil {
+		return nil, ErrNoContext
+	}
+	return e.accepted.context()
 }
 
 func (v *Verifier) record(r *http.Request, started time.Time, verdict Verdict, body []byte, err error) {
@@ -36,23 +55,21 @@ func (v *Verifier) record(r *http.Request, started time.Time, verdict Verdict, b
 	if t == nil || (t.Hook == nil && (t.Logger == nil || verdict.Outcome != Reject)) {
 		return
 	}
-	e := Event{Outcome: verdict.Outcome, Duration: time.Since(started), Err: err, Remote: r.RemoteAddr}
+	e := Event{Outcome: verdict.Outcome, Duration: time.Since(started), Err: err, Remote: r.RemoteAddr,
+		method: r.Method, body: body, accepted: verdict.accepted}
 	if verdict.Refusal != nil {
 		e.Reason, e.Status = verdict.Refusal.Reason, verdict.Refusal.Status
-	}
-	if body != nil {
-		e.Method, e.Tool = describeRequest(r.Method, body, e.Reason)
 	}
 	if t.Hook != nil {
 		t.Hook(r.Context(), e)
 	}
 	if t.Logger != nil && verdict.Outcome == Reject {
 		attrs := []slog.Attr{slog.String("reason", e.Reason), slog.Int("status", e.Status)}
-		if e.Method != "" {
-			attrs = append(attrs, slog.String("rpc.method", e.Method))
-		}
-		if e.Tool != "" {
-			attrs = append(attrs, slog.String("tool", e.Tool))
+		if method, tool := e.Describe(); method != "" {
+			attrs = append(attrs, slog.String("rpc.method", method))
+			if tool != "" {
+				attrs = append(attrs, slog.String("tool", tool))
+			}
 		}
 		if err != nil {
 			attrs = append(attrs, slog.String("error", err.Error()))
