@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	toolctx "github.com/toolctx/toolctx/go"
+	"github.com/toolctx/toolctx/go/gosdk"
+	"github.com/toolctx/toolctx/go/internal/mint"
+)
+
+const (
+	instance = "bench-instance"
+	secret   = "bench-secret-0123456789abcdef-0123456789"
+)
+
+// server is the same go-sdk server for the three: stateless, JSON answers.
+func server() http.Handler {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	type in struct {
+		OrderID string `json:"orderId"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "get_order"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "order " + a.OrderID}}}, nil, nil
+	})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+}
+
+func run(b *testing.B, h http.Handler) {
+	call := mint.NewCall(instance, "task-bench", "get_order", time.Now())
+	body := call.Body(1, "get_order", map[string]any{"orderId": "A-1"})
+	token := call.Token(secret)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		r.Header.Set("X-AgentArea-Context", token)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+}
+
+func BenchmarkPlain(b *testing.B) { run(b, server()) }
+
+func BenchmarkToolctx(b *testing.B) {
+	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instance, Secrets: []string{secret}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	run(b, gosdk.Middleware(v)(server()))
+}
+
+func BenchmarkHandwritten(b *testing.B) {
+	run(b, handwritten([]byte(secret), instance, 1<<20)(server()))
+}
