@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The Go front end's cost (not a test): CPU per call of one go-sdk server
+# (stateless, JSON answers, a get_order tool) plain, behind toolctx's
+# middleware (gosdk.Middleware), and behind the middleware a Go developer
+# would write by hand (golang-jwt v5 HS256 with issuer, audience, exp
+# leeway, encoding/json and the _meta binding: go/internal/bench). In
+# process (httptest), one goroutine; the median of 3 runs of each; the
+# added CPU of each middleware over the plain server, their ratio, and the
+# allocations per call. `bench/go.sh profile` also writes a CPU profile of
+# toolctx's middleware alone (a no-op handler behind it) and prints where
+# its time goes.
+#
+#   bench/go.sh [profile]     BENCH_CALLS (default 5000) calls per run
+. "$(dirname "$0")/../scripts/lib.sh"
+cd "$ROOT"
+export PATH="/usr/local/go/bin:$PATH"
+export GOPATH="$TOOLS/go" GOCACHE="$TOOLS/go/cache" GOMODCACHE="$TOOLS/go/mod" GOFLAGS=-mod=mod
+build_wasm_abi
+cp "$WASM_ABI_DIR/toolctx.wasm" "$WASM_ABI_DIR/toolctx-helpers.wasm" go/wasm/
+mkdir -p target/bench-go
+out=target/bench-go/bench.txt
+(cd go && go test -run '^$' -bench . -benchmem -count 3 -benchtime "${BENCH_CALLS:-5000}x" ./internal/bench) | tee "$out"
+python3 - "$out" <<'PY'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"Benchmark(\w+)-\d+\s+\d+\s+([\d.]+) ns/op\s+(\d+) B/op\s+(\d+) allocs/op", line)
+    if m:
+        runs.setdefault(m.group(1), []).append((float(m.group(2)), int(m.group(4))))
+med = {k: (statistics.median(x for x, _ in v), statistics.median(a for _, a in v)) for k, v in runs.items()}
+plain = med["Plain"]
+print("\nmedian of 3, per call     ns       added ns   allocs   added allocs")
+for k in ("Plain", "Toolctx", "Handwritten", "ToolctxAlone", "HandwrittenAlone"):
+    ns, allocs = med[k]
+    alone = k.endswith("Alone")
+    print("%-22s %9.0f %12s %8d %13s" % (k, ns, "" if alone else "%.0f" % (ns - plain[0]), allocs,
+                                         "" if alone else allocs - plain[1]))
+added_t, added_h = med["Toolctx"][0] - plain[0], med["Handwritten"][0] - plain[0]
+print("toolctx's added CPU / the hand-written one's: %.2fx (goal: at most 1.0x)" % (added_t / added_h))
+print("the middlewares alone (a no-op handler behind): toolctx / hand-written %.2fx"
+      % (med["ToolctxAlone"][0] / med["HandwrittenAlone"][0]))
+PY
+if [ "${1:-}" = profile ]; then
+  (cd go && go test -run '^$' -bench ToolctxAlone -benchtime "${BENCH_CALLS:-5000}x" -cpuprofile "$ROOT/target/bench-go/toolctx.pprof" \
+    -o "$ROOT/target/bench-go/bench.test" ./internal/bench >/dev/null)
+  go tool pprof -top -cum -nodecount 40 target/bench-go/bench.test target/bench-go/toolctx.pprof 2>/dev/null | grep -v "^ *0 *0%" | sed -n 1,48p
+fi
