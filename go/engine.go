@@ -202,3 +202,26 @@ func (in *instance) listOf(name string, fields [][]byte, params ...uint64) ([]st
 	}
 	return list(out)
 }
+
+// single is one instance of a module shared under a mutex, made (again,
+// after a trap) on first use.
+type single struct {
+	mu     sync.Mutex
+	in     *instance
+	code   []byte
+	module func(*engine) *lazyModule
+}
+
+func withSingle[T any](s *single, f func(*instance) (T, error)) (T, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var zero T
+	if s.in == nil || s.in.dead {
+		in, err := newInstance(s.code, s.module(shared()))
+		if err != nil {
+			return zero, err
+		}
+		s.in = in
+	}
+	return f(s.in)
+}

@@ -5,29 +5,13 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"sync"
 )
 
 // The server helpers' rules (CONTRACT §5) run on the helpers module: one
 // mutex-guarded instance, since they are not on every request's path.
-var helpersCore = struct {
-	sync.Mutex
-	in *instance
-}{}
+var helpersCore = &single{code: helpersWasm, module: func(e *engine) *lazyModule { return &e.helpers }}
 
-func withHelpers[T any](f func(*instance) (T, error)) (T, error) {
-	helpersCore.Lock()
-	defer helpersCore.Unlock()
-	var zero T
-	if helpersCore.in == nil || helpersCore.in.dead {
-		in, err := newInstance(helpersWasm, &shared().helpers)
-		if err != nil {
-			return zero, err
-		}
-		helpersCore.in = in
-	}
-	return f(helpersCore.in)
-}
+func withHelpers[T any](f func(*instance) (T, error)) (T, error) { return withSingle(helpersCore, f) }
 
 // ResultLimits are the platform's limits on a tool result, as the core's JSON.
 func ResultLimits() (json.RawMessage, error) {

@@ -56,24 +56,9 @@ func (g *memoryGuard) FirstUse(_ context.Context, jti string, until, now int64) 
 // core is one verifier-module instance for the core's vocabulary (Redis
 // commands and replies, names, defaults): not per request, so one
 // mutex-guarded instance serves them all.
-var core = struct {
-	sync.Mutex
-	in *instance
-}{}
+var core = &single{code: verifierWasm, module: func(e *engine) *lazyModule { return &e.verifier }}
 
-func withCore[T any](f func(*instance) (T, error)) (T, error) {
-	core.Lock()
-	defer core.Unlock()
-	var zero T
-	if core.in == nil || core.in.dead {
-		in, err := newInstance(verifierWasm, &shared().verifier)
-		if err != nil {
-			return zero, err
-		}
-		core.in = in
-	}
-	return f(core.in)
-}
+func withCore[T any](f func(*instance) (T, error)) (T, error) { return withSingle(core, f) }
 
 // ReplayDefaults are the core's: the Redis key prefix, the in-memory
 // capacity and the store timeout.
