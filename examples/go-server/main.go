@@ -208,6 +208,8 @@ func verifier(o options) (*toolctx.Verifier, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--redis: %w", err)
 		}
+		// A claim is sent once, never retried (the store refuses a client that retries).
+		url.MaxRetries = -1
 		store, err := redisreplay.New(redis.NewClient(url), redisreplay.Options{})
 		if err != nil {
 			return nil, err

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Servers of three languages behind one Redis: the Node example
+"""Servers of four languages behind one Redis: the Node example
 (examples/node-server, MCP SDK v2), the Python example
-(examples/python-server, the official SDK) and the Rust example
-(examples/rust-server, rmcp behind toolctx-tower), each started with
+(examples/python-server, the official SDK), the Rust example
+(examples/rust-server, rmcp behind toolctx-tower) and the Go example
+(examples/go-server, go-sdk behind the Go middleware), each started with
 `--redis` against one `redis-server` on 127.0.0.1 that this test starts and
 stops.
 
@@ -14,12 +15,14 @@ For every ordered pair of servers (A, B):
   - conflict: the same key with other arguments on B is refused, not run;
   - replay guard: a token accepted by A is refused `token_replayed` by B.
 Then the store holds exactly one key per idempotency key, in the layout every
-language writes.
+language writes. The Go server has no idempotency helper yet: it takes part
+in the replay guard's pairs only (said on the output, never skipped
+silently).
 
 Tokens are minted here with the standard library (HMAC-SHA256), never with
 toolctx. Each server's --record file says which tool bodies ran.
 
-    redis.py --node-dir DIR --python PY --rust BINARY --redis-server PATH
+    redis.py --node-dir DIR --python PY --rust BINARY --go BINARY --redis-server PATH [--servers node,go]
 
 Prints one line per check and closes with `N passed, N failed`.
 """
@@ -192,8 +195,16 @@ def plain(result: dict) -> dict:
     return r
 
 
+# The servers without an idempotency helper (create_invoice): replay guard only.
+NO_IDEMPOTENCY = {"go"}
+
+
 def pair(checks: Checks, a: Server, b: Server, redis: Redis) -> None:
     name = f"{a.name} -> {b.name}"
+    if a.name in NO_IDEMPOTENCY or b.name in NO_IDEMPOTENCY:
+        print(f"note    {name}: replay guard only (no idempotency helper in Go yet)")
+        replay_pair(checks, name, a, b)
+        return
     call = Call("create_invoice")
     a_before, b_before = a.runs("create_invoice"), b.runs("create_invoice")
     status, first = post(a.url, call.body({"amount": 42}), call.token())
@@ -219,6 +230,10 @@ def pair(checks: Checks, a: Server, b: Server, redis: Redis) -> None:
     checks.check(f"{name}: one store key for the idempotency key, the shared layout",
                  stored == [IDEM_PREFIX + b":" + call.ctx["idempotency_key"].encode()], stored)
 
+    replay_pair(checks, name, a, b)
+
+
+def replay_pair(checks: Checks, name: str, a: Server, b: Server) -> None:
     token_call = Call("whoami")
     token = token_call.token()
     status, ok = post(a.url, token_call.body({}), token)
@@ -234,19 +249,21 @@ def main() -> int:
     ap.add_argument("--node-dir", default=os.path.join(ROOT, "examples", "node-server"))
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--rust", default=os.path.join(ROOT, "target", "debug", "toolctx-example-rust-server"))
+    ap.add_argument("--go", default=os.path.join(ROOT, "target", "go", "go-server"))
     ap.add_argument("--redis-server", default="redis-server")
+    ap.add_argument("--servers", default="node,python,rust,go", help="the servers to run, comma-separated")
     args = ap.parse_args()
     checks = Checks()
     redis = Redis(args.redis_server)
     servers: list[Server] = []
     try:
         with tempfile.TemporaryDirectory() as work:
-            servers = [
-                Server("node", ["node", "server.mjs"], work, redis.url, cwd=args.node_dir),
-                Server("python", [args.python, os.path.join(ROOT, "examples", "python-server", "server.py")],
-                       work, redis.url),
-                Server("rust", [args.rust, "--stateless"], work, redis.url),
-            ]
+            argv = {"node": (["node", "server.mjs"], args.node_dir),
+                    "python": ([args.python, os.path.join(ROOT, "examples", "python-server", "server.py")], None),
+                    "rust": ([args.rust, "--stateless"], None),
+                    "go": ([args.go, "--stateless"], None)}
+            for name in args.servers.split(","):
+                servers.append(Server(name, argv[name][0], work, redis.url, cwd=argv[name][1]))
             for a in servers:
                 for b in servers:
                     if a is not b:
