@@ -18,7 +18,7 @@ type ReplayStore interface {
 }
 
 // ReplayGuard is what Options.ReplayGuard takes: MemoryReplayGuard, or a
-// shared ReplayStore such as redisreplay.Store.
+// shared ReplayStore such as redisstore.ReplayStore.
 type ReplayGuard = ReplayStore
 
 // memoryGuard is the core's in-memory guard (its ReplayCache) on an

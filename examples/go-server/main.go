@@ -22,15 +22,17 @@
 //	                     "context": verified context or null}, and one per tool
 //	                     run, {"run": tool, "headers": [...]}, each written
 //	                     before the request goes on or the tool runs
-//	--redis URL          the replay guard in Redis (redis://127.0.0.1:PORT),
-//	                     shared with other replicas and the other examples
+//	--redis URL          the replay guard and create_invoice's results in Redis
+//	                     (redis://127.0.0.1:PORT), shared with other replicas
+//	                     and the other examples
 //
 // Environment: TOOLCTX_INSTANCE_ID and TOOLCTX_SECRET (required unless
 // --no-verify), TOOLCTX_SECRET_PREVIOUS (accepted too: rotation),
 // TOOLCTX_CREDENTIAL (a static credential in `authorization`).
 //
 // Tools: get_order, export_report (sends progress through the core's
-// coalescer), whoami (the verified
+// coalescer), create_invoice (an idempotent tool: a retry gets the first
+// result back), whoami (the verified
 // context and the x-toolctx-* headers a proxy added) and toolctx_probe (how
 // many times it ran, for `toolctx conformance`). Prints
 // `listening http://127.0.0.1:PORT/mcp` once it accepts connections.
@@ -59,7 +61,7 @@ import (
 
 	toolctx "github.com/toolctx/toolctx/go"
 	"github.com/toolctx/toolctx/go/gosdk"
-	"github.com/toolctx/toolctx/go/redisreplay"
+	"github.com/toolctx/toolctx/go/redisstore"
 )
 
 type options struct {
@@ -210,7 +212,7 @@ func verifier(o options) (*toolctx.Verifier, error) {
 		}
 		// A claim is sent once, never retried (the store refuses a client that retries).
 		url.MaxRetries = -1
-		store, err := redisreplay.New(redis.NewClient(url), redisreplay.Options{})
+		store, err := redisstore.NewReplay(redis.NewClient(url), redisstore.ReplayOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -231,6 +233,36 @@ type whoamiOut struct {
 	VerifiedHere bool              `json:"verified_here"`
 	Context      any               `json:"context"`
 	ProxyHeaders map[string]string `json:"proxy_headers"`
+}
+
+type invoiceIn struct {
+	Amount int `json:"amount"`
+}
+
+// invoices is create_invoice's idempotency helper: in Redis with --redis,
+// shared with the other examples, else in this process.
+func invoices(o options) *toolctx.Idempotency {
+	opts := toolctx.IdempotencyOptions{}
+	if o.redis != "" {
+		url, err := redis.ParseURL(o.redis)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "go-server: --redis:", err)
+			os.Exit(1)
+		}
+		url.MaxRetries = -1
+		store, err := redisstore.NewIdempotency(redis.NewClient(url), redisstore.IdempotencyOptions{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "go-server:", err)
+			os.Exit(1)
+		}
+		opts.Store = store
+	}
+	idem, err := toolctx.NewIdempotency(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go-server:", err)
+		os.Exit(1)
+	}
+	return idem
 }
 
 type probeOut struct {
@@ -301,6 +333,18 @@ func newServer(o options, rec *recorder) *mcp.Server {
 			saw, _ := json.Marshal(out)
 			return &mcp.CallToolResult{Content: text(string(saw))}, out, nil
 		})
+	// Process-wide, across calls: create_invoice's results (in Redis with --redis).
+	mcp.AddTool(s, &mcp.Tool{Name: "create_invoice", Description: "Not safe to run twice: a retry gets the first result back"},
+		gosdk.Idempotent(invoices(o), func(ctx context.Context, req *mcp.CallToolRequest, in invoiceIn) (*mcp.CallToolResult, any, error) {
+			ran("create_invoice", req)
+			key := ""
+			if c, err := gosdk.FromRequest(req); err == nil {
+				key = c.IdempotencyKey
+			}
+			out := map[string]any{"invoice": "inv-" + key, "amount": in.Amount}
+			saw, _ := json.Marshal(out)
+			return &mcp.CallToolResult{Content: text(string(saw)), StructuredContent: out}, nil, nil
+		}))
 	var probeRuns atomic.Int64
 	mcp.AddTool(s, &mcp.Tool{Name: "toolctx_probe", Description: "Counts its own runs (toolctx conformance probe)"},
 		// Any arguments: the conformance tools and hostile traffic send some.

@@ -1,4 +1,4 @@
-package redisreplay_test
+package redisstore_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 
 	toolctx "github.com/toolctx/toolctx/go"
 	"github.com/toolctx/toolctx/go/internal/mint"
-	"github.com/toolctx/toolctx/go/redisreplay"
+	"github.com/toolctx/toolctx/go/redisstore"
 )
 
 const (
@@ -73,7 +73,7 @@ type replica struct {
 
 func newReplica(t *testing.T, client *redis.Client) replica {
 	t.Helper()
-	store, err := redisreplay.New(client, redisreplay.Options{})
+	store, err := redisstore.NewReplay(client, redisstore.ReplayOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestReplicasShareTheCoresKeys(t *testing.T) {
 }
 
 func TestARetryingClientIsRefused(t *testing.T) {
-	_, err := redisreplay.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), redisreplay.Options{})
+	_, err := redisstore.NewReplay(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), redisstore.ReplayOptions{})
 	if err == nil {
 		t.Fatal("a client that retries commands was taken")
 	}

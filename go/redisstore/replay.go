@@ -1,12 +1,14 @@
-// Package redisreplay is toolctx's replay guard in Redis, through
-// github.com/redis/go-redis/v9, shared with the Node, Python and Rust
-// servers: the same keys, the same command, the same reading of its reply,
-// all the core's (toolctx.RedisClaimArgs, toolctx.RedisClaimAnswer).
+// Package redisstore keeps toolctx's replay guard and idempotency entries
+// in Redis, through github.com/redis/go-redis/v9, shared with the Node,
+// Python and Rust servers: the same keys, the same commands, the same
+// reading of their replies, all the core's (toolctx.RedisClaimArgs,
+// toolctx.RedisClaimAnswer, toolctx.IdempotencyRedisArgs,
+// toolctx.IdempotencyRedisMeaning).
 //
 //	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-//	store, _ := redisreplay.New(client, redisreplay.Options{})
+//	store, _ := redisstore.NewReplay(client, redisstore.ReplayOptions{})
 //	v, _ := toolctx.NewVerifier(toolctx.Options{..., ReplayGuard: store})
-package redisreplay
+package redisstore
 
 import (
 	"context"
@@ -24,8 +26,8 @@ type Doer interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
 
-// Options of the store; zero values are the core's defaults.
-type Options struct {
+// ReplayOptions of the replay store; zero values are the core's defaults.
+type ReplayOptions struct {
 	// Prefix of the keys (the core's default: toolctx:jti:).
 	Prefix string
 	// Timeout for one command (the core's default: 500 ms). A command is
@@ -33,25 +35,25 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Store is a toolctx.ReplayStore in Redis.
-type Store struct {
+// ReplayStore is a toolctx.ReplayStore in Redis.
+type ReplayStore struct {
 	client  Doer
 	prefix  string
 	timeout time.Duration
 }
 
-// New is the store on client. A *redis.Client that retries commands is
+// NewReplay is the replay store on client. A *redis.Client that retries commands is
 // refused: a claim is sent once (a retried SET NX could read its own
 // first write as a replay).
-func New(client Doer, o Options) (*Store, error) {
-	if c, ok := client.(*redis.Client); ok && c.Options().MaxRetries > 0 {
-		return nil, &toolctx.Error{Code: "config_invalid", Message: "the Redis client retries commands: create it with MaxRetries: -1"}
+func NewReplay(client Doer, o ReplayOptions) (*ReplayStore, error) {
+	if err := sendsOnce(client); err != nil {
+		return nil, err
 	}
 	defaults, err := toolctx.CoreReplayDefaults()
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{client: client, prefix: o.Prefix, timeout: o.Timeout}
+	s := &ReplayStore{client: client, prefix: o.Prefix, timeout: o.Timeout}
 	if s.prefix == "" {
 		s.prefix = defaults.RedisKeyPrefix
 	}
@@ -61,18 +63,27 @@ func New(client Doer, o Options) (*Store, error) {
 	return s, nil
 }
 
+// sendsOnce refuses a *redis.Client that retries commands: a command is
+// sent once (a retried SET NX could read its own first write as taken).
+func sendsOnce(client Doer) error {
+	if c, ok := client.(*redis.Client); ok && c.Options().MaxRetries > 0 {
+		return &toolctx.Error{Code: "config_invalid", Message: "the Redis client retries commands: create it with MaxRetries: -1"}
+	}
+	return nil
+}
+
 // errTimeout: Redis did not answer in time (paused, cut off).
 var errTimeout = errors.New("toolctx: redis did not answer in time")
 
 // FirstUse claims jti with the core's command and answers the core's
 // reading of the reply; a Redis that fails or does not answer in time is
 // an error (the verdict is then the core's internal_error).
-func (s *Store) FirstUse(ctx context.Context, jti string, until, now int64) (string, error) {
+func (s *ReplayStore) FirstUse(ctx context.Context, jti string, until, now int64) (string, error) {
 	args, err := toolctx.RedisClaimArgs(s.prefix, jti, until, now)
 	if err != nil {
 		return "", err
 	}
-	kind, value, err := s.send(ctx, args)
+	kind, value, err := send(ctx, s.client, s.timeout, args)
 	if err != nil {
 		return "", err
 	}
@@ -82,8 +93,8 @@ func (s *Store) FirstUse(ctx context.Context, jti string, until, now int64) (str
 // send runs the command, bounded by the timeout whatever the client's own
 // settings (a paused Redis fails the call, it does not hold it), and names
 // its reply's kind as the core reads it.
-func (s *Store) send(ctx context.Context, args []string) (string, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+func send(ctx context.Context, client Doer, timeout time.Duration, args []string) (string, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmdArgs := make([]any, len(args))
 	for i, a := range args {
@@ -95,7 +106,7 @@ func (s *Store) send(ctx context.Context, args []string) (string, []byte, error)
 	}
 	done := make(chan reply, 1)
 	go func() {
-		v, err := s.client.Do(ctx, cmdArgs...).Result()
+		v, err := client.Do(ctx, cmdArgs...).Result()
 		done <- reply{v, err}
 	}()
 	var r reply
@@ -124,4 +135,4 @@ func (s *Store) send(ctx context.Context, args []string) (string, []byte, error)
 	}
 }
 
-var _ toolctx.ReplayStore = (*Store)(nil)
+var _ toolctx.ReplayStore = (*ReplayStore)(nil)
