@@ -2,6 +2,7 @@ package toolctx
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +14,12 @@ import (
 	"testing"
 )
 
-// notInGo are the helper vector kinds of rules this front end does not
-// offer yet (the idempotency helper): counted and named, never silently.
+// notInGo are the helper vector kinds this runner does not run yet (the
+// argument hash's canonical text, every command of a store at once, the
+// whole defaults table): counted and named, never silently. Their rules
+// are the core's and Go calls them (Idempotency.Run, redisstore).
 var notInGo = map[string]bool{
-	"idempotency.redis_reply": true, "idempotency.held": true, "idempotency.argument_hash": true,
-	"idempotency.store_key": true, "idempotency.entry": true, "idempotency.wait": true,
-	"idempotency.refusal": true, "idempotency.redis_commands": true, "idempotency.defaults": true,
+	"idempotency.argument_hash": true, "idempotency.redis_commands": true, "idempotency.defaults": true,
 }
 
 type helperCase struct {
@@ -77,7 +78,7 @@ func TestHelperVectors(t *testing.T) {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, left[k]))
 	}
 	sort.Strings(kinds)
-	t.Logf("%d helper cases run; not run (no Go idempotency helper yet): %s", ran, strings.Join(kinds, ", "))
+	t.Logf("%d helper cases run; not run by this runner: %s", ran, strings.Join(kinds, ", "))
 	if ran == 0 {
 		t.Fatal("no helper case ran")
 	}
@@ -152,6 +153,128 @@ var helperKinds = map[string]func(map[string]json.RawMessage) (map[string]any, e
 		return map[string]any{"findings": findings}, err
 	},
 	"progress": runProgress,
+	"idempotency.store_key": func(in map[string]json.RawMessage) (map[string]any, error) {
+		var i struct{ Prefix, Namespace, Key string }
+		if err := remarshal(in, &i); err != nil {
+			return nil, err
+		}
+		storeKey, err := helperText("toolctx_idem_store_key", []byte(i.Namespace), []byte(i.Key))
+		if err != nil {
+			return nil, err
+		}
+		redisKey, err := IdempotencyRedisKey(i.Prefix, storeKey)
+		return map[string]any{"store_key": storeKey, "redis_key": redisKey}, err
+	},
+	"idempotency.entry": func(in map[string]json.RawMessage) (map[string]any, error) {
+		var i struct {
+			State, Hash, Owner string
+			ResultJSON         string `json:"result_json"`
+		}
+		if err := remarshal(in, &i); err != nil {
+			return nil, err
+		}
+		var text string
+		var err error
+		if i.State == "running" {
+			text, err = helperText("toolctx_idem_running", []byte(i.Hash), []byte(i.Owner))
+		} else {
+			text, err = helperText("toolctx_idem_done", []byte(i.Hash), []byte(i.ResultJSON))
+		}
+		return coreAnswer(map[string]any{"text": text}, err)
+	},
+	"idempotency.held": func(in map[string]json.RawMessage) (map[string]any, error) {
+		var i struct {
+			Held    *string
+			HeldHex string `json:"held_hex"`
+			Hash    string
+		}
+		if err := remarshal(in, &i); err != nil {
+			return nil, err
+		}
+		raw := []byte(nil)
+		if i.Held != nil {
+			raw = []byte(*i.Held)
+		} else if b, err := hex.DecodeString(i.HeldHex); err == nil {
+			raw = b
+		}
+		answer, err := helperText("toolctx_idem_held", raw, []byte(i.Hash))
+		if err != nil {
+			return coreAnswer(nil, err)
+		}
+		switch {
+		case answer == "c":
+			return map[string]any{"answer": "conflict"}, nil
+		case answer == "w":
+			return map[string]any{"answer": "in_flight"}, nil
+		case strings.HasPrefix(answer, "r"):
+			return map[string]any{"answer": "replay", "replayed": answer[1:]}, nil
+		}
+		return nil, fmt.Errorf("held: unexpected answer %q", answer)
+	},
+	"idempotency.wait": func(in map[string]json.RawMessage) (map[string]any, error) {
+		var i struct {
+			NowMs      int64 `json:"now_ms"`
+			DeadlineMs int64 `json:"deadline_ms"`
+			Round      int   `json:"round"`
+		}
+		if err := remarshal(in, &i); err != nil {
+			return nil, err
+		}
+		pause, err := withHelpers(func(in *instance) (int64, error) {
+			return in.number("toolctx_idem_wait", uint64(i.NowMs), uint64(i.DeadlineMs), uint64(i.Round))
+		})
+		if pause < 0 {
+			return map[string]any{"answer": "in_progress"}, err
+		}
+		return map[string]any{"sleep_ms": pause}, err
+	},
+	"idempotency.refusal": func(in map[string]json.RawMessage) (map[string]any, error) {
+		var i struct{ Outcome, Key string }
+		if err := remarshal(in, &i); err != nil {
+			return nil, err
+		}
+		text, err := helperText("toolctx_idem_refusal", []byte(i.Outcome), []byte(i.Key))
+		return map[string]any{"result_json": text}, err
+	},
+	"idempotency.redis_reply": func(in map[string]json.RawMessage) (map[string]any, error) {
+		var i struct {
+			Command string
+			Reply   struct {
+				Type     string          `json:"type"`
+				Value    json.RawMessage `json:"value"`
+				ValueHex string          `json:"value_hex"`
+			}
+		}
+		if err := remarshal(in, &i); err != nil {
+			return nil, err
+		}
+		value := []byte(nil)
+		var s string
+		switch {
+		case i.Reply.ValueHex != "":
+			value, _ = hex.DecodeString(i.Reply.ValueHex)
+		case json.Unmarshal(i.Reply.Value, &s) == nil:
+			value = []byte(s)
+		case len(i.Reply.Value) > 0:
+			value = i.Reply.Value
+		}
+		means, err := IdempotencyRedisMeaning(i.Command, i.Reply.Type, value)
+		out := map[string]any{"meaning": means}
+		if means == "held" {
+			out["held"] = string(value)
+			out["held_hex"] = hex.EncodeToString(value)
+		}
+		return out, err
+	},
+}
+
+// coreAnswer is out, or the core's error code as {"error": code}.
+func coreAnswer(out map[string]any, err error) (map[string]any, error) {
+	var e *Error
+	if errors.As(err, &e) {
+		return map[string]any{"error": e.Code}, nil
+	}
+	return out, err
 }
 
 func remarshal(in map[string]json.RawMessage, out any) error {
