@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The Python MCP SDK's client (`mcp` 2.3.0) against examples/rust-server
-(rmcp behind toolctx-tower), on 127.0.0.1, three ways:
+(rmcp behind toolctx-tower), or examples/go-server (go-sdk behind the Go
+middleware: the same flags and tools, scripts/test-go), on 127.0.0.1,
+three ways:
 
   stateless  the server with --stateless, the client's `initialize()`
              (2025-11-25, rmcp's stateless mode);
