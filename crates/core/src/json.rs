@@ -471,6 +471,36 @@ mod tests {
         }
         big.push_str("\"k7\":0}");
         assert_eq!(err(&big), JsonError::Duplicate);
+        // A large object's duplicate is found when it ends, yet it is still
+        // the error whatever fails after it, nested or not, escaped or not.
+        let mut big = String::from("{");
+        for i in 0..40 {
+            big.push_str(&alloc::format!("\"k{i}\":{i},"));
+        }
+        assert!(parse(alloc::format!("{big}\"last\":0}}").as_bytes()).is_ok());
+        assert_eq!(err(&alloc::format!("{big}\"k3\":0")), JsonError::Duplicate);
+        assert_eq!(
+            err(&alloc::format!("{big}\"\\u006b3\":0}}")),
+            JsonError::Duplicate
+        );
+        assert_eq!(
+            err(&alloc::format!("{big}\"k39\":[1,}}")),
+            JsonError::Duplicate
+        );
+        assert_eq!(err(&alloc::format!("{big}\"x\":[1,}}")), JsonError::Syntax);
+        assert_eq!(
+            err(&alloc::format!("{big}\"k0\":1,\"k")),
+            JsonError::Duplicate
+        );
+        assert_eq!(err(&alloc::format!("{big}\"x\":1,\"k")), JsonError::Syntax);
+        assert_eq!(
+            err(&alloc::format!("[{big}\"k1\":0}},]")),
+            JsonError::Duplicate
+        );
+        assert_eq!(
+            err(&alloc::format!("{{\"a\":{big}\"k1\":0}},\"a\":1}}")),
+            JsonError::Duplicate
+        );
     }
 
     #[test]
