@@ -9,7 +9,6 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 
 use crate::scan;
 
@@ -389,7 +388,8 @@ pub fn write_str(s: &str, out: &mut String) {
             0x08 => out.push_str("\\b"),
             0x0c => out.push_str("\\f"),
             _ => {
-                let _ = write!(out, "\\u{:04x}", b);
+                out.push_str("\\u");
+                crate::digits::push_hex(u32::from(b), 4, false, out);
             }
         }
         // An ASCII byte: the rest starts on a character boundary.
