@@ -76,11 +76,20 @@ impl Config {
     /// hand rather than through `{:?}`, whose derived formatting machinery
     /// costs the verifier's wasm module some 13 KB.
     pub fn describe(&self, out: &mut String) {
-        let redacted = |n: usize, out: &mut String| {
+        // Not inlined, nor is `setting`: each is one small copy, not one per use.
+        #[inline(never)]
+        fn redacted(n: usize, out: &mut String) {
             out.push('[');
             push_u64(n as u64, out);
             out.push_str(" redacted]");
-        };
+        }
+        #[inline(never)]
+        fn setting(name: &str, n: u64, out: &mut String) {
+            out.push_str(", ");
+            out.push_str(name);
+            out.push_str(": ");
+            push_u64(n, out);
+        }
         out.push_str("Config { instance_id: ");
         json::write_str(&self.instance_id, out);
         out.push_str(", secrets: ");
@@ -102,17 +111,10 @@ impl Config {
         } else {
             "false"
         });
-        for (name, n) in [
-            ("clock_skew_s", self.clock_skew_s),
-            ("max_token_age_s", self.max_token_age_s),
-            ("max_body_bytes", self.max_body_bytes as u64),
-            ("max_token_bytes", self.max_token_bytes as u64),
-        ] {
-            out.push_str(", ");
-            out.push_str(name);
-            out.push_str(": ");
-            push_u64(n, out);
-        }
+        setting("clock_skew_s", self.clock_skew_s, out);
+        setting("max_token_age_s", self.max_token_age_s, out);
+        setting("max_body_bytes", self.max_body_bytes as u64, out);
+        setting("max_token_bytes", self.max_token_bytes as u64, out);
         out.push_str(", protocol_majors: [");
         for (i, major) in self.protocol_majors.iter().enumerate() {
             if i > 0 {
