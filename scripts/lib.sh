@@ -104,7 +104,8 @@ build_npm_package() {
 # sha2's compact scalar SHA-256 (a loop, not its 64 unrolled rounds): about
 # 7 KB less wasm for about 1 us more per verification (Node, issue 32),
 # which keeps the verifier within its budget (scripts/test-core).
-# wasm-opt is the npm package binaryen's (npm/node_modules), as for npm.
+# wasm-opt is the npm package binaryen's (npm/node_modules), as for npm,
+# with the same flags (npm/scripts/build.mjs).
 WASM_ABI_DIR="$ROOT/target/wasm-abi"
 WASM_ABI_RUSTFLAGS='--cfg sha2_backend_soft="compact"'
 build_wasm_abi() {
@@ -117,7 +118,7 @@ build_wasm_abi() {
     [ "$feature" = helpers ] && name=toolctx-helpers.wasm
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$WASM_ABI_RUSTFLAGS" \
       cargo build -q -p toolctx-wasm-abi --target wasm32-unknown-unknown --profile wasm --no-default-features --features "$feature"
-    "$ROOT/npm/node_modules/.bin/wasm-opt" -O3 "$built" -o "$WASM_ABI_DIR/$name"
+    "$ROOT/npm/node_modules/.bin/wasm-opt" -O3 --strip-target-features --strip-producers "$built" -o "$WASM_ABI_DIR/$name"
   done
 }
 
