@@ -464,19 +464,22 @@ mod tests {
         assert_eq!(err(&deep), JsonError::TooDeep);
         let ok = "[".repeat(64) + &"]".repeat(64);
         assert!(parse(ok.as_bytes()).is_ok());
-        // Many members go through the set and still find the duplicate.
-        let mut big = String::from("{");
-        for i in 0..100 {
-            big.push_str(&alloc::format!("\"k{i}\":{i},"));
-        }
-        big.push_str("\"k7\":0}");
-        assert_eq!(err(&big), JsonError::Duplicate);
+        // An object opened with `k0` to `k{n-1}`, unclosed.
+        let opened = |n: usize| {
+            let mut big = String::from("{");
+            for i in 0..n {
+                big.push_str(&alloc::format!("\"k{i}\":{i},"));
+            }
+            big
+        };
+        // Many members go through the sort and still find the duplicate.
+        assert_eq!(
+            err(&alloc::format!("{}\"k7\":0}}", opened(100))),
+            JsonError::Duplicate
+        );
         // A large object's duplicate is found when it ends, yet it is still
         // the error whatever fails after it, nested or not, escaped or not.
-        let mut big = String::from("{");
-        for i in 0..40 {
-            big.push_str(&alloc::format!("\"k{i}\":{i},"));
-        }
+        let big = opened(40);
         assert!(parse(alloc::format!("{big}\"last\":0}}").as_bytes()).is_ok());
         assert_eq!(err(&alloc::format!("{big}\"k3\":0")), JsonError::Duplicate);
         assert_eq!(
