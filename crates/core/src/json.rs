@@ -481,29 +481,24 @@ mod tests {
         // the error whatever fails after it, nested or not, escaped or not.
         let big = opened(40);
         assert!(parse(alloc::format!("{big}\"last\":0}}").as_bytes()).is_ok());
-        assert_eq!(err(&alloc::format!("{big}\"k3\":0")), JsonError::Duplicate);
-        assert_eq!(
-            err(&alloc::format!("{big}\"\\u006b3\":0}}")),
-            JsonError::Duplicate
-        );
-        assert_eq!(
-            err(&alloc::format!("{big}\"k39\":[1,}}")),
-            JsonError::Duplicate
-        );
-        assert_eq!(err(&alloc::format!("{big}\"x\":[1,}}")), JsonError::Syntax);
-        assert_eq!(
-            err(&alloc::format!("{big}\"k0\":1,\"k")),
-            JsonError::Duplicate
-        );
-        assert_eq!(err(&alloc::format!("{big}\"x\":1,\"k")), JsonError::Syntax);
-        assert_eq!(
-            err(&alloc::format!("[{big}\"k1\":0}},]")),
-            JsonError::Duplicate
-        );
-        assert_eq!(
-            err(&alloc::format!("{{\"a\":{big}\"k1\":0}},\"a\":1}}")),
-            JsonError::Duplicate
-        );
+        for (text, want) in [
+            (alloc::format!("{big}\"k3\":0"), JsonError::Duplicate),
+            (
+                alloc::format!("{big}\"\\u006b3\":0}}"),
+                JsonError::Duplicate,
+            ),
+            (alloc::format!("{big}\"k39\":[1,}}"), JsonError::Duplicate),
+            (alloc::format!("{big}\"x\":[1,}}"), JsonError::Syntax),
+            (alloc::format!("{big}\"k0\":1,\"k"), JsonError::Duplicate),
+            (alloc::format!("{big}\"x\":1,\"k"), JsonError::Syntax),
+            (alloc::format!("[{big}\"k1\":0}},]"), JsonError::Duplicate),
+            (
+                alloc::format!("{{\"a\":{big}\"k1\":0}},\"a\":1}}"),
+                JsonError::Duplicate,
+            ),
+        ] {
+            assert_eq!(err(&text), want, "{text}");
+        }
     }
 
     #[test]
