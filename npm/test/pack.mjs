@@ -26,12 +26,15 @@ const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 // 169,549 raw and 79,362 gzip with RFC 8785 numbers through f64 parsing and
 // ryu-js. 128,606 raw and 54,968 gzip since the core writes those numbers
 // from their text (issue 32: no dec2flt, ryu-js or std sort, a heap for the
-// replay cache's expiry, describe() without derived Debug); the budget leaves
-// about 5% and 6% of headroom. The goal is still 120 KB raw and 50 KB gzip:
-// the replay cache's B-tree (about 9 KB) and the number writer itself (about
-// 6 KB) are what remains to cut.
-const RAW_BUDGET = 132 * 1024;
-const GZIP_BUDGET = 57 * 1024;
+// replay cache's expiry, describe() without derived Debug); 130,237 raw and
+// 56,027 gzip with the raw module's shared boundary. Back within the budget
+// users were promised, 120 KB raw and 50 KB gzip, at 119,510 raw and 50,821
+// gzip: no B-tree left (the replay cache's ids in a hash table, the
+// reader's duplicate check for large objects by one sort), integers
+// written without core::fmt, no custom sections (issue 32). The budget is the promise, not the
+// measure plus headroom: a change that crosses it cuts elsewhere first.
+const RAW_BUDGET = 120 * 1024;
+const GZIP_BUDGET = 50 * 1024;
 // The conventions module (crates/wasm-conventions: tool names, RFC 8785, the
 // Tuix key, the AIVAX verifier with bcrypt, and since issue 29 the server
 // helpers' rules: idempotency, result limits, progress), loaded only by

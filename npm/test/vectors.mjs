@@ -39,7 +39,7 @@ import { createVerifier, toolctx } from 'toolctx';
 const encoder = new TextEncoder();
 
 /** Vector config names (CONTRACT §1) to createVerifier options; others are ignored, as the Rust runner does. */
-const OPTION_NAMES = {
+export const OPTION_NAMES = {
   instance_id: 'instanceId',
   secrets: 'secrets',
   credential: 'credential',

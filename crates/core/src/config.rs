@@ -2,8 +2,8 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 
+use crate::digits::push_u64;
 use crate::forward::{Forward, ForwardError};
 use crate::json::{self, Value};
 
@@ -76,9 +76,20 @@ impl Config {
     /// hand rather than through `{:?}`, whose derived formatting machinery
     /// costs the verifier's wasm module some 13 KB.
     pub fn describe(&self, out: &mut String) {
-        let redacted = |n: usize, out: &mut String| {
-            let _ = write!(out, "[{n} redacted]");
-        };
+        // Not inlined, nor is `setting`: each is one small copy, not one per use.
+        #[inline(never)]
+        fn redacted(n: usize, out: &mut String) {
+            out.push('[');
+            push_u64(n as u64, out);
+            out.push_str(" redacted]");
+        }
+        #[inline(never)]
+        fn setting(name: &str, n: u64, out: &mut String) {
+            out.push_str(", ");
+            out.push_str(name);
+            out.push_str(": ");
+            push_u64(n, out);
+        }
         out.push_str("Config { instance_id: ");
         json::write_str(&self.instance_id, out);
         out.push_str(", secrets: ");
@@ -94,17 +105,22 @@ impl Config {
             }
             None => out.push_str("none"),
         }
-        let _ = write!(
-            out,
-            ", require_context: {}, clock_skew_s: {}, max_token_age_s: {}, max_body_bytes: {}, max_token_bytes: {}, protocol_majors: [",
-            self.require_context,
-            self.clock_skew_s,
-            self.max_token_age_s,
-            self.max_body_bytes,
-            self.max_token_bytes
-        );
+        out.push_str(", require_context: ");
+        out.push_str(if self.require_context {
+            "true"
+        } else {
+            "false"
+        });
+        setting("clock_skew_s", self.clock_skew_s, out);
+        setting("max_token_age_s", self.max_token_age_s, out);
+        setting("max_body_bytes", self.max_body_bytes as u64, out);
+        setting("max_token_bytes", self.max_token_bytes as u64, out);
+        out.push_str(", protocol_majors: [");
         for (i, major) in self.protocol_majors.iter().enumerate() {
-            let _ = write!(out, "{}{major}", if i > 0 { ", " } else { "" });
+            if i > 0 {
+                out.push_str(", ");
+            }
+            push_u64(*major, out);
         }
         out.push_str("], forward: [");
         for (i, header) in self.forward.removed().iter().enumerate() {
@@ -200,18 +216,33 @@ impl ConfigError {
 impl core::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            ConfigError::Json => f.write_str("configuration is not a JSON object without duplicate members"),
+            ConfigError::Json => {
+                f.write_str("configuration is not a JSON object without duplicate members")
+            }
             ConfigError::Type(name) => write!(f, "setting `{name}` has the wrong type"),
             ConfigError::UnknownSetting(name) => write!(f, "unknown setting `{name}`"),
             ConfigError::Missing(name) => write!(f, "setting `{name}` is required"),
             ConfigError::InstanceIdEmpty => f.write_str("`instance_id` must not be empty"),
             ConfigError::NoSecrets => f.write_str("at least one secret is required"),
-            ConfigError::SecretLength { index, len } => write!(
-                f,
-                "secret #{index} is {len} bytes; secrets must be {MIN_SECRET_BYTES} to {MAX_SECRET_BYTES} bytes"
-            ),
-            ConfigError::CredentialHeader => f.write_str("credential header name must be a non-empty HTTP token"),
-            ConfigError::CredentialNoValues => f.write_str("credential needs at least one non-empty accepted value"),
+            ConfigError::SecretLength { index, len } => {
+                // Integers through `digits`, not `{}`: no integer formatting in the wasm.
+                let mut s = String::from("secret #");
+                push_u64(*index as u64, &mut s);
+                s.push_str(" is ");
+                push_u64(*len as u64, &mut s);
+                s.push_str(" bytes; secrets must be ");
+                push_u64(MIN_SECRET_BYTES as u64, &mut s);
+                s.push_str(" to ");
+                push_u64(MAX_SECRET_BYTES as u64, &mut s);
+                s.push_str(" bytes");
+                f.write_str(&s)
+            }
+            ConfigError::CredentialHeader => {
+                f.write_str("credential header name must be a non-empty HTTP token")
+            }
+            ConfigError::CredentialNoValues => {
+                f.write_str("credential needs at least one non-empty accepted value")
+            }
             ConfigError::Limit(name) => write!(f, "setting `{name}` is out of range"),
             ConfigError::NoProtocolMajors => f.write_str("`protocol_majors` must not be empty"),
             ConfigError::Invalid(name) => write!(f, "setting `{name}` is invalid"),

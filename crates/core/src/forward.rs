@@ -12,9 +12,9 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 
 use crate::context::Context;
+use crate::digits::{push_hex, push_u64};
 use crate::jcs;
 use crate::json::{self, Value};
 use crate::verdict::{Accepted, Verdict};
@@ -121,15 +121,9 @@ impl Field for ForwardField {
             }
             ForwardField::Tool => return text(&ctx.tool, out),
             ForwardField::Jti => return text(&ctx.jti, out),
-            ForwardField::Iat => {
-                let _ = write!(out, "{}", ctx.iat);
-            }
-            ForwardField::Exp => {
-                let _ = write!(out, "{}", ctx.exp);
-            }
-            ForwardField::SecretIndex => {
-                let _ = write!(out, "{}", ctx.secret_index);
-            }
+            ForwardField::Iat => push_u64(ctx.iat, out),
+            ForwardField::Exp => push_u64(ctx.exp, out),
+            ForwardField::SecretIndex => push_u64(ctx.secret_index as u64, out),
             ForwardField::Context => ctx.write_json(out),
         }
         true
@@ -463,7 +457,8 @@ pub fn header_value(value: &str) -> Cow<'_, str> {
         if kept(b) {
             out.push(char::from(b));
         } else {
-            let _ = write!(out, "%{b:02X}");
+            out.push('%');
+            push_hex(u32::from(b), 2, true, &mut out);
         }
     }
     Cow::Owned(out)

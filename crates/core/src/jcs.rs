@@ -73,7 +73,7 @@ pub fn canonicalize_into(v: &Value<'_>, out: &mut String) -> Result<(), NotCanon
 /// Sorts `v` by `less`: heapsort, `O(n log n)` whatever the input and with
 /// no allocation, in well under a tenth of the wasm that `sort_unstable_by`
 /// brings (about 11 KB).
-fn heapsort<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
+pub(crate) fn heapsort<T>(v: &mut [T], less: impl Fn(&T, &T) -> bool) {
     let lt = |v: &[T], a: usize, b: usize| match (v.get(a), v.get(b)) {
         (Some(x), Some(y)) => less(x, y),
         _ => false,

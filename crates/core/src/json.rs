@@ -9,7 +9,6 @@
 use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
 
 use crate::scan;
 
@@ -389,7 +388,8 @@ pub fn write_str(s: &str, out: &mut String) {
             0x08 => out.push_str("\\b"),
             0x0c => out.push_str("\\f"),
             _ => {
-                let _ = write!(out, "\\u{:04x}", b);
+                out.push_str("\\u");
+                crate::digits::push_hex(u32::from(b), 4, false, out);
             }
         }
         // An ASCII byte: the rest starts on a character boundary.
@@ -464,13 +464,41 @@ mod tests {
         assert_eq!(err(&deep), JsonError::TooDeep);
         let ok = "[".repeat(64) + &"]".repeat(64);
         assert!(parse(ok.as_bytes()).is_ok());
-        // Many members go through the set and still find the duplicate.
-        let mut big = String::from("{");
-        for i in 0..100 {
-            big.push_str(&alloc::format!("\"k{i}\":{i},"));
+        // An object opened with `k0` to `k{n-1}`, unclosed.
+        let opened = |n: usize| {
+            let mut big = String::from("{");
+            for i in 0..n {
+                big.push_str(&alloc::format!("\"k{i}\":{i},"));
+            }
+            big
+        };
+        // Many members go through the sort and still find the duplicate.
+        assert_eq!(
+            err(&alloc::format!("{}\"k7\":0}}", opened(100))),
+            JsonError::Duplicate
+        );
+        // A large object's duplicate is found when it ends, yet it is still
+        // the error whatever fails after it, nested or not, escaped or not.
+        let big = opened(40);
+        assert!(parse(alloc::format!("{big}\"last\":0}}").as_bytes()).is_ok());
+        for (text, want) in [
+            (alloc::format!("{big}\"k3\":0"), JsonError::Duplicate),
+            (
+                alloc::format!("{big}\"\\u006b3\":0}}"),
+                JsonError::Duplicate,
+            ),
+            (alloc::format!("{big}\"k39\":[1,}}"), JsonError::Duplicate),
+            (alloc::format!("{big}\"x\":[1,}}"), JsonError::Syntax),
+            (alloc::format!("{big}\"k0\":1,\"k"), JsonError::Duplicate),
+            (alloc::format!("{big}\"x\":1,\"k"), JsonError::Syntax),
+            (alloc::format!("[{big}\"k1\":0}},]"), JsonError::Duplicate),
+            (
+                alloc::format!("{{\"a\":{big}\"k1\":0}},\"a\":1}}"),
+                JsonError::Duplicate,
+            ),
+        ] {
+            assert_eq!(err(&text), want, "{text}");
         }
-        big.push_str("\"k7\":0}");
-        assert_eq!(err(&big), JsonError::Duplicate);
     }
 
     #[test]

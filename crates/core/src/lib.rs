@@ -22,6 +22,7 @@ mod b64;
 mod claims;
 mod config;
 mod context;
+pub mod digits;
 mod envelope;
 pub mod forward;
 pub mod helpers;

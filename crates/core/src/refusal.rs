@@ -3,9 +3,9 @@
 
 use alloc::string::String;
 
+use crate::digits::push_i64;
 use crate::json::write_str;
 use crate::reason::Reason;
-use crate::token::push_u64;
 
 /// A refused request: the reason and the JSON-RPC id to answer with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +46,7 @@ impl Refusal {
         out.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
         out.push_str(self.id_json());
         out.push_str(",\"error\":{\"code\":");
-        let code = self.code();
-        if code < 0 {
-            out.push('-');
-        }
-        push_u64(u64::from(code.unsigned_abs()), &mut out);
+        push_i64(self.code().into(), &mut out);
         out.push_str(",\"message\":");
         write_str(self.message(), &mut out);
         if include_reason {

@@ -8,6 +8,7 @@ use sha2::Sha256;
 
 use crate::claims::Claim;
 use crate::config::{ConfigError, MAX_SECRET_BYTES, MIN_SECRET_BYTES};
+use crate::digits::push_u64;
 use crate::json::{write_str, Value};
 use crate::{b64, scan};
 
@@ -186,11 +187,6 @@ pub fn sign_compact(header: &[u8], payload: &[u8], secret: &[u8]) -> String {
         b64::URL.encode_unpadded(&mac.finalize().into_bytes(), &mut token);
     }
     token
-}
-
-pub(crate) fn push_u64(v: u64, out: &mut String) {
-    use core::fmt::Write as _;
-    let _ = write!(out, "{v}");
 }
 
 /// A token split into its three segments, decoded but not yet trusted.

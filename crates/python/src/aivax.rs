@@ -14,7 +14,7 @@ use toolctx_core::{HeadersVerdict, UnknownSettings};
 use crate::context::AivaxContext;
 use crate::convert::{body_of, headers_of, json_text};
 use crate::errors::config_error;
-use crate::verdict::{reject, verdict, Held, Pass};
+use crate::verdict::{reject, verdict, Held, Pass, Upstream};
 
 /// Verified nonces remembered per verifier (bound to its hook key by the
 /// core; failures are never cached).
@@ -27,6 +27,8 @@ pub struct AivaxVerifier {
     core: Core,
     nonces: Mutex<NonceCache>,
     include_reason: bool,
+    /// What goes upstream with a pass or an accept that sets no header.
+    removing: Py<Upstream>,
 }
 
 #[pymethods]
@@ -67,10 +69,12 @@ impl AivaxVerifier {
         let text = json_text(settings.as_any())?;
         let core = Core::from_json(text.as_bytes(), UnknownSettings::Refuse)
             .map_err(|e| config_error(py, &e))?;
+        let removing = Upstream::removing(py, core.forward().removed())?;
         Ok(AivaxVerifier {
             core,
             nonces: Mutex::new(NonceCache::new(NONCE_CACHE_ENTRIES)),
             include_reason,
+            removing,
         })
     }
 
@@ -113,7 +117,7 @@ impl AivaxVerifier {
     ) -> PyResult<Py<PyAny>> {
         let headers = headers_of(headers)?;
         match self.core.check_headers(method, &headers) {
-            HeadersVerdict::Pass => Pass::object(py, self.core.forward().removed()),
+            HeadersVerdict::Pass => Pass::object(py, &self.removing),
             HeadersVerdict::Reject(r) => reject(py, r, self.include_reason),
             HeadersVerdict::ReadBody(proof) => Ok(Py::new(
                 py,
@@ -169,13 +173,9 @@ impl AivaxVerifier {
                 .map_err(|_| PyRuntimeError::new_err("nonce cache lock poisoned"))?;
             Ok(run(&self.core, &mut nonces))
         });
-        verdict(
-            py,
-            v?,
-            self.include_reason,
-            self.core.forward().removed(),
-            |py, ctx| Ok(Py::new(py, AivaxContext::new(ctx))?.into_any()),
-        )
+        verdict(py, v?, self.include_reason, &self.removing, |py, ctx| {
+            Ok(Py::new(py, AivaxContext::new(ctx))?.into_any())
+        })
     }
 }
 

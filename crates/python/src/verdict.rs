@@ -46,6 +46,12 @@ impl Upstream {
             set,
         }
     }
+
+    /// A verifier's `Upstream` for the verdicts that set no header (every
+    /// pass, most accepts): made once and shared, as it is frozen.
+    pub fn removing(py: Python<'_>, remove: &[String]) -> PyResult<Py<Upstream>> {
+        Py::new(py, Upstream::new(remove, Vec::new()))
+    }
 }
 
 #[pymethods]
@@ -101,8 +107,9 @@ pub struct Pass {
 }
 
 impl Pass {
-    pub fn object(py: Python<'_>, removed: &[String]) -> PyResult<Py<PyAny>> {
-        let upstream = Py::new(py, Upstream::new(removed, Vec::new()))?;
+    /// A pass, with the verifier's `Upstream` that only removes.
+    pub fn object(py: Python<'_>, removing: &Py<Upstream>) -> PyResult<Py<PyAny>> {
+        let upstream = removing.clone_ref(py);
         Ok(Py::new(py, Pass { upstream })?.into_any())
     }
 }
@@ -229,18 +236,22 @@ pub fn reject(py: Python<'_>, refusal: Refusal, include_reason: bool) -> PyResul
 }
 
 /// Any profile's verdict, the accepted context made by `context`;
-/// `removed` is the verifier's forwarded header names.
+/// `removing` is the verifier's `Upstream` that removes its forwarded
+/// header names and sets none.
 pub fn verdict<C: Accepted>(
     py: Python<'_>,
     v: Verdict<C>,
     include_reason: bool,
-    removed: &[String],
+    removing: &Py<Upstream>,
     context: impl FnOnce(Python<'_>, C) -> PyResult<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     match v {
-        Verdict::Pass => Pass::object(py, removed),
+        Verdict::Pass => Pass::object(py, removing),
         Verdict::Accept(ctx) => {
-            let upstream = Py::new(py, Upstream::new(removed, ctx.upstream().to_vec()))?;
+            let upstream = match ctx.upstream() {
+                [] => removing.clone_ref(py),
+                set => Py::new(py, Upstream::new(&removing.get().remove, set.to_vec()))?,
+            };
             let context = context(py, *ctx)?;
             Ok(Py::new(py, Accept { context, upstream })?.into_any())
         }

@@ -16,7 +16,7 @@ use toolctx_core::{
 use crate::context::Context;
 use crate::convert::{body_of, bytes_of, headers_of, json_text, now_of, Header};
 use crate::errors::config_error;
-use crate::verdict::{reject, verdict, Pass};
+use crate::verdict::{reject, verdict, Pass, Upstream};
 
 /// The replay guard's store.
 enum Replay {
@@ -74,6 +74,8 @@ pub struct Verifier {
     core: Core,
     include_reason: bool,
     replay: Replay,
+    /// What goes upstream with a pass or an accept that sets no header.
+    removing: Py<Upstream>,
 }
 
 #[pymethods]
@@ -130,10 +132,12 @@ impl Verifier {
             .map_err(|e| config_error(py, &e))?;
         config.secrets = secrets_of(secrets)?;
         let core = Core::new(config).map_err(|e| config_error(py, &e))?;
+        let removing = Upstream::removing(py, core.config().forward.removed())?;
         Ok(Verifier {
             core,
             include_reason,
             replay: replay_of(replay)?,
+            removing,
         })
     }
 
@@ -205,7 +209,7 @@ impl Verifier {
     ) -> PyResult<Py<PyAny>> {
         let headers = headers_of(headers)?;
         match self.core.check_headers(method, &headers) {
-            HeadersVerdict::Pass => Pass::object(py, self.core.config().forward.removed()),
+            HeadersVerdict::Pass => Pass::object(py, &self.removing),
             HeadersVerdict::Reject(r) => reject(py, r, self.include_reason),
             HeadersVerdict::ReadBody(proof) => Ok(Py::new(
                 py,
@@ -333,8 +337,7 @@ impl Verifier {
                 ("replay store failed; call refused: %s", e.value(py).repr()?),
             )?;
         }
-        let removed = self.core.config().forward.removed();
-        verdict(py, v, self.include_reason, removed, |py, ctx| {
+        verdict(py, v, self.include_reason, &self.removing, |py, ctx| {
             Ok(Py::new(py, Context::new(ctx))?.into_any())
         })
     }

@@ -129,6 +129,12 @@ pub extern "C" fn toolctx_idem_redis_key() -> i64 {
 
 #[cfg(feature = "helpers")]
 #[no_mangle]
+pub extern "C" fn toolctx_canonical_json() -> i64 {
+    run(hp::canonical_json)
+}
+
+#[cfg(feature = "helpers")]
+#[no_mangle]
 pub extern "C" fn toolctx_idem_argument_hash() -> i64 {
     run(hp::idem_argument_hash)
 }

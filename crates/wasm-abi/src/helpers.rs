@@ -28,6 +28,11 @@ pub fn idem_redis_key(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
     Ok(h::idem_redis_key(utf8(prefix)?, utf8(key)?).into())
 }
 
+pub fn canonical_json(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
+    let [text] = exact(input)?;
+    Ok(h::canonical_json(text)?.into())
+}
+
 pub fn idem_argument_hash(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
     let [arguments] = exact(input)?;
     Ok(h::idem_argument_hash(arguments)?.into())

@@ -46,6 +46,7 @@
 //! | `toolctx_idem_defaults()` | | JSON |
 //! | `toolctx_idem_store_key()` | namespace, key | the store key |
 //! | `toolctx_idem_redis_key()` | prefix, store key | the Redis key |
+//! | `toolctx_canonical_json()` | JSON text | its RFC 8785 form (`!not_json`, `!not_canonicalizable`) |
 //! | `toolctx_idem_argument_hash()` | arguments JSON | hex SHA-256 |
 //! | `toolctx_idem_running()` | hash, owner | the running entry |
 //! | `toolctx_idem_done()` | hash, result JSON | the done entry |

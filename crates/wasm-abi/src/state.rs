@@ -32,7 +32,7 @@ pub struct State {
 }
 
 thread_local! {
-    static STATE: RefCell<State> = RefCell::new(State {
+    static STATE: RefCell<State> = const { RefCell::new(State {
         input: Vec::new(),
         output: Vec::new(),
         #[cfg(feature = "verifier")]
@@ -41,7 +41,7 @@ thread_local! {
         replay: None,
         #[cfg(feature = "helpers")]
         progress: Tickets::new(PROGRESS_HANDLES),
-    });
+    }) };
 }
 
 /// `toolctx_input`: a buffer of `len` bytes for the host to write, as a
@@ -156,4 +156,40 @@ pub(crate) fn utf8(field: &[u8]) -> Result<&str, Error> {
 /// counters, which the host hands back as `i32` bits.
 pub(crate) fn ticket(t: i32) -> f64 {
     f64::from(t as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_field(bytes, &mut out);
+        out
+    }
+
+    #[test]
+    fn fields_are_cut_by_their_lengths() {
+        let input = [field(b"ab"), field(b""), field(b"xyz")].concat();
+        assert_eq!(fields(&input).ok(), Some(vec![&b"ab"[..], b"", b"xyz"]));
+        assert_eq!(fields(&[]).ok(), Some(vec![]));
+        assert!(fields(&input[..input.len() - 1]).is_err(), "runs past the input");
+        assert!(fields(&[1, 0, 0]).is_err(), "a length cut short");
+        assert!(exact::<2>(&input).is_err(), "three fields are not two");
+    }
+
+    #[test]
+    fn an_answer_is_marked_and_an_error_carries_its_code() {
+        let packed = run(|_, _| Ok(Answer::Text("p".into())));
+        assert_eq!(packed & 0xffff_ffff, 2);
+        with_output(|out| assert_eq!(out, b"=p"));
+        run(|_, _| Err(Error::new("internal", "no")));
+        with_output(|out| assert_eq!(out, b"!internal\nno"));
+        run(|_, _| Ok(Answer::List(vec![b"a".to_vec(), b"bc".to_vec()])));
+        with_output(|out| assert_eq!(out, [&b"="[..], &field(b"a"), &field(b"bc")].concat()));
+    }
+
+    fn with_output(check: impl FnOnce(&[u8])) {
+        STATE.with_borrow(|s| check(&s.output));
+    }
 }

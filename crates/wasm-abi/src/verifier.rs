@@ -1,6 +1,7 @@
 //! The verifier's operations (feature `verifier`): the check, the
 //! upstream outcome, the replay claim and its settling, the core's codes.
 
+use toolctx_core::digits::u64_text;
 use toolctx_core::replay::redis as replay_redis;
 use toolctx_core::{
     ClaimAnswer, Reason, Refusal, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
@@ -34,7 +35,7 @@ pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i32) -> Resu
     let [config] = exact(input)?;
     let capacity = usize::try_from(capacity).unwrap_or(0);
     let profile = AgentArea::new(config, capacity, flags & 2 != 0)?;
-    let mut list = vec![profile.max_body_bytes().to_string().into_bytes()];
+    let mut list = vec![u64_text(profile.max_body_bytes() as u64).into_bytes()];
     list.extend(profile.removed().iter().map(|n| n.clone().into_bytes()));
     s.verifier = Some(Boundary::new(profile, flags & 1 != 0));
     Ok(Answer::List(list))
@@ -96,8 +97,8 @@ pub fn describe_request(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
 pub fn replay_defaults(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
     Ok(Answer::List(vec![
         replay_redis::DEFAULT_KEY_PREFIX.as_bytes().to_vec(),
-        DEFAULT_REPLAY_CAPACITY.to_string().into_bytes(),
-        toolctx_core::redis::TIMEOUT_MS.to_string().into_bytes(),
+        u64_text(DEFAULT_REPLAY_CAPACITY as u64).into_bytes(),
+        u64_text(toolctx_core::redis::TIMEOUT_MS).into_bytes(),
     ]))
 }
 

@@ -3,6 +3,7 @@
 //! core, with the in-memory replay guard, or the accepted calls waiting for
 //! a shared store's answer (`c` + ticket, then [`AgentArea::settle`]).
 
+use toolctx_core::digits::push_u64;
 use toolctx_core::{
     Checked, ClaimAnswer, Claimed, Config, Context, HeadersVerdict, PendingClaim, Reason, Refusal,
     ReplayCache, ReplayClaim, UnknownSettings, Verdict, Verifier,
@@ -122,7 +123,13 @@ impl Profile for AgentArea {
             Claimed::Decided(v) => verdict(v, include_reason),
             Claimed::Claim(pending) => {
                 let ReplayClaim { jti, until } = pending.claim().clone();
-                format!("c{}\n{until}\n{jti}", claims.hold(pending))
+                let mut out = String::from("c");
+                push_u64(claims.hold(pending).into(), &mut out);
+                out.push('\n');
+                push_u64(until, &mut out);
+                out.push('\n');
+                out.push_str(&jti);
+                out
             }
         }
     }

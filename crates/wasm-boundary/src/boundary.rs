@@ -1,6 +1,7 @@
 //! A verifier object's state around its profile: the header checks waiting
 //! for their body, and the whole decision on one request.
 
+use toolctx_core::digits::push_u64;
 use toolctx_core::{Accepted, Checked, HeadersVerdict, Verdict};
 
 use crate::verdicts::{refusal, verdict};
@@ -58,7 +59,9 @@ impl<P: Profile> Boundary<P> {
                     heads: heads.to_vec(),
                     lens: lens.to_vec(),
                 };
-                format!("b{}", self.held.hold(request))
+                let mut out = String::from("b");
+                push_u64(self.held.hold(request).into(), &mut out);
+                out
             }
             Err(answer) => answer,
         })

@@ -28,6 +28,13 @@ pub fn idem_argument_hash(arguments_json: &[u8]) -> Result<String, Error> {
     core::argument_hash(arguments_json).map_err(|e| Error::new("not_canonicalizable", e))
 }
 
+/// The RFC 8785 canonical form of a JSON text (`not_json`,
+/// `not_canonicalizable`): what the argument hash is taken over.
+pub fn canonical_json(text: &[u8]) -> Result<String, Error> {
+    let value = toolctx_core::json::parse(text).map_err(|e| Error::new("not_json", e))?;
+    toolctx_core::jcs::canonicalize(&value).map_err(|e| Error::new("not_canonicalizable", e))
+}
+
 /// The running entry (the claim) as stored.
 pub fn idem_running(hash: &str, owner: &str) -> String {
     core::running(hash, owner)

@@ -9,10 +9,10 @@ pub struct Tickets<T> {
 }
 
 impl<T> Tickets<T> {
-    pub fn new(capacity: usize) -> Tickets<T> {
+    pub const fn new(capacity: usize) -> Tickets<T> {
         Tickets {
             waiting: Vec::new(),
-            capacity: capacity.max(1),
+            capacity: if capacity == 0 { 1 } else { capacity },
             next: 0,
         }
     }

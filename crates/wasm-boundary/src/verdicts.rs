@@ -3,6 +3,7 @@
 //! the [`AgentArea`](crate::AgentArea) profile's), and the request's
 //! description for telemetry.
 
+use toolctx_core::digits::{push_i64, push_u64};
 use toolctx_core::json::write_str;
 use toolctx_core::{Accepted, Reason, Refusal, Verdict};
 
@@ -73,9 +74,9 @@ pub fn refusal(r: &Refusal, include_reason: bool) -> String {
     let body = r.body(include_reason);
     let mut out = String::with_capacity(body.len() + 160);
     out.push_str("r{\"status\":");
-    out.push_str(&r.status().to_string());
+    push_u64(r.status().into(), &mut out);
     out.push_str(",\"code\":");
-    out.push_str(&r.code().to_string());
+    push_i64(r.code().into(), &mut out);
     out.push_str(",\"reason\":");
     write_str(r.reason().as_str(), &mut out);
     out.push_str(",\"message\":");

@@ -146,8 +146,9 @@ pub fn server_label(instance_name: &str) -> String {
 /// (`not_json` or `not_canonicalizable`).
 #[wasm_bindgen(js_name = canonicalJson)]
 pub fn canonical_json(text: &str) -> Result<String, JsValue> {
-    let value = json::parse(text.as_bytes()).map_err(|e| js_error("not_json", e))?;
-    jcs::canonicalize(&value).map_err(|e| js_error("not_canonicalizable", e))
+    Ok(toolctx_wasm_boundary::helpers::canonical_json(
+        text.as_bytes(),
+    )?)
 }
 
 /// The Tuix idempotency key (CONTRACT §7) over `arguments_json`, a JSON text.

@@ -6,7 +6,6 @@
 //! document costs one vector, not a tree of them.
 
 use alloc::borrow::Cow;
-use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -374,7 +373,7 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.last() == b.last() && scan::equal(a, b)
 }
 
-/// Objects with more members than this check duplicates through a set.
+/// Objects with more members than this check duplicates by sorting.
 const LINEAR_DUPLICATE_SCAN: usize = 16;
 
 impl<'a> Reader<'a> {
@@ -658,12 +657,34 @@ impl<'a> Reader<'a> {
             return Err(JsonError::TooDeep);
         }
         let index = self.open(Kind::Object, keep);
-        let base = self.names.len();
-        // Large objects would make a linear duplicate scan quadratic.
-        let mut set: Option<BTreeSet<Cow<'a, [u8]>>> = None;
         if self.closes(b'}', index) {
             return Ok(());
         }
+        let base = self.names.len();
+        let read = self.members(depth, keep, index, base);
+        // A large object's names are checked once, when it ends or fails
+        // (sorted: a linear scan would be quadratic). A name read twice
+        // comes before whatever failed after it, so it is the error.
+        let names = self.names.get_mut(base..).unwrap_or_default();
+        let read = if names.len() > LINEAR_DUPLICATE_SCAN && has_duplicate(names) {
+            Err(JsonError::Duplicate)
+        } else {
+            read
+        };
+        self.names.truncate(base);
+        read
+    }
+
+    /// An object's members up to its `}`, their names pushed on `names`
+    /// from `base`; the first `LINEAR_DUPLICATE_SCAN + 1` are checked for
+    /// duplicates as they come, the rest by [`Reader::object`].
+    fn members(
+        &mut self,
+        depth: usize,
+        keep: Keep,
+        index: Option<usize>,
+        base: usize,
+    ) -> Result<(), JsonError> {
         loop {
             self.ws();
             if self.peek() != Some(b'"') {
@@ -671,28 +692,12 @@ impl<'a> Reader<'a> {
             }
             let name_start = self.pos;
             let (name, escaped) = self.name()?;
-            let duplicate = match set.as_mut() {
-                Some(set) => !set.insert(name.clone()),
-                None => self
-                    .names
-                    .get(base..)
-                    .unwrap_or(&[])
-                    .iter()
-                    .any(|n| same(n, &name)),
-            };
-            if duplicate {
+            let held = self.names.get(base..).unwrap_or(&[]);
+            if held.len() <= LINEAR_DUPLICATE_SCAN && held.iter().any(|n| same(n, &name)) {
                 return Err(JsonError::Duplicate);
             }
             let child = keep.member(&name);
             self.names.push(name);
-            if set.is_none() && self.names.len() - base > LINEAR_DUPLICATE_SCAN {
-                // One by one: collecting would bring in a sort.
-                let mut names = BTreeSet::new();
-                for name in self.names.get(base..).unwrap_or(&[]) {
-                    names.insert(name.clone());
-                }
-                set = Some(names);
-            }
             if child != Keep::Nothing {
                 self.push(name_start, Kind::String, escaped);
             }
@@ -701,11 +706,16 @@ impl<'a> Reader<'a> {
             self.ws();
             self.value(depth + 1, child)?;
             if self.ends(b'}', index)? {
-                self.names.truncate(base);
                 return Ok(());
             }
         }
     }
+}
+
+/// Whether `names` holds a name twice; sorts them.
+fn has_duplicate(names: &mut [Cow<'_, [u8]>]) -> bool {
+    crate::jcs::heapsort(names, |a, b| a < b);
+    names.windows(2).any(|w| matches!(w, [a, b] if a == b))
 }
 
 #[cfg(test)]

@@ -12,14 +12,17 @@
 //! reading of its reply).
 
 use alloc::boxed::Box;
-use alloc::collections::{BTreeMap, BinaryHeap};
+use alloc::collections::BinaryHeap;
 use alloc::string::String;
 use core::cmp::Reverse;
 
 use crate::context::Context;
 use crate::reason::Reason;
 
+mod ids;
 pub mod redis;
+
+use ids::IdSet;
 
 /// How many live token ids an in-process store holds unless told
 /// otherwise: 300 calls/s with 300 s tokens and 30 s of clock skew.
@@ -146,10 +149,11 @@ impl core::fmt::Debug for PendingClaim {
 /// O(log n) plus the ids it expires, never a scan of the whole table.
 #[derive(Debug, Clone)]
 pub struct ReplayCache {
-    /// jti -> Unix second from which the token is expired.
-    until: BTreeMap<String, u64>,
-    /// `(until, jti)` for every entry of `until`, soonest first: a binary
-    /// heap rather than a second B-tree, which costs about 6 KB less wasm.
+    /// The live token ids (a hash table: no B-tree in the wasm).
+    ids: IdSet,
+    /// `(until, jti)` for every id, `until` the Unix second from which its
+    /// token is expired, soonest first: a binary heap rather than a second
+    /// B-tree, which costs about 6 KB less wasm.
     expiry: BinaryHeap<Reverse<(u64, String)>>,
     capacity: usize,
 }
@@ -159,7 +163,7 @@ impl ReplayCache {
     /// rate times the token lifetime: 1000 calls/s x 330 s is 330,000).
     pub fn new(capacity: usize) -> ReplayCache {
         ReplayCache {
-            until: BTreeMap::new(),
+            ids: IdSet::default(),
             expiry: BinaryHeap::new(),
             capacity,
         }
@@ -170,13 +174,13 @@ impl ReplayCache {
     /// [`ClaimAnswer::Full`] and records nothing.
     pub fn first_use(&mut self, jti: &str, until: u64, now: u64) -> ClaimAnswer {
         self.expire(now);
-        if self.until.contains_key(jti) {
+        if self.ids.contains(jti) {
             return ClaimAnswer::Used;
         }
-        if self.until.len() >= self.capacity {
+        if self.ids.len() >= self.capacity {
             return ClaimAnswer::Full;
         }
-        self.until.insert(String::from(jti), until);
+        self.ids.insert(jti);
         self.expiry.push(Reverse((until, String::from(jti))));
         ClaimAnswer::FirstUse
     }
@@ -188,18 +192,18 @@ impl ReplayCache {
                 break;
             }
             if let Some(Reverse((_, jti))) = self.expiry.pop() {
-                self.until.remove(&jti);
+                self.ids.remove(&jti);
             }
         }
     }
 
     /// Live ids recorded (expired ones may still count until the next call).
     pub fn len(&self) -> usize {
-        self.until.len()
+        self.ids.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.until.is_empty()
+        self.ids.len() == 0
     }
 
     pub fn capacity(&self) -> usize {

@@ -5,7 +5,6 @@
 //! error is [`ClaimAnswer::Failed`] (see [`crate::redis`]: a command is
 //! sent once, bounded by [`crate::redis::TIMEOUT_MS`]).
 
-use alloc::format;
 use alloc::string::String;
 
 use super::{ClaimAnswer, ReplayClaim};
@@ -16,7 +15,7 @@ pub const DEFAULT_KEY_PREFIX: &str = "toolctx:jti:";
 
 /// The key that records `jti`.
 pub fn key(prefix: &str, jti: &str) -> String {
-    format!("{prefix}{jti}")
+    [prefix, jti].concat()
 }
 
 /// Milliseconds until the claim expires, at least one second's worth.
@@ -33,7 +32,7 @@ pub fn claim_args(prefix: &str, claim: &ReplayClaim, now: u64) -> [String; 6] {
         String::from("1"),
         String::from("NX"),
         String::from("PX"),
-        format!("{}", ttl_ms(claim, now)),
+        crate::digits::u64_text(ttl_ms(claim, now)),
     ]
 }
 

@@ -129,8 +129,10 @@ def _otel() -> _Instruments:
 
 
 #: A check under way: ``(perf_counter_ns, time_ns, parent context)``;
-#: ``time_ns`` 0 when no provider was registered at its start.
-Started = tuple[int, int, Any]
+#: ``time_ns`` 0 when no provider was registered at its start. ``None``
+#: when nothing but a refusal's log line can come of it (no hook, no
+#: provider): the clocks are not read.
+Started = tuple[int, int, Any] | None
 
 
 class Recorder:
@@ -147,27 +149,31 @@ class Recorder:
         self.entry = entry
 
     def start(self) -> Started:
-        # The span's parent: the span current where the check began.
         if self.otel and _providers() and _otel_context is not None:
+            # The span's parent: the span current where the check began.
             return (time.perf_counter_ns(), time.time_ns(), _otel_context.get_current())
-        return (time.perf_counter_ns(), 0, None)
+        if self.on_verdict is not None:
+            return (time.perf_counter_ns(), 0, None)
+        return None
 
     def record(self, started: Started, verdict: Any, peer: str | None = None, method: str | None = None, body: Any = None) -> None:
         """Records ``verdict`` (``Pass``, ``Accept``, ``Reject``) on the
         request whose HTTP ``method`` and ``body`` the core was handed (none
         for a verdict on the headers alone); never raises."""
-        took_ns = time.perf_counter_ns() - started[0]
+        if started is None and verdict.outcome != "reject":  # the common case: nothing to do
+            return
+        took_ns = 0 if started is None else time.perf_counter_ns() - started[0]
         try:
             outcome = verdict.outcome
             reason = verdict.reason if outcome == "reject" else None
             logged = reason is not None and log.isEnabledFor(logging.WARNING)
-            traced = self.otel and started[1] != 0
+            traced = started is not None and started[1] != 0
             if not (logged or traced or self.on_verdict is not None):
                 return
             seen = _Seen(verdict, reason, method, body)
             if logged:
                 _log_refusal(verdict, peer, seen.tool())
-            if traced:
+            if traced and started is not None:
                 _record_otel(outcome, reason, verdict, started, took_ns, seen)
             if self.on_verdict is not None:
                 self.on_verdict(_event(verdict, took_ns / 1e9, self.entry, peer, seen))
@@ -236,7 +242,7 @@ def _event(verdict: Any, seconds: float, entry: str, peer: str | None, seen: _Se
     return VerdictEvent(outcome, seconds, entry, tool=tool, peer=peer, method=method)
 
 
-def _record_otel(outcome: str, reason: str | None, verdict: Any, started: Started, took_ns: int, seen: _Seen) -> None:
+def _record_otel(outcome: str, reason: str | None, verdict: Any, started: tuple[int, int, Any], took_ns: int, seen: _Seen) -> None:
     n = NAMES
     # toolctx.reason on refusals only: absent, never empty, otherwise.
     attributes = {n["outcome"]: outcome} if reason is None else {n["outcome"]: outcome, n["reason"]: reason}
