@@ -116,6 +116,20 @@ build_wasm_abi() {
   done
 }
 
+# The Java modules (java/: the toolctx artifact, the example server, the
+# test kit) on the core's wasm modules, with the Maven repository under
+# .tools/m2: the first build resolves, later ones run offline. JUnit runs
+# unless JAVA_SKIP_TESTS=1.
+build_java() {
+  build_wasm_abi
+  local skip=()
+  [ "${JAVA_SKIP_TESTS:-0}" = 1 ] && skip=(-DskipTests)
+  local offline=()
+  [ -f "$TOOLS/m2/.resolved" ] && offline=(-o)
+  (cd "$ROOT/java" && mvn -q -B "${offline[@]}" "${skip[@]}" -Dmaven.repo.local="$TOOLS/m2" install)
+  touch "$TOOLS/m2/.resolved"
+}
+
 # cargo-fuzz, for the nightly toolchain the machine image ships; returns 1
 # when there is no nightly (it cannot be fetched here).
 ensure_cargo_fuzz() {
