@@ -51,6 +51,25 @@ pub fn input(len: i32) -> i32 {
     })
 }
 
+/// `input` for a native build: the buffer's full address.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn input_native(len: i32) -> usize {
+    let Ok(len) = usize::try_from(len) else {
+        return 0;
+    };
+    STATE.with_borrow_mut(|s| {
+        s.input.clear();
+        s.input.resize(len, 0);
+        s.input.as_ptr() as usize
+    })
+}
+
+/// The last answer's full address, for a native build.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn output_native() -> usize {
+    STATE.with_borrow(|s| s.output.as_ptr() as usize)
+}
+
 fn pointer(p: *const u8) -> i32 {
     // wasm32: an address is 32 bits. On a native build (tests) the value is
     // only a token.

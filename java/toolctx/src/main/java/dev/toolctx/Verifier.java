@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.toolctx.internal.Fields;
+import dev.toolctx.internal.Heads;
 import dev.toolctx.internal.Pool;
 import dev.toolctx.internal.WasmInstance;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -119,14 +119,14 @@ public final class Verifier {
      * and call {@link #verify}).
      */
     public Verdict checkHeaders(String method, List<Header> headers) {
-        byte[][] in = head(method, headers, null);
+        byte[][] in = Heads.encode(method, headers, null);
         return run(w -> decode(w.call("toolctx_check_headers", in), w, 0));
     }
 
     /** The whole decision on one request at {@code now} (Unix seconds), replay guard included. */
     public Verdict verify(String method, List<Header> headers, byte[] body, long now) {
         if (now < 0) throw new ToolctxException("invalid_argument", "now must be a non-negative integer (Unix seconds)");
-        byte[][] in = head(method, headers, body);
+        byte[][] in = Heads.encode(method, headers, body);
         return run(w -> decode(w.call("toolctx_verify", in, now), w, now));
     }
 
@@ -151,39 +151,6 @@ public final class Verifier {
     /** The core's {@code internal_error} refusal, asked of another instance. */
     private Verdict internalError() {
         return pool.with(w -> decode(w.call("toolctx_refusal", new byte[][] {Fields.utf8("internal_error"), new byte[0]}), w, 0));
-    }
-
-    /** The ABI's {@code lens} and {@code heads} (and the body): header values as their bytes, one per char when they fit. */
-    private static byte[][] head(String method, List<Header> headers, byte[] body) {
-        int count = 1 + headers.size() * 2;
-        int[] lens = new int[count];
-        byte[][] parts = new byte[count][];
-        parts[0] = bytes(method);
-        for (int i = 0; i < headers.size(); i++) {
-            parts[1 + i * 2] = bytes(headers.get(i).name());
-            parts[2 + i * 2] = bytes(headers.get(i).value());
-        }
-        int total = 0;
-        for (int i = 0; i < count; i++) {
-            lens[i] = parts[i].length;
-            total += lens[i];
-        }
-        byte[] heads = new byte[total];
-        int at = 0;
-        for (byte[] p : parts) {
-            System.arraycopy(p, 0, heads, at, p.length);
-            at += p.length;
-        }
-        byte[] l = Fields.lengths(lens, count);
-        return body == null ? new byte[][] {l, heads} : new byte[][] {l, heads, body};
-    }
-
-    /** A servlet header string: one byte per char when every char fits a byte (as the container decoded it), UTF-8 otherwise. */
-    static byte[] bytes(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            if (s.charAt(i) > 0xff) return s.getBytes(StandardCharsets.UTF_8);
-        }
-        return s.getBytes(StandardCharsets.ISO_8859_1);
     }
 
     /** Reads the module's tagged verdict; a claim is asked of the store and settled on the same instance. */
