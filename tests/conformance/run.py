@@ -57,14 +57,17 @@ OUT = os.path.join(ROOT, "target", "conformance")
 
 # Server -> the protocol versions its SDK serves.
 SERVERS = {"server.mjs": ["2025-11-25", "2026-07-28"], "server-v1.mjs": ["2025-11-25"],
-           "rust-server": ["2025-11-25", "2026-07-28"]}
+           "rust-server": ["2025-11-25", "2026-07-28"], "java-server": ["2025-11-25"]}
 RUST = "rust-server"
+# examples/java-server (java-sdk 2.2.0 on Jetty behind ToolctxFilter), built by
+# build_java (scripts/lib.sh); java-sdk serves 2025-11-25.
+JAVA = "java-server"
 SETUPS = ["unprotected", "middleware", "envoy"]
 # The setups each server runs in.
-SERVER_SETUPS = {RUST: ["unprotected", "middleware"]}
+SERVER_SETUPS = {RUST: ["unprotected", "middleware"], JAVA: ["unprotected", "middleware"]}
 # The runs that are repeated against a server that requires context, to show
 # that the comparison notices a toolctx that changes results.
-CONTROLS = {("server.mjs", "2025-11-25"), ("rust-server", "2025-11-25")}
+CONTROLS = {("server.mjs", "2025-11-25"), ("rust-server", "2025-11-25"), ("java-server", "2025-11-25")}
 # Results a baseline entry records: everything but a pass or a note.
 NOT_PASSED = ("FAILURE", "WARNING", "SKIPPED")
 
@@ -80,6 +83,8 @@ def start_server(name, *flags):
         binary = os.environ.get("TOOLCTX_RUST_SERVER") or os.path.join(ROOT, "target", "debug",
                                                                        "toolctx-example-rust-server")
         argv = [binary]
+    elif name == JAVA:
+        argv = [os.path.join(ROOT, "examples", "java-server", "run")]
     else:
         argv = ["node", name]
     p = harness.start([*argv, "--port", "0", "--exit-with-stdin", *flags], cwd=EXAMPLE, env=env,
