@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The official MCP conformance suite (@modelcontextprotocol/conformance,
 pinned in package.json), unchanged, against the example servers
-(examples/node-server three ways, examples/rust-server two):
+(examples/node-server three ways, examples/rust-server and
+examples/java-server two):
 
   unprotected  `--no-verify`: no toolctx at all;
   middleware   `--context-optional`: the toolctx npm middleware
                (`requireContext: false`), or for the Rust server
-               toolctx-tower's layer (`require_context: false`);
+               toolctx-tower's layer, for the Java server ToolctxFilter
+               (`require_context: false`);
   envoy        Envoy 1.40 with the toolctx filter (`require_context: false`)
                in front of a `--no-verify` copy (Node example only: the
                filter does not depend on the upstream).
@@ -22,7 +24,8 @@ The suite runs with `--suite all` once per protocol version each server file
 serves: server.mjs (MCP SDK v2) at 2025-11-25 and 2026-07-28, server-v1.mjs
 (SDK 1.x, which has no 2026-07-28) at 2025-11-25, rust-server (rmcp 3.11,
 the binary TOOLCTX_RUST_SERVER, default target/debug/toolctx-example-rust-server)
-at both.
+at both, java-server (java-sdk 2.2.0, examples/java-server/run, built by
+build_java) at 2025-11-25.
 
     CONFORMANCE_NODE=.tools/node22/.../node ENVOY=... tests/conformance/run.py [--servers A,B] [--update-baseline]
 
