@@ -51,14 +51,26 @@ public final class VerifyBench {
         byte[] answer = w.call("toolctx_verify", verifyFields, now);
         if (answer.length < 2 || answer[1] != 'a') throw new IllegalStateException("the bench case is not accepted: " + new String(answer, StandardCharsets.UTF_8));
         Verifier verifier = Verifier.create(VerifierOptions.fromCoreConfig(config));
+        // Both modules' raw loop, then the public path, then the baseline.
         report("chicory raw toolctx_verify", iterations, () -> w.call("toolctx_verify", verifyFields, now));
-        report("chicory Verifier.verify", iterations, () -> {
+        long chicory = report("chicory Verifier.verify", iterations, () -> {
             Verdict v = verifier.verify("POST", headers, body, now);
             if (v.outcome() != Verdict.Outcome.ACCEPT) throw new IllegalStateException(v.toString());
         });
+        JsonNode cfg = file.get("config");
+        HandWritten hand = new HandWritten(cfg.get("secrets").get(0).asText(), cfg.get("instance_id").asText(), now);
+        String token = headers.stream().filter(h -> h.name().equalsIgnoreCase("x-agentarea-context")).findFirst().orElseThrow().value();
+        long baseline = report("hand-written java-jwt HS256 + Jackson + _meta binding", iterations, () -> {
+            try {
+                if (hand.verify(token, body) == null) throw new IllegalStateException("the hand-written check refused the case");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        System.out.printf("ratio chicory / hand-written: %.1fx%n", (double) chicory / baseline);
     }
 
-    static void report(String what, int iterations, Runnable op) {
+    static long report(String what, int iterations, Runnable op) {
         for (int i = 0; i < iterations; i++) op.run(); // warm-up
         long[] ns = new long[3];
         for (int r = 0; r < 3; r++) {
@@ -68,5 +80,6 @@ public final class VerifyBench {
         }
         Arrays.sort(ns);
         System.out.printf("%s: %d ns/call (median of 3 x %d; runs %s)%n", what, ns[1], iterations, Arrays.toString(ns));
+        return ns[1];
     }
 }
