@@ -1017,6 +1017,10 @@ def app_answered_itself(req):
         # rmcp's own answer to a body its JSON-RPC types do not read (a
         # bit-flipped "jsonrpc" member, say), in plain text.
         return "415 rmcp: not a JSON-RPC message it reads"
+    if req.status == 400 and reply.startswith(b'{"cause":') and b'"io.modelcontextprotocol.' in reply:
+        # java-sdk's stateless servlet transport answers a message its
+        # JSON-RPC types do not read with its McpError serialized by Jackson.
+        return "400 java-sdk: its McpError, serialized"
     if reply.startswith(b"event:") or reply.startswith(b"data:"):
         # SSE: the last event with data (rmcp sends an empty priming event first).
         events = [b"".join(l[5:].strip() for l in e.split(b"\n") if l.startswith(b"data:"))
@@ -1031,7 +1035,11 @@ def app_answered_itself(req):
     if isinstance(result, dict) and result.get("isError") is True:
         text = " ".join(c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict))
         return "an error result: Unknown tool" if text.startswith("Unknown tool") else None
-    if not isinstance(err, dict) or (err.get("data") or {}).get("reason") or not isinstance(err.get("message"), str):
+    if not isinstance(err, dict) or not isinstance(err.get("message"), str):
+        return None
+    # A toolctx refusal carries data.reason; java-sdk's own errors carry a
+    # string in data (its exception's text).
+    if isinstance(err.get("data"), dict) and err["data"].get("reason"):
         return None
     message = err["message"]
     if message.startswith("Tool ") and message.endswith(" not found"):

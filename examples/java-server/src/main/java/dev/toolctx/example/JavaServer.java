@@ -15,11 +15,13 @@ import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
-import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.server.McpStatelessServerFeatures;
+import io.modelcontextprotocol.server.McpTransportContextExtractor;
+import io.modelcontextprotocol.server.transport.HttpServletStatelessServerTransport;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
-import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
-import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import java.util.ArrayList;
@@ -27,7 +29,6 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
@@ -53,24 +54,34 @@ public final class JavaServer {
      * extracted (tests), {@code record} each tool run (or null).
      */
     public static Server start(int port, List<Filter> filters, Consumer<McpTransportContext> seen, Recorder record) throws Exception {
+        return start(port, filters, seen, record, false);
+    }
+
+    /** As above; {@code stateless}: java-sdk's stateless transport (no sessions, no progress). */
+    public static Server start(int port, List<Filter> filters, Consumer<McpTransportContext> seen, Recorder record, boolean stateless)
+            throws Exception {
         McpJsonMapper mapper = McpJsonDefaults.getMapper();
         // The request's headers too, for whoami and --record: java-sdk hands a
         // tool only the transport context.
         ToolctxContextExtractor extractor = new ToolctxContextExtractor(request -> McpTransportContext.create(Map.of(HEADERS, headersOf(request))));
-        HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(mapper)
-                .mcpEndpoint("/mcp")
-                .contextExtractor(request -> {
-                    McpTransportContext c = extractor.extract(request);
-                    if (seen != null) seen.accept(c);
-                    return c;
-                })
-                .build();
-        McpServer.sync(transport)
-                .serverInfo("toolctx-example", "1.0.0")
-                .capabilities(McpSchema.ServerCapabilities.builder().tools(true).build())
-                .tools(Tools.all(mapper, record))
-                .build();
+        McpTransportContextExtractor<HttpServletRequest> extract = request -> {
+            McpTransportContext c = extractor.extract(request);
+            if (seen != null) seen.accept(c);
+            return c;
+        };
+        HttpServlet transport;
+        McpSchema.ServerCapabilities tools = McpSchema.ServerCapabilities.builder().tools(true).build();
+        if (stateless) {
+            HttpServletStatelessServerTransport t = HttpServletStatelessServerTransport.builder()
+                    .jsonMapper(mapper).messageEndpoint("/mcp").contextExtractor(extract).build();
+            McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(statelessTools(mapper, record)).build();
+            transport = t;
+        } else {
+            HttpServletStreamableServerTransportProvider t = HttpServletStreamableServerTransportProvider.builder()
+                    .jsonMapper(mapper).mcpEndpoint("/mcp").contextExtractor(extract).build();
+            McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(sessionTools(mapper, record)).build();
+            transport = t;
+        }
 
         Server server = new Server();
         // Room for a context token of max_token_bytes (8 KiB by default) and
@@ -123,7 +134,7 @@ public final class JavaServer {
         List<Filter> filters = new ArrayList<>();
         if (o.verify) filters.add(new ToolctxFilter(verifier(o, redis)));
         if (record != null) filters.add(record.filter());
-        Server server = start(o.port, filters, null, record);
+        Server server = start(o.port, filters, null, record, o.stateless);
         String mode = !o.verify ? " (verification off)" : o.contextOptional ? " (context optional)" : "";
         System.out.println("listening http://127.0.0.1:" + port(server) + "/mcp" + mode);
         System.out.flush();
@@ -137,18 +148,31 @@ public final class JavaServer {
         server.join();
     }
 
-    /** A tool that records its run first (--record). */
-    static SyncToolSpecification tool(
-            McpJsonMapper mapper, Recorder record, String name, String description, String schema,
-            BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> handler) {
-        McpSchema.Tool tool = McpSchema.Tool.builder().name(name).description(description).inputSchema(mapper, schema).build();
-        return SyncToolSpecification.builder()
-                .tool(tool)
-                .callHandler((exchange, request) -> {
-                    if (record != null) record.run(name, exchange);
-                    return handler.apply(exchange, request);
-                })
-                .build();
+    /** The tools as a session server's specifications, each recording its run first (--record). */
+    static List<SyncToolSpecification> sessionTools(McpJsonMapper mapper, Recorder record) {
+        List<SyncToolSpecification> out = new ArrayList<>();
+        for (Tools.Tool t : Tools.all(mapper)) {
+            out.add(SyncToolSpecification.builder()
+                    .tool(t.tool())
+                    .callHandler((exchange, request) -> {
+                        if (record != null) record.run(t.tool().name(), exchange.transportContext());
+                        return t.handler().call(exchange.transportContext(), request, exchange::progressNotification);
+                    })
+                    .build());
+        }
+        return out;
+    }
+
+    /** The same as a stateless server's: no progress (no stream to send it on). */
+    static List<McpStatelessServerFeatures.SyncToolSpecification> statelessTools(McpJsonMapper mapper, Recorder record) {
+        List<McpStatelessServerFeatures.SyncToolSpecification> out = new ArrayList<>();
+        for (Tools.Tool t : Tools.all(mapper)) {
+            out.add(new McpStatelessServerFeatures.SyncToolSpecification(t.tool(), (transport, request) -> {
+                if (record != null) record.run(t.tool().name(), transport);
+                return t.handler().call(transport, request, n -> {});
+            }));
+        }
+        return out;
     }
 
     static ArrayNode headerPairs(List<String[]> headers) {
@@ -162,8 +186,8 @@ public final class JavaServer {
     }
 
     /** The verified context, or null when this call was passed without one. */
-    static ToolContext contextOf(McpSyncServerExchange exchange) {
-        return ToolContext.find(exchange.transportContext()).orElse(null);
+    static ToolContext contextOf(McpTransportContext transport) {
+        return ToolContext.find(transport).orElse(null);
     }
 
     static final String HEADERS = "example.headers";
@@ -181,8 +205,8 @@ public final class JavaServer {
     }
 
     @SuppressWarnings("unchecked")
-    static List<String[]> headersOf(McpSyncServerExchange exchange) {
-        Object h = exchange.transportContext().get(HEADERS);
+    static List<String[]> headersOf(McpTransportContext transport) {
+        Object h = transport.get(HEADERS);
         return h instanceof List ? (List<String[]>) h : List.of();
     }
 

@@ -9,6 +9,7 @@ final class Options {
     boolean verify = true;
     boolean contextOptional;
     boolean tuix;
+    boolean stateless;
     boolean exitWithStdin;
     String record;
     String redis;
@@ -21,6 +22,7 @@ final class Options {
         o.verify = !a.contains("--no-verify");
         o.contextOptional = a.contains("--context-optional");
         o.tuix = a.contains("--tuix");
+        o.stateless = a.contains("--stateless");
         o.exitWithStdin = a.contains("--exit-with-stdin");
         o.record = value(a, "--record", null);
         o.redis = value(a, "--redis", null);

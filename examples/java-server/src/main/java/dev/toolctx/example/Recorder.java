@@ -2,7 +2,7 @@ package dev.toolctx.example;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.toolctx.ToolContext;
-import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.common.McpTransportContext;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.FileOutputStream;
@@ -46,10 +46,10 @@ final class Recorder {
         };
     }
 
-    void run(String tool, McpSyncServerExchange exchange) {
+    void run(String tool, McpTransportContext transport) {
         ObjectNode e = JavaServer.object();
         e.put("run", tool);
-        e.set("headers", JavaServer.headerPairs(JavaServer.headersOf(exchange)));
+        e.set("headers", JavaServer.headerPairs(JavaServer.headersOf(transport)));
         line(e);
     }
 }

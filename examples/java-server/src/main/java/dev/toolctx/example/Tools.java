@@ -3,7 +3,8 @@ package dev.toolctx.example;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.toolctx.ToolContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.util.List;
@@ -13,50 +14,66 @@ import java.util.Map;
 final class Tools {
     private Tools() {}
 
-    static List<SyncToolSpecification> all(McpJsonMapper mapper, Recorder record) {
+    /** Sends one progress report, when the transport can (a session's, not a stateless one's). */
+    interface Progress {
+        void report(McpSchema.ProgressNotification notification);
+    }
+
+    /** A tool's logic, on either transport: the transport context, the request, progress. */
+    interface Handler {
+        CallToolResult call(McpTransportContext transport, CallToolRequest request, Progress progress);
+    }
+
+    record Tool(McpSchema.Tool tool, Handler handler) {}
+
+    static Tool tool(McpJsonMapper mapper, String name, String description, String schema, Handler handler) {
+        return new Tool(McpSchema.Tool.builder().name(name).description(description).inputSchema(mapper, schema).build(), handler);
+    }
+
+    static List<Tool> all(McpJsonMapper mapper) {
         return List.of(
-                JavaServer.tool(mapper, record, "get_order", "Looks up an order; says which task asked for it",
+                tool(mapper, "get_order", "Looks up an order; says which task asked for it",
                         "{\"type\":\"object\",\"properties\":{\"orderId\":{\"type\":\"string\"}},\"required\":[\"orderId\"]}",
-                        (exchange, request) -> {
-                            ToolContext ctx = JavaServer.contextOf(exchange);
+                        (transport, request, progress) -> {
+                            ToolContext ctx = JavaServer.contextOf(transport);
                             String who = ctx == null
                                     ? "no verified context"
                                     : "task " + ctx.taskId() + ctx.endUserId().map(u -> " for " + u).orElse("");
                             Object orderId = request.arguments() == null ? null : request.arguments().get("orderId");
                             return text("order " + orderId + ": 2 items, shipped (" + who + ")");
                         }),
-                JavaServer.tool(mapper, record, "export_report", "Exports a report page by page, reporting progress",
+                tool(mapper, "export_report", "Exports a report page by page, reporting progress",
                         "{\"type\":\"object\",\"properties\":{\"pages\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":20,\"default\":3}}}",
-                        (exchange, request) -> {
+                        (transport, request, progress) -> {
                             Object p = request.arguments() == null ? null : request.arguments().get("pages");
                             int pages = p instanceof Number ? ((Number) p).intValue() : 3;
                             Object token = request.progressToken();
                             for (int page = 1; page <= pages; page++) {
                                 sleep(550);
                                 if (token != null) {
-                                    exchange.progressNotification(new McpSchema.ProgressNotification(
+                                    progress.report(new McpSchema.ProgressNotification(
                                             token, (double) page, (double) pages, "page " + page + " of " + pages, null));
                                 }
                             }
                             return text("exported " + pages + " pages");
                         }),
-                JavaServer.tool(mapper, record, "whoami", "What this server saw: the verified context and the x-toolctx-* headers a proxy added",
+                tool(mapper, "whoami", "What this server saw: the verified context and the x-toolctx-* headers a proxy added",
                         "{\"type\":\"object\",\"properties\":{}}",
-                        (exchange, request) -> {
-                            ToolContext ctx = JavaServer.contextOf(exchange);
+                        (transport, request, progress) -> {
+                            ToolContext ctx = JavaServer.contextOf(transport);
                             ObjectNode saw = JavaServer.object();
-                            saw.put("verified_here", exchange.transportContext().get(ToolContext.JUDGED) != null);
+                            saw.put("verified_here", transport.get(ToolContext.JUDGED) != null);
                             if (ctx == null) saw.putNull("context");
                             else saw.set("context", ctx.json());
                             ObjectNode forwarded = saw.putObject("proxy_headers");
-                            for (String[] h : JavaServer.headersOf(exchange)) {
+                            for (String[] h : JavaServer.headersOf(transport)) {
                                 if (h[0].startsWith("x-toolctx-")) forwarded.put(h[0], h[1]);
                             }
                             return structured(saw);
                         }),
-                JavaServer.tool(mapper, record, "toolctx_probe", "Counts its own runs (toolctx conformance probe)",
+                tool(mapper, "toolctx_probe", "Counts its own runs (toolctx conformance probe)",
                         "{\"type\":\"object\",\"properties\":{}}",
-                        (exchange, request) -> {
+                        (transport, request, progress) -> {
                             ObjectNode out = JavaServer.object();
                             out.put("runs", JavaServer.PROBE_RUNS.incrementAndGet());
                             return structured(out);
