@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Hostile traffic through the npm front end: the Node middleware in the
-example server, and the example Worker inside workerd.
+example server, and the example Worker inside workerd; and through the
+in-process front ends of the other example servers (--target rust: the
+tower layer; --target java: ToolctxFilter in front of java-sdk).
 
-    tests/hostile/npm.py --target node|workerd [--count 10000] [--seed 1] [--workers 4]
+    tests/hostile/npm.py --target node|workerd|rust|java [--count 10000] [--seed 1] [--workers 4]
 
 The same seeded generator as tests/envoy/hostile.py (tests/hostile/traffic.py:
 classes, mutations, tokens minted with Python's hmac, the core's reference

@@ -756,7 +756,9 @@ def classify(req, status, headers, body, upstream=None, own=frozenset(), own_lab
         try:
             doc = json.loads(body)
             err = doc["error"]
-            req.rpc = (doc["id"], err["code"], err["message"], (err.get("data") or {}).get("reason"))
+            data = err.get("data")
+            # java-sdk's own errors carry a string in data: no reason there.
+            req.rpc = (doc["id"], err["code"], err["message"], data.get("reason") if isinstance(data, dict) else None)
             ok = (isinstance(doc, dict) and doc.get("jsonrpc") == "2.0" and type(err["code"]) is int
                   and isinstance(err["message"], str) and (doc["id"] is None or type(doc["id"]) in (int, float, str))
                   and TABLE.get(req.rpc[3]) == (status, err["code"]))

@@ -1,6 +1,6 @@
 package dev.toolctx;
 
-import jakarta.servlet.ReadListener;
+import dev.toolctx.internal.ReplayedBody;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
@@ -99,38 +99,7 @@ final class VerifiedRequest extends HttpServletRequestWrapper {
     @Override
     public ServletInputStream getInputStream() throws IOException {
         if (body == null) return super.getInputStream();
-        ByteArrayInputStream in = new ByteArrayInputStream(body);
-        return new ServletInputStream() {
-            @Override
-            public int read() {
-                return in.read();
-            }
-
-            @Override
-            public int read(byte[] b, int off, int len) {
-                return in.read(b, off, len);
-            }
-
-            @Override
-            public boolean isFinished() {
-                return in.available() == 0;
-            }
-
-            @Override
-            public boolean isReady() {
-                return true;
-            }
-
-            @Override
-            public void setReadListener(ReadListener listener) {
-                try {
-                    listener.onDataAvailable();
-                    listener.onAllDataRead();
-                } catch (IOException e) {
-                    listener.onError(e);
-                }
-            }
-        };
+        return new ReplayedBody(body);
     }
 
     @Override
