@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Servers of three languages behind one Redis: the Node example
+"""Servers of four languages behind one Redis: the Node example
 (examples/node-server, MCP SDK v2), the Python example
-(examples/python-server, the official SDK) and the Rust example
-(examples/rust-server, rmcp behind toolctx-tower), each started with
+(examples/python-server, the official SDK), the Rust example
+(examples/rust-server, rmcp behind toolctx-tower) and the Java example
+(examples/java-server, java-sdk behind ToolctxFilter), each started with
 `--redis` against one `redis-server` on 127.0.0.1 that this test starts and
 stops.
 
@@ -19,7 +20,7 @@ language writes.
 Tokens are minted here with the standard library (HMAC-SHA256), never with
 toolctx. Each server's --record file says which tool bodies ran.
 
-    redis.py --node-dir DIR --python PY --rust BINARY --redis-server PATH
+    redis.py --node-dir DIR --python PY --rust BINARY --java RUN --redis-server PATH [--servers a,b,...]
 
 Prints one line per check and closes with `N passed, N failed`.
 """
@@ -234,19 +235,23 @@ def main() -> int:
     ap.add_argument("--node-dir", default=os.path.join(ROOT, "examples", "node-server"))
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--rust", default=os.path.join(ROOT, "target", "debug", "toolctx-example-rust-server"))
+    ap.add_argument("--java", default=os.path.join(ROOT, "examples", "java-server", "run"))
     ap.add_argument("--redis-server", default="redis-server")
+    ap.add_argument("--servers", default="node,python,rust,java", help="the servers to pair (default: all four)")
     args = ap.parse_args()
     checks = Checks()
     redis = Redis(args.redis_server)
     servers: list[Server] = []
     try:
         with tempfile.TemporaryDirectory() as work:
-            servers = [
-                Server("node", ["node", "server.mjs"], work, redis.url, cwd=args.node_dir),
-                Server("python", [args.python, os.path.join(ROOT, "examples", "python-server", "server.py")],
-                       work, redis.url),
-                Server("rust", [args.rust, "--stateless"], work, redis.url),
-            ]
+            argv = {
+                "node": (["node", "server.mjs"], args.node_dir),
+                "python": ([args.python, os.path.join(ROOT, "examples", "python-server", "server.py")], None),
+                "rust": ([args.rust, "--stateless"], None),
+                "java": ([args.java, "--stateless"], None),
+            }
+            servers = [Server(name, argv[name][0], work, redis.url, cwd=argv[name][1])
+                       for name in args.servers.split(",")]
             for a in servers:
                 for b in servers:
                     if a is not b:

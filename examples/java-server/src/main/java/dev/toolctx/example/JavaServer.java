@@ -3,6 +3,8 @@ package dev.toolctx.example;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.toolctx.Idempotent;
+import dev.toolctx.RedisIdempotencyStore;
 import dev.toolctx.RedisReplayStore;
 import dev.toolctx.ToolContext;
 import dev.toolctx.ToolctxContextExtractor;
@@ -61,6 +63,7 @@ public final class JavaServer {
     public static Server start(int port, List<Filter> filters, Consumer<McpTransportContext> seen, Recorder record, boolean stateless)
             throws Exception {
         McpJsonMapper mapper = McpJsonDefaults.getMapper();
+        if (invoices == null) invoices = Idempotent.builder().build();
         // The request's headers too, for whoami and --record: java-sdk hands a
         // tool only the transport context.
         ToolctxContextExtractor extractor = new ToolctxContextExtractor(request -> McpTransportContext.create(Map.of(HEADERS, headersOf(request))));
@@ -131,6 +134,7 @@ public final class JavaServer {
         Options o = Options.parse(args);
         RedisClient redis = o.redis == null ? null : RedisClient.create(o.redis);
         Recorder record = o.record == null ? null : new Recorder(o.record);
+        if (redis != null) invoices = Idempotent.builder().store(RedisIdempotencyStore.create(redis.connect())).build();
         List<Filter> filters = new ArrayList<>();
         if (o.verify) filters.add(new ToolctxFilter(verifier(o, redis)));
         if (record != null) filters.add(record.filter());
@@ -151,11 +155,11 @@ public final class JavaServer {
     /** The tools as a session server's specifications, each recording its run first (--record). */
     static List<SyncToolSpecification> sessionTools(McpJsonMapper mapper, Recorder record) {
         List<SyncToolSpecification> out = new ArrayList<>();
-        for (Tools.Tool t : Tools.all(mapper)) {
+        for (Tools.Tool t : Tools.all(mapper, record, invoices)) {
             out.add(SyncToolSpecification.builder()
                     .tool(t.tool())
                     .callHandler((exchange, request) -> {
-                        if (record != null) record.run(t.tool().name(), exchange.transportContext());
+                        if (record != null && !t.recordsItself()) record.run(t.tool().name(), exchange.transportContext());
                         return t.handler().call(exchange.transportContext(), request, exchange::progressNotification);
                     })
                     .build());
@@ -166,9 +170,9 @@ public final class JavaServer {
     /** The same as a stateless server's: no progress (no stream to send it on). */
     static List<McpStatelessServerFeatures.SyncToolSpecification> statelessTools(McpJsonMapper mapper, Recorder record) {
         List<McpStatelessServerFeatures.SyncToolSpecification> out = new ArrayList<>();
-        for (Tools.Tool t : Tools.all(mapper)) {
+        for (Tools.Tool t : Tools.all(mapper, record, invoices)) {
             out.add(new McpStatelessServerFeatures.SyncToolSpecification(t.tool(), (transport, request) -> {
-                if (record != null) record.run(t.tool().name(), transport);
+                if (record != null && !t.recordsItself()) record.run(t.tool().name(), transport);
                 return t.handler().call(transport, request, n -> {});
             }));
         }
@@ -191,6 +195,9 @@ public final class JavaServer {
     }
 
     static final String HEADERS = "example.headers";
+
+    /** Process-wide, across requests: create_invoice's results (in Redis with --redis). */
+    static volatile Idempotent invoices;
 
     /** The request's header lines as [name, value] pairs, names in lower case. */
     static List<String[]> headersOf(jakarta.servlet.http.HttpServletRequest request) {

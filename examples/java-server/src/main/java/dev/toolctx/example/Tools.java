@@ -1,6 +1,7 @@
 package dev.toolctx.example;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.toolctx.Idempotent;
 import dev.toolctx.ToolContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.common.McpTransportContext;
@@ -24,14 +25,33 @@ final class Tools {
         CallToolResult call(McpTransportContext transport, CallToolRequest request, Progress progress);
     }
 
-    record Tool(McpSchema.Tool tool, Handler handler) {}
+    /** {@code recordsItself}: its run line is written inside the idempotency guard (a replayed retry runs nothing). */
+    record Tool(McpSchema.Tool tool, Handler handler, boolean recordsItself) {}
 
     static Tool tool(McpJsonMapper mapper, String name, String description, String schema, Handler handler) {
-        return new Tool(McpSchema.Tool.builder().name(name).description(description).inputSchema(mapper, schema).build(), handler);
+        return new Tool(McpSchema.Tool.builder().name(name).description(description).inputSchema(mapper, schema).build(), handler, false);
     }
 
-    static List<Tool> all(McpJsonMapper mapper) {
+    /** create_invoice: not safe to run twice, so a retry gets the first result back ({@link Idempotent}). */
+    static Tool createInvoice(McpJsonMapper mapper, Recorder record, Idempotent guard) {
+        var guarded = guard.wrapStateless((transport, request) -> {
+            if (record != null) record.run("create_invoice", transport);
+            ToolContext ctx = JavaServer.contextOf(transport);
+            ObjectNode out = JavaServer.object();
+            out.put("invoice", "inv-" + (ctx == null ? "" : ctx.idempotencyKey()));
+            Object amount = request.arguments() == null ? null : request.arguments().get("amount");
+            out.put("amount", amount instanceof Number ? ((Number) amount).longValue() : 0);
+            return structured(out);
+        });
+        Tool t = tool(mapper, "create_invoice", "Not safe to run twice: a retry gets the first result back",
+                "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\"}},\"required\":[\"amount\"]}",
+                (transport, request, progress) -> guarded.apply(transport, request));
+        return new Tool(t.tool(), t.handler(), true);
+    }
+
+    static List<Tool> all(McpJsonMapper mapper, Recorder record, Idempotent invoices) {
         return List.of(
+                createInvoice(mapper, record, invoices),
                 tool(mapper, "get_order", "Looks up an order; says which task asked for it",
                         "{\"type\":\"object\",\"properties\":{\"orderId\":{\"type\":\"string\"}},\"required\":[\"orderId\"]}",
                         (transport, request, progress) -> {
