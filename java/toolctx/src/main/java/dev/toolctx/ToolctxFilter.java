@@ -73,6 +73,9 @@ public final class ToolctxFilter implements Filter {
         try (InputStream in = req.getInputStream()) {
             body = in.readNBytes(max == Integer.MAX_VALUE ? max : max + 1);
         }
+        // The whole check on the whole request: the core's header ticket lives in
+        // the instance that issued it, and this call may get another one from
+        // the pool (steps 0 and 1 again cost little).
         Verdict verdict = verifier.verify(method, headers, body, clock.getAsLong());
         switch (verdict.outcome()) {
             case REJECT:
