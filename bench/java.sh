@@ -9,7 +9,10 @@
 #   - the same exact ABI input on a native build of crates/wasm-abi through
 #     FFM (java.lang.foreign, Temurin 25): bench/java/FfmVerify.java;
 #   - what a Java developer would write: auth0 java-jwt 4.6.2 HS256 +
-#     Jackson + the `_meta` binding (java/testkit HandWritten.java).
+#     Jackson + the `_meta` binding (java/testkit HandWritten.java);
+#   - over HTTP (bench/java_http.py): the server's CPU per accepted call,
+#     the example's java-sdk server plain, behind ToolctxFilter and behind
+#     the hand-written filter, and the added CPU of each (BENCH_CALLS, 4000).
 # JDK25 (default /usr/lib/jvm/temurin-25-jdk-amd64).
 . "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
@@ -33,3 +36,8 @@ step "FFM on the native build ($("$JDK25/bin/java" -version 2>&1 | head -1))"
 "$JDK25/bin/java" --enable-native-access=ALL-UNNAMED bench/java/FfmVerify.java \
   target/release/libtoolctx_wasm_abi.so "$input" "$N"
 rm -f "$input"
+
+for jvm in java "$JDK25/bin/java"; do
+  step "over HTTP on $("$jvm" -version 2>&1 | head -1), -XX:-DontCompileHugeMethods: added CPU per call over the plain server"
+  python3 bench/java_http.py "$CP" --java "$jvm" --flags=-XX:-DontCompileHugeMethods --calls "${BENCH_CALLS:-4000}"
+done

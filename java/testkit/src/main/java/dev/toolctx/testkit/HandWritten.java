@@ -25,7 +25,10 @@ final class HandWritten {
     private final JWTVerifier verifier;
 
     HandWritten(String secret, String instance, long now) {
-        Clock clock = Clock.fixed(Instant.ofEpochSecond(now), ZoneOffset.UTC);
+        this(secret, instance, Clock.fixed(Instant.ofEpochSecond(now), ZoneOffset.UTC));
+    }
+
+    HandWritten(String secret, String instance, Clock clock) {
         this.verifier = ((com.auth0.jwt.JWTVerifier.BaseVerification) JWT.require(Algorithm.HMAC256(secret))
                         .withIssuer("agentarea")
                         .withAudience(instance)
