@@ -124,10 +124,12 @@ build_java() {
   build_wasm_abi
   local skip=()
   [ "${JAVA_SKIP_TESTS:-0}" = 1 ] && skip=(-DskipTests)
-  local offline=()
-  [ -f "$TOOLS/m2/.resolved" ] && offline=(-o)
+  # Offline once these very POMs resolved (a changed POM resolves again).
+  local offline=() stamp
+  stamp="$TOOLS/m2/.resolved-$(cat "$ROOT"/java/pom.xml "$ROOT"/java/*/pom.xml "$ROOT"/examples/java-server/pom.xml | sha256sum | cut -c1-16)"
+  [ -f "$stamp" ] && offline=(-o)
   (cd "$ROOT/java" && mvn -q -B "${offline[@]}" "${skip[@]}" -Dmaven.repo.local="$TOOLS/m2" install)
-  touch "$TOOLS/m2/.resolved"
+  touch "$stamp"
 }
 
 # cargo-fuzz, for the nightly toolchain the machine image ships; returns 1
