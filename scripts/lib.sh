@@ -122,6 +122,39 @@ build_wasm_abi() {
   done
 }
 
+# Go (/usr/local/go/bin) with its caches under .tools/go, so that a clean
+# clone needs only Go itself.
+go_env() {
+  export PATH="/usr/local/go/bin:$PATH" GOPATH="$TOOLS/go" GOCACHE="$TOOLS/go/cache" \
+    GOMODCACHE="$TOOLS/go/mod" GOFLAGS=-mod=mod
+  command -v go >/dev/null || { echo "Go is not installed (/usr/local/go/bin/go)" >&2; return 1; }
+}
+
+# The core's wasm modules copied into go/wasm/ (gitignored; go:embed reads
+# them there), and examples/go-server built into target/go/go-server.
+build_go_example() {
+  build_wasm_abi
+  cp "$WASM_ABI_DIR/toolctx.wasm" "$WASM_ABI_DIR/toolctx-helpers.wasm" "$ROOT/go/wasm/"
+  mkdir -p "$ROOT/target/go"
+  (go_env && cd "$ROOT/examples/go-server" && go build -o "$ROOT/target/go/go-server" .)
+}
+
+# The Java modules (java/: the toolctx artifact, the example server, the
+# test kit) on the core's wasm modules, with the Maven repository under
+# .tools/m2: the first build resolves, later ones run offline. JUnit runs
+# unless JAVA_SKIP_TESTS=1.
+build_java() {
+  build_wasm_abi
+  local skip=()
+  [ "${JAVA_SKIP_TESTS:-0}" = 1 ] && skip=(-DskipTests)
+  # Offline once these very POMs resolved (a changed POM resolves again).
+  local offline=() stamp
+  stamp="$TOOLS/m2/.resolved-$(cat "$ROOT"/java/pom.xml "$ROOT"/java/*/pom.xml "$ROOT"/examples/java-server/pom.xml | sha256sum | cut -c1-16)"
+  [ -f "$stamp" ] && offline=(-o)
+  (cd "$ROOT/java" && mvn -q -B "${offline[@]}" "${skip[@]}" -Dmaven.repo.local="$TOOLS/m2" install)
+  touch "$stamp"
+}
+
 # cargo-fuzz, for the nightly toolchain the machine image ships; returns 1
 # when there is no nightly (it cannot be fetched here).
 ensure_cargo_fuzz() {

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """The official MCP conformance suite (@modelcontextprotocol/conformance,
 pinned in package.json), unchanged, against the example servers
-(examples/node-server three ways, examples/rust-server and examples/go-server
-two):
+(examples/node-server three ways, examples/rust-server, examples/go-server
+and examples/java-server two):
 
   unprotected  `--no-verify`: no toolctx at all;
   middleware   `--context-optional`: the toolctx npm middleware
                (`requireContext: false`), for the Rust server
                toolctx-tower's layer, for the Go server the Go package's
-               middleware (`require_context: false`);
+               middleware, for the Java server ToolctxFilter
+               (`require_context: false`);
   envoy        Envoy 1.40 with the toolctx filter (`require_context: false`)
                in front of a `--no-verify` copy (Node example only: the
                filter does not depend on the upstream).
@@ -24,8 +25,9 @@ The suite runs with `--suite all` once per protocol version each server file
 serves: server.mjs (MCP SDK v2) at 2025-11-25 and 2026-07-28, server-v1.mjs
 (SDK 1.x, which has no 2026-07-28) at 2025-11-25, rust-server (rmcp 3.11,
 the binary TOOLCTX_RUST_SERVER, default target/debug/toolctx-example-rust-server)
-and go-server (go-sdk 1.8, the binary TOOLCTX_GO_SERVER, default
-target/go/go-server) at both.
+at both, go-server (go-sdk 1.8, the binary TOOLCTX_GO_SERVER, default
+target/go/go-server) at both, java-server (java-sdk 2.2.0,
+examples/java-server/run, built by build_java) at 2025-11-25.
 
     CONFORMANCE_NODE=.tools/node22/.../node ENVOY=... tests/conformance/run.py [--servers A,B] [--update-baseline]
 
@@ -60,17 +62,23 @@ OUT = os.path.join(ROOT, "target", "conformance")
 
 # Server -> the protocol versions its SDK serves.
 SERVERS = {"server.mjs": ["2025-11-25", "2026-07-28"], "server-v1.mjs": ["2025-11-25"],
-           "rust-server": ["2025-11-25", "2026-07-28"], "go-server": ["2025-11-25", "2026-07-28"]}
+           "rust-server": ["2025-11-25", "2026-07-28"], "go-server": ["2025-11-25", "2026-07-28"],
+           "java-server": ["2025-11-25"]}
 RUST = "rust-server"
+# examples/java-server (java-sdk 2.2.0 on Jetty behind ToolctxFilter), built by
+# build_java (scripts/lib.sh); java-sdk serves 2025-11-25.
+JAVA = "java-server"
 # The example servers that are binaries: the variable naming each, and its default.
 BINARIES = {RUST: ("TOOLCTX_RUST_SERVER", os.path.join("target", "debug", "toolctx-example-rust-server")),
             "go-server": ("TOOLCTX_GO_SERVER", os.path.join("target", "go", "go-server"))}
 SETUPS = ["unprotected", "middleware", "envoy"]
 # The setups each server runs in.
-SERVER_SETUPS = {RUST: ["unprotected", "middleware"], "go-server": ["unprotected", "middleware"]}
+SERVER_SETUPS = {RUST: ["unprotected", "middleware"], "go-server": ["unprotected", "middleware"],
+                 JAVA: ["unprotected", "middleware"]}
 # The runs that are repeated against a server that requires context, to show
 # that the comparison notices a toolctx that changes results.
-CONTROLS = {("server.mjs", "2025-11-25"), ("rust-server", "2025-11-25"), ("go-server", "2025-11-25")}
+CONTROLS = {("server.mjs", "2025-11-25"), ("rust-server", "2025-11-25"), ("go-server", "2025-11-25"),
+            ("java-server", "2025-11-25")}
 # Results a baseline entry records: everything but a pass or a note.
 NOT_PASSED = ("FAILURE", "WARNING", "SKIPPED")
 
@@ -85,6 +93,8 @@ def start_server(name, *flags):
     if name in BINARIES:
         variable, default = BINARIES[name]
         argv = [os.environ.get(variable) or os.path.join(ROOT, default)]
+    elif name == JAVA:
+        argv = [os.path.join(ROOT, "examples", "java-server", "run")]
     else:
         argv = ["node", name]
     p = harness.start([*argv, "--port", "0", "--exit-with-stdin", *flags], cwd=EXAMPLE, env=env,

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Servers of four languages behind one Redis: the Node example
+"""Servers of five languages behind one Redis: the Node example
 (examples/node-server, MCP SDK v2), the Python example
 (examples/python-server, the official SDK), the Rust example
-(examples/rust-server, rmcp behind toolctx-tower) and the Go example
-(examples/go-server, go-sdk behind the Go middleware), each started with
+(examples/rust-server, rmcp behind toolctx-tower), the Go example
+(examples/go-server, go-sdk behind the Go middleware) and the Java example
+(examples/java-server, java-sdk behind ToolctxFilter), each started with
 `--redis` against one `redis-server` on 127.0.0.1 that this test starts and
 stops.
 
@@ -20,7 +21,7 @@ language writes.
 Tokens are minted here with the standard library (HMAC-SHA256), never with
 toolctx. Each server's --record file says which tool bodies ran.
 
-    redis.py --node-dir DIR --python PY --rust BINARY --go BINARY --redis-server PATH [--servers node,go]
+    redis.py --node-dir DIR --python PY --rust BINARY --go BINARY --java RUN --redis-server PATH [--servers a,b,...]
 
 Prints one line per check and closes with `N passed, N failed`.
 """
@@ -236,20 +237,24 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--rust", default=os.path.join(ROOT, "target", "debug", "toolctx-example-rust-server"))
     ap.add_argument("--go", default=os.path.join(ROOT, "target", "go", "go-server"))
+    ap.add_argument("--java", default=os.path.join(ROOT, "examples", "java-server", "run"))
     ap.add_argument("--redis-server", default="redis-server")
-    ap.add_argument("--servers", default="node,python,rust,go", help="the servers to run, comma-separated")
+    ap.add_argument("--servers", default="node,python,rust,go,java", help="the servers to pair (default: all five)")
     args = ap.parse_args()
     checks = Checks()
     redis = Redis(args.redis_server)
     servers: list[Server] = []
     try:
         with tempfile.TemporaryDirectory() as work:
-            argv = {"node": (["node", "server.mjs"], args.node_dir),
-                    "python": ([args.python, os.path.join(ROOT, "examples", "python-server", "server.py")], None),
-                    "rust": ([args.rust, "--stateless"], None),
-                    "go": ([args.go, "--stateless"], None)}
-            for name in args.servers.split(","):
-                servers.append(Server(name, argv[name][0], work, redis.url, cwd=argv[name][1]))
+            argv = {
+                "node": (["node", "server.mjs"], args.node_dir),
+                "python": ([args.python, os.path.join(ROOT, "examples", "python-server", "server.py")], None),
+                "rust": ([args.rust, "--stateless"], None),
+                "go": ([args.go, "--stateless"], None),
+                "java": ([args.java, "--stateless"], None),
+            }
+            servers = [Server(name, argv[name][0], work, redis.url, cwd=argv[name][1])
+                       for name in args.servers.split(",")]
             for a in servers:
                 for b in servers:
                     if a is not b:

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Hostile traffic through the npm front end: the Node middleware in the
-example server, and the example Worker inside workerd.
+example server, and the example Worker inside workerd; and through the
+in-process front ends of the other example servers (--target rust: the
+tower layer; --target go: the Go middleware in front of go-sdk;
+--target java: ToolctxFilter in front of java-sdk).
 
-    tests/hostile/npm.py --target node|workerd|rust|go [--count 10000] [--seed 1] [--workers 4]
+    tests/hostile/npm.py --target node|workerd|rust|go|java [--count 10000] [--seed 1] [--workers 4]
 
 The same seeded generator as tests/envoy/hostile.py (tests/hostile/traffic.py:
 classes, mutations, tokens minted with Python's hmac, the core's reference
@@ -54,7 +57,9 @@ TOOL = "toolctx_probe"
 # it cannot parse and 431 for a head over its limits.
 # Go's net/http (examples/go-server) answers 400 itself for framing it
 # cannot parse and 431 for a head over its 1 MB limit.
-OWN = {"node": {400, 431}, "workerd": {400, 413, 431}, "rust": {400, 431}, "go": {400, 431}}
+# Jetty 12 (under examples/java-server) answers 400 itself for framing it
+# cannot parse and 431 for a head over the example's 64 KiB limit.
+OWN = {"node": {400, 431}, "workerd": {400, 413, 431}, "rust": {400, 431}, "go": {400, 431}, "java": {400, 431}}
 # Envoy's default limits (max_headers_count, max_request_headers_kb 60), which
 # the generator's huge_headers class expects Envoy to enforce itself.
 ENVOY_MAX_HEADERS = 100
@@ -75,11 +80,11 @@ def expectations(target, req, port):
     if target == "node" and len(head) > NODE_HEADER_LIMIT and req.expect == "accept":
         # Envoy hands a 50 KB x-pad to the filter; Node's parser answers 431 itself.
         req.expect = "own"
-    if target in ("node", "go") and len(req.headers) >= ENVOY_MAX_HEADERS and req.expect == "refuse":
-        # Envoy's own header-count limit (431); Node (2000 headers) and Go
-        # (no count limit) hand them on and the core judges.
+    if target in ("node", "go", "java") and len(req.headers) >= ENVOY_MAX_HEADERS and req.expect == "refuse":
+        # Envoy's own header-count limit (431); Node (2000 headers), Go and
+        # Jetty (no count limit) hand them on and the core judges.
         req.expect = "any"
-    if target in ("workerd", "rust", "go") and req.expect == "refuse" and any(
+    if target in ("workerd", "rust", "go", "java") and req.expect == "refuse" and any(
             n == "x-pad" and len(v) >= ENVOY_MAX_HEADER_BYTES for n, v in req.headers):
         # A 60 KiB header: over Envoy's limit (431), under workerd's,
         # hyper's (which reads heads up to about 400 KiB) and Go's (1 MB);
@@ -228,6 +233,27 @@ class GoTarget(RustTarget):
         expectations("go", req, self.ports[req.listener])
 
 
+class JavaTarget(Servers):
+    """examples/java-server (java-sdk's stateless servlet transport on Jetty
+    behind ToolctxFilter), recording what the filter handed on and every
+    tool run like the Node example (built by build_java)."""
+
+    name = "java"
+    own = frozenset(OWN["java"])
+
+    def __init__(self, keys, work):
+        super().__init__([os.path.join(ROOT, "examples", "java-server", "run"), "--stateless"], keys, work)
+
+    def expect(self, req):
+        expectations("java", req, self.ports[req.listener])
+
+    def adjust(self, req, status, body):
+        if req.framing == "chunked-bad" and status == 400:
+            # Jetty reports broken chunked framing while the filter reads the
+            # body (before anything is handed on) with its own 400 error page.
+            req.outcome = "own"
+
+
 class WorkerdTarget(traffic.Target):
     """The example Worker in workerd, in front of a recording origin (the
     tool: every tools/call reaching it is one run)."""
@@ -324,8 +350,9 @@ def main():
     labels = {"node": "the Node middleware (examples/node-server)",
               "workerd": "the example Worker inside workerd",
               "rust": "toolctx-tower's layer in front of rmcp (examples/rust-server)",
-              "go": "the Go middleware in front of go-sdk (examples/go-server)"}
-    targets = {"node": NodeTarget, "workerd": WorkerdTarget, "rust": RustTarget, "go": GoTarget}
+              "go": "the Go middleware in front of go-sdk (examples/go-server)",
+              "java": "ToolctxFilter in front of java-sdk on Jetty (examples/java-server)"}
+    targets = {"node": NodeTarget, "workerd": WorkerdTarget, "rust": RustTarget, "go": GoTarget, "java": JavaTarget}
 
     def make(name, keys, work):
         return targets[name](keys, work), labels[name], TOOL

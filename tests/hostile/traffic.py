@@ -756,7 +756,9 @@ def classify(req, status, headers, body, upstream=None, own=frozenset(), own_lab
         try:
             doc = json.loads(body)
             err = doc["error"]
-            req.rpc = (doc["id"], err["code"], err["message"], (err.get("data") or {}).get("reason"))
+            data = err.get("data")
+            # java-sdk's own errors carry a string in data: no reason there.
+            req.rpc = (doc["id"], err["code"], err["message"], data.get("reason") if isinstance(data, dict) else None)
             ok = (isinstance(doc, dict) and doc.get("jsonrpc") == "2.0" and type(err["code"]) is int
                   and isinstance(err["message"], str) and (doc["id"] is None or type(doc["id"]) in (int, float, str))
                   and TABLE.get(req.rpc[3]) == (status, err["code"]))
@@ -1021,6 +1023,10 @@ def app_answered_itself(req):
         # go-sdk's own answer, in plain text, to a body its JSON-RPC types do
         # not read (an id that is an array or a bool, a call without an id).
         return "400 go-sdk: not a JSON-RPC message it reads"
+    if req.status == 400 and reply.startswith(b'{"cause":') and b'"io.modelcontextprotocol.' in reply:
+        # java-sdk's stateless servlet transport answers a message its
+        # JSON-RPC types do not read with its McpError serialized by Jackson.
+        return "400 java-sdk: its McpError, serialized"
     if reply.startswith(b"event:") or reply.startswith(b"data:"):
         # SSE: the last event with data (rmcp sends an empty priming event first).
         events = [b"".join(l[5:].strip() for l in e.split(b"\n") if l.startswith(b"data:"))
@@ -1035,7 +1041,11 @@ def app_answered_itself(req):
     if isinstance(result, dict) and result.get("isError") is True:
         text = " ".join(c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict))
         return "an error result: Unknown tool" if text.startswith("Unknown tool") else None
-    if not isinstance(err, dict) or (err.get("data") or {}).get("reason") or not isinstance(err.get("message"), str):
+    if not isinstance(err, dict) or not isinstance(err.get("message"), str):
+        return None
+    # A toolctx refusal carries data.reason; java-sdk's own errors carry a
+    # string in data (its exception's text).
+    if isinstance(err.get("data"), dict) and err["data"].get("reason"):
         return None
     message = err["message"]
     if message.startswith("Tool ") and message.endswith(" not found"):

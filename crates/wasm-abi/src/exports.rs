@@ -25,6 +25,22 @@ pub extern "C" fn toolctx_input(len: i32) -> i32 {
     s::input(len)
 }
 
+/// A native build's input buffer (the FFM measurement, `bench/java.sh`):
+/// `toolctx_input`'s `i32` cannot hold a 64-bit address.
+#[cfg(not(target_arch = "wasm32"))]
+#[no_mangle]
+pub extern "C" fn toolctx_input_native(len: i32) -> usize {
+    s::input_native(len)
+}
+
+/// A native build's last answer: its address (the length is the low 32
+/// bits of the operation's `i64`, as on wasm32).
+#[cfg(not(target_arch = "wasm32"))]
+#[no_mangle]
+pub extern "C" fn toolctx_output_native() -> usize {
+    s::output_native()
+}
+
 #[cfg(feature = "verifier")]
 #[no_mangle]
 pub extern "C" fn toolctx_configure(flags: i32, replay_capacity: i32) -> i64 {

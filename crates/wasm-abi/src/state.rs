@@ -47,14 +47,29 @@ thread_local! {
 /// `toolctx_input`: a buffer of `len` bytes for the host to write, as a
 /// pointer into this module's memory; 0 for a negative length.
 pub fn input(len: i32) -> i32 {
-    let Ok(len) = usize::try_from(len) else {
-        return 0;
-    };
-    STATE.with_borrow_mut(|s| {
+    buffer(len).map_or(0, pointer)
+}
+
+/// `input` for a native build: the buffer's full address.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn input_native(len: i32) -> usize {
+    buffer(len).map_or(0, |p| p as usize)
+}
+
+/// The input buffer, `len` zeroed bytes; `None` for a negative length.
+fn buffer(len: i32) -> Option<*const u8> {
+    let len = usize::try_from(len).ok()?;
+    Some(STATE.with_borrow_mut(|s| {
         s.input.clear();
         s.input.resize(len, 0);
-        pointer(s.input.as_ptr())
-    })
+        s.input.as_ptr()
+    }))
+}
+
+/// The last answer's full address, for a native build.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn output_native() -> usize {
+    STATE.with_borrow(|s| s.output.as_ptr() as usize)
 }
 
 fn pointer(p: *const u8) -> i32 {

@@ -1,0 +1,221 @@
+package dev.toolctx.example;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.toolctx.Idempotent;
+import dev.toolctx.RedisIdempotencyStore;
+import dev.toolctx.RedisReplayStore;
+import dev.toolctx.ToolContext;
+import dev.toolctx.ToolctxContextExtractor;
+import dev.toolctx.ToolctxFilter;
+import dev.toolctx.Verifier;
+import dev.toolctx.VerifierOptions;
+import io.lettuce.core.RedisClient;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpStatelessServerFeatures;
+import io.modelcontextprotocol.server.McpTransportContextExtractor;
+import io.modelcontextprotocol.server.transport.HttpServletStatelessServerTransport;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+
+/**
+ * The example MCP server: java-sdk's streamable HTTP transport on embedded
+ * Jetty 12, behind {@link ToolctxFilter}, with the Node example's tools
+ * (examples/node-server/common.mjs). Options and environment as the Node
+ * example's: see README.md beside this file.
+ */
+public final class JavaServer {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    private JavaServer() {}
+
+    /**
+     * Jetty on 127.0.0.1:{@code port} (0: a free port), started: {@code filters}
+     * in order on every request, then java-sdk's transport with
+     * {@link ToolctxContextExtractor}; {@code seen} gets what the extractor
+     * extracted (tests), {@code record} each tool run (or null).
+     */
+    public static Server start(int port, List<Filter> filters, Consumer<McpTransportContext> seen, Recorder record) throws Exception {
+        return start(port, filters, seen, record, false);
+    }
+
+    /** As above; {@code stateless}: java-sdk's stateless transport (no sessions, no progress). */
+    public static Server start(int port, List<Filter> filters, Consumer<McpTransportContext> seen, Recorder record, boolean stateless)
+            throws Exception {
+        McpJsonMapper mapper = McpJsonDefaults.getMapper();
+        if (invoices == null) invoices = Idempotent.builder().build();
+        // The request's headers too, for whoami and --record: java-sdk hands a
+        // tool only the transport context.
+        ToolctxContextExtractor extractor = new ToolctxContextExtractor(request -> McpTransportContext.create(Map.of(HEADERS, headersOf(request))));
+        McpTransportContextExtractor<HttpServletRequest> extract = request -> {
+            McpTransportContext c = extractor.extract(request);
+            if (seen != null) seen.accept(c);
+            return c;
+        };
+        HttpServlet transport;
+        McpSchema.ServerCapabilities tools = McpSchema.ServerCapabilities.builder().tools(true).build();
+        if (stateless) {
+            HttpServletStatelessServerTransport t = HttpServletStatelessServerTransport.builder()
+                    .jsonMapper(mapper).messageEndpoint("/mcp").contextExtractor(extract).build();
+            McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(statelessTools(mapper, record)).build();
+            transport = t;
+        } else {
+            HttpServletStreamableServerTransportProvider t = HttpServletStreamableServerTransportProvider.builder()
+                    .jsonMapper(mapper).mcpEndpoint("/mcp").contextExtractor(extract).build();
+            McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(sessionTools(mapper, record)).build();
+            transport = t;
+        }
+
+        Server server = new Server();
+        // Room for a context token of max_token_bytes (8 KiB by default) and
+        // the other headers: Jetty's default request head is 8 KiB in all.
+        org.eclipse.jetty.server.HttpConfiguration http = new org.eclipse.jetty.server.HttpConfiguration();
+        http.setRequestHeaderSize(64 * 1024);
+        ServerConnector connector = new ServerConnector(server, new org.eclipse.jetty.server.HttpConnectionFactory(http));
+        connector.setHost("127.0.0.1");
+        connector.setPort(port);
+        server.addConnector(connector);
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        for (Filter f : filters) {
+            FilterHolder holder = new FilterHolder(f);
+            holder.setAsyncSupported(true);
+            context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
+        }
+        ServletHolder servlet = new ServletHolder(transport);
+        servlet.setAsyncSupported(true);
+        context.addServlet(servlet, "/*");
+        server.setHandler(context);
+        server.start();
+        return server;
+    }
+
+    public static int port(Server server) {
+        return ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+    }
+
+    /** The verifier from the environment, as the Node example builds it. */
+    static Verifier verifier(Options o, RedisClient redis) {
+        List<String> secrets = new ArrayList<>();
+        secrets.add(System.getenv("TOOLCTX_SECRET"));
+        String previous = System.getenv("TOOLCTX_SECRET_PREVIOUS");
+        if (previous != null && !previous.isEmpty()) secrets.add(previous);
+        VerifierOptions options = VerifierOptions.builder().instanceId(System.getenv("TOOLCTX_INSTANCE_ID")).secrets(secrets);
+        String credential = System.getenv("TOOLCTX_CREDENTIAL");
+        if (credential != null && !credential.isEmpty()) options.credential("authorization", List.of(credential));
+        if (o.contextOptional) options.requireContext(false);
+        if (o.tuix) options.forward(Map.of("tuix", true));
+        if (redis != null) options.replayStore(RedisReplayStore.create(redis.connect()));
+        // Throws naming the problem (never the secret) on a bad configuration.
+        return Verifier.create(options);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options o = Options.parse(args);
+        RedisClient redis = o.redis == null ? null : RedisClient.create(o.redis);
+        Recorder record = o.record == null ? null : new Recorder(o.record);
+        if (redis != null) invoices = Idempotent.builder().store(RedisIdempotencyStore.create(redis.connect())).build();
+        List<Filter> filters = new ArrayList<>();
+        if (o.verify) filters.add(new ToolctxFilter(verifier(o, redis)));
+        if (record != null) filters.add(record.filter());
+        Server server = start(o.port, filters, null, record, o.stateless);
+        String mode = !o.verify ? " (verification off)" : o.contextOptional ? " (context optional)" : "";
+        System.out.println("listening http://127.0.0.1:" + port(server) + "/mcp" + mode);
+        System.out.flush();
+        if (o.exitWithStdin) {
+            while (System.in.read() >= 0) {
+                // Until standard input closes.
+            }
+            server.stop();
+            System.exit(0);
+        }
+        server.join();
+    }
+
+    /** The tools as a session server's specifications, each recording its run first (--record). */
+    static List<SyncToolSpecification> sessionTools(McpJsonMapper mapper, Recorder record) {
+        List<SyncToolSpecification> out = new ArrayList<>();
+        for (Tools.Tool t : Tools.all(mapper, record, invoices)) {
+            out.add(SyncToolSpecification.builder()
+                    .tool(t.tool())
+                    .callHandler((exchange, request) -> {
+                        if (record != null && !t.recordsItself()) record.run(t.tool().name(), exchange.transportContext());
+                        return t.handler().call(exchange.transportContext(), request, exchange::progressNotification);
+                    })
+                    .build());
+        }
+        return out;
+    }
+
+    /** The same as a stateless server's: no progress (no stream to send it on). */
+    static List<McpStatelessServerFeatures.SyncToolSpecification> statelessTools(McpJsonMapper mapper, Recorder record) {
+        List<McpStatelessServerFeatures.SyncToolSpecification> out = new ArrayList<>();
+        for (Tools.Tool t : Tools.all(mapper, record, invoices)) {
+            out.add(new McpStatelessServerFeatures.SyncToolSpecification(t.tool(), (transport, request) -> {
+                if (record != null && !t.recordsItself()) record.run(t.tool().name(), transport);
+                return t.handler().call(transport, request, n -> {});
+            }));
+        }
+        return out;
+    }
+
+    static ArrayNode headerPairs(List<String[]> headers) {
+        ArrayNode a = JSON.createArrayNode();
+        for (String[] h : headers) a.addArray().add(h[0]).add(h[1]);
+        return a;
+    }
+
+    static ObjectNode object() {
+        return JSON.createObjectNode();
+    }
+
+    /** The verified context, or null when this call was passed without one. */
+    static ToolContext contextOf(McpTransportContext transport) {
+        return ToolContext.find(transport).orElse(null);
+    }
+
+    static final String HEADERS = "example.headers";
+
+    /** Process-wide, across requests: create_invoice's results (in Redis with --redis). */
+    static volatile Idempotent invoices;
+
+    /** The request's header lines as [name, value] pairs, names in lower case. */
+    static List<String[]> headersOf(jakarta.servlet.http.HttpServletRequest request) {
+        List<String[]> out = new ArrayList<>();
+        java.util.Enumeration<String> names = request.getHeaderNames();
+        while (names.hasMoreElements()) {
+            String n = names.nextElement();
+            java.util.Enumeration<String> values = request.getHeaders(n);
+            while (values.hasMoreElements()) out.add(new String[] {n.toLowerCase(java.util.Locale.ROOT), values.nextElement()});
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<String[]> headersOf(McpTransportContext transport) {
+        Object h = transport.get(HEADERS);
+        return h instanceof List ? (List<String[]>) h : List.of();
+    }
+
+    static final AtomicInteger PROBE_RUNS = new AtomicInteger();
+}

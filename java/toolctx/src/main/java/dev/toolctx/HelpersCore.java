@@ -1,0 +1,54 @@
+package dev.toolctx;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.toolctx.internal.Fields;
+import dev.toolctx.internal.Pool;
+import dev.toolctx.internal.WasmInstance;
+import java.util.List;
+
+/**
+ * The server helpers' rules, in the core's helpers module
+ * (toolctx-helpers.wasm): every key, hash, entry encoding, decision, wait,
+ * refusal, Redis command and reply meaning is asked of it here.
+ */
+final class HelpersCore {
+    private static final Pool<WasmInstance> POOL = new Pool<>(WasmInstance::helpers, 16);
+    private static volatile JsonNode defaults;
+
+    private HelpersCore() {}
+
+    private static byte[][] in(Object... fields) {
+        byte[][] out = new byte[fields.length][];
+        for (int i = 0; i < fields.length; i++) out[i] = fields[i] instanceof byte[] ? (byte[]) fields[i] : Fields.utf8((String) fields[i]);
+        return out;
+    }
+
+    static String text(String export, Object... fields) {
+        byte[][] input = in(fields);
+        return Fields.text(POOL.with(w -> Verifier.text(w.call(export, input))));
+    }
+
+    static List<byte[]> list(String export, long arg, Object... fields) {
+        byte[][] input = in(fields);
+        return POOL.with(w -> Fields.decode(Verifier.text(w.call(export, input, arg)), 0));
+    }
+
+    /** The core's idempotency defaults (key prefix, ttl, lease, wait, memory entries, store timeout, claim rounds). */
+    static JsonNode defaults() {
+        JsonNode d = defaults;
+        if (d == null) {
+            try {
+                d = VerifierOptions.JSON.readTree(text("toolctx_idem_defaults"));
+            } catch (Exception e) {
+                throw new ToolctxException("internal", "the core's idempotency defaults are not JSON");
+            }
+            defaults = d;
+        }
+        return d;
+    }
+
+    /** Milliseconds to sleep before the next claim, or -1: refuse in_progress. */
+    static long waitMs(long elapsedMs, long waitMs, int round) {
+        return POOL.with(w -> w.number("toolctx_idem_wait", new byte[0][], elapsedMs, waitMs, round));
+    }
+}

@@ -1,0 +1,179 @@
+package dev.toolctx;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.BiFunction;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * A tool that is not safe to run twice (npm's {@code idempotent}): the
+ * platform's retry of a call (same idempotency key and arguments) gets the
+ * first result back, marked replayed, and the tool does not run again; the
+ * same key with other arguments, a call still running past the wait, or a
+ * call without a verified context is refused. Every rule is the core's
+ * (CONTRACT §5.1): the key, the argument hash, the entries, the decision,
+ * the wait and the refusals.
+ */
+public final class Idempotent {
+    private final IdempotencyStore store;
+    private final long ttlMs;
+    private final long leaseMs;
+    private final long waitMs;
+    private final String namespace;
+    private final boolean allowUnverified;
+    private final LongSupplier clock;
+    private final McpJsonMapper mapper;
+
+    private Idempotent(Builder b) {
+        JsonNode d = HelpersCore.defaults();
+        this.store = b.store != null ? b.store : MemoryIdempotencyStore.create();
+        this.ttlMs = b.ttlMs > 0 ? b.ttlMs : d.path("ttlMs").asLong();
+        this.leaseMs = b.leaseMs > 0 ? b.leaseMs : d.path("leaseMs").asLong();
+        this.waitMs = b.waitMs >= 0 ? b.waitMs : d.path("waitMs").asLong();
+        this.namespace = b.namespace;
+        this.allowUnverified = b.allowUnverified;
+        this.clock = System::currentTimeMillis;
+        this.mapper = McpJsonDefaults.getMapper();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Options; unset ones are the core's defaults. */
+    public static final class Builder {
+        private IdempotencyStore store;
+        private long ttlMs;
+        private long leaseMs;
+        private long waitMs = -1;
+        private String namespace = "";
+        private boolean allowUnverified;
+
+        public Builder store(IdempotencyStore store) {
+            this.store = store;
+            return this;
+        }
+
+        public Builder ttlMs(long ms) {
+            this.ttlMs = ms;
+            return this;
+        }
+
+        public Builder leaseMs(long ms) {
+            this.leaseMs = ms;
+            return this;
+        }
+
+        public Builder waitMs(long ms) {
+            this.waitMs = ms;
+            return this;
+        }
+
+        public Builder namespace(String namespace) {
+            this.namespace = namespace;
+            return this;
+        }
+
+        /** Run calls without a verified context unguarded (default: refuse them). */
+        public Builder allowUnverified(boolean allow) {
+            this.allowUnverified = allow;
+            return this;
+        }
+
+        public Idempotent build() {
+            return new Idempotent(this);
+        }
+    }
+
+    /** A session server's tool handler, guarded. */
+    public BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> wrap(
+            BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> handler) {
+        return (exchange, request) -> run(exchange.transportContext(), request, () -> handler.apply(exchange, request));
+    }
+
+    /** A stateless server's tool handler, guarded. */
+    public BiFunction<McpTransportContext, CallToolRequest, CallToolResult> wrapStateless(
+            BiFunction<McpTransportContext, CallToolRequest, CallToolResult> handler) {
+        return (transport, request) -> run(transport, request, () -> handler.apply(transport, request));
+    }
+
+    private CallToolResult result(String json) {
+        try {
+            return mapper.readValue(json, CallToolResult.class);
+        } catch (Exception e) {
+            throw new ToolctxException("internal", "idempotent: a stored result is not a CallToolResult");
+        }
+    }
+
+    private CallToolResult refuse(String outcome, String key) {
+        return result(HelpersCore.text("toolctx_idem_refusal", outcome, key));
+    }
+
+    private CallToolResult run(McpTransportContext transport, CallToolRequest request, Supplier<CallToolResult> tool) {
+        ToolContext context = ToolContext.find(transport).orElse(null);
+        if (context == null) return allowUnverified ? tool.get() : refuse("unverified", "");
+        String key = HelpersCore.text("toolctx_idem_store_key", namespace, context.idempotencyKey());
+        String hash;
+        try {
+            Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+            hash = HelpersCore.text("toolctx_idem_argument_hash", mapper.writeValueAsString(args));
+        } catch (java.io.IOException e) {
+            throw new ToolctxException("internal", "idempotent: the arguments are not JSON");
+        }
+        String mine = HelpersCore.text("toolctx_idem_running", hash, UUID.randomUUID().toString());
+        long start = clock.getAsLong();
+        for (int round = 0; ; round++) {
+            String held;
+            try {
+                held = store.claim(key, mine, leaseMs);
+            } catch (Exception e) {
+                throw new ToolctxException("idempotency_store_failed", "idempotent: the store failed, the tool did not run", e);
+            }
+            if (held == null) break;
+            String answer = HelpersCore.text("toolctx_idem_held", held, hash);
+            if (answer.startsWith("c")) return refuse("conflict", context.idempotencyKey());
+            if (answer.startsWith("r")) return result(answer.substring(1));
+            long pause = HelpersCore.waitMs(clock.getAsLong() - start, waitMs, round);
+            if (pause < 0) return refuse("in_progress", context.idempotencyKey());
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return refuse("in_progress", context.idempotencyKey());
+            }
+        }
+        CallToolResult out;
+        try {
+            out = tool.get();
+        } catch (RuntimeException e) {
+            quietly(() -> store.release(key, mine));
+            throw e;
+        }
+        quietly(() -> {
+            String done = HelpersCore.text("toolctx_idem_done", hash, mapper.writeValueAsString(out));
+            store.complete(key, done, ttlMs);
+        });
+        return out;
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    /** After the tool ran, a store failure is reported, never thrown: the result stands. */
+    private static void quietly(Step step) {
+        try {
+            step.run();
+        } catch (Exception e) {
+            System.err.println("toolctx: the idempotency store failed after the tool ran: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package dev.toolctx;
+
+import dev.toolctx.internal.Fields;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.util.List;
+
+/**
+ * The idempotency store in Redis (Lettuce), shared with the Node, Python
+ * and Rust front ends: the core writes the key, the commands and the entry,
+ * and says what each reply means.
+ */
+public final class RedisIdempotencyStore implements IdempotencyStore {
+    private final RedisCommands redis;
+    private final String prefix;
+    private final int claimRounds;
+
+    private RedisIdempotencyStore(RedisCommands redis, String prefix, int claimRounds) {
+        this.redis = redis;
+        this.prefix = prefix;
+        this.claimRounds = claimRounds;
+    }
+
+    /** With the core's key prefix and store timeout. */
+    public static RedisIdempotencyStore create(StatefulRedisConnection<?, ?> connection) {
+        var d = HelpersCore.defaults();
+        return new RedisIdempotencyStore(new RedisCommands(connection, d.path("storeTimeoutMs").asLong()), d.path("keyPrefix").asText(),
+                d.path("claimRounds").asInt());
+    }
+
+    private RedisCommands.Reply ask(String command, String key, String entry, long ms, List<String> expected) {
+        List<byte[]> args = HelpersCore.list("toolctx_idem_redis_args", ms, command, HelpersCore.text("toolctx_idem_redis_key", prefix, key), entry);
+        RedisCommands.Reply reply = redis.send(args);
+        String means = HelpersCore.text("toolctx_idem_redis_meaning", command, reply.kind(), reply.value());
+        if (!expected.contains(means)) throw new IllegalStateException("toolctx: redis answered " + command + " with a reply that means " + means);
+        return new RedisCommands.Reply(means, reply.value());
+    }
+
+    @Override
+    public String claim(String key, String running, long leaseMs) {
+        // The held value can expire between the SET and the GET: try again.
+        for (int round = 0; round < claimRounds; round++) {
+            if (ask("claim", key, running, leaseMs, List.of("claimed", "taken")).kind().equals("claimed")) return null;
+            RedisCommands.Reply read = ask("read", key, "", 0, List.of("held", "gone"));
+            if (read.kind().equals("held")) return Fields.text(read.value());
+        }
+        throw new IllegalStateException("toolctx: could not claim or read the key");
+    }
+
+    @Override
+    public void complete(String key, String done, long ttlMs) {
+        ask("complete", key, done, ttlMs, List.of("stored"));
+    }
+
+    @Override
+    public void release(String key, String running) {
+        ask("release", key, running, 0, List.of("released", "not_held"));
+    }
+}

@@ -1,0 +1,134 @@
+package dev.toolctx;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@link Verifier#create}'s options: npm's {@code createVerifier} options,
+ * held as the core's configuration JSON (CONTRACT §1, snake_case names).
+ * Nothing is checked here: the core validates the configuration and
+ * {@link Verifier#create} throws its error.
+ */
+public final class VerifierOptions {
+    /**
+     * Numbers of any length: the core bounded the token already, and a
+     * context's metadata holds the numbers its token had (Jackson's default
+     * stops at 1,000 digits).
+     */
+    static final ObjectMapper JSON = new ObjectMapper(com.fasterxml.jackson.core.JsonFactory.builder()
+            .streamReadConstraints(com.fasterxml.jackson.core.StreamReadConstraints.builder().maxNumberLength(Integer.MAX_VALUE).build())
+            .build());
+
+    final ObjectNode config;
+    boolean includeReason = true;
+    int replayCapacity;
+    ReplayStore replayStore;
+
+    private VerifierOptions(ObjectNode config) {
+        this.config = config;
+    }
+
+    public static VerifierOptions builder() {
+        return new VerifierOptions(JSON.createObjectNode());
+    }
+
+    /**
+     * Options from the core's configuration JSON as it is (the names of
+     * CONTRACT §1 and the vector files: {@code instance_id}, {@code secrets},
+     * ...).
+     */
+    public static VerifierOptions fromCoreConfig(String json) {
+        try {
+            JsonNode node = JSON.readTree(json);
+            if (!(node instanceof ObjectNode)) throw new ToolctxException("config_type", "the configuration is not a JSON object");
+            return new VerifierOptions((ObjectNode) node);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new ToolctxException("config_invalid", "the configuration is not JSON");
+        }
+    }
+
+    public VerifierOptions instanceId(String id) {
+        config.put("instance_id", id);
+        return this;
+    }
+
+    /** The HMAC secrets, newest first; each at least 32 bytes. */
+    public VerifierOptions secrets(List<String> secrets) {
+        ArrayNode a = config.putArray("secrets");
+        secrets.forEach(a::add);
+        return this;
+    }
+
+    /** The static credential: the header and the values it may hold. */
+    public VerifierOptions credential(String header, List<String> values) {
+        ObjectNode c = config.putObject("credential");
+        c.put("header", header);
+        ArrayNode a = c.putArray("values");
+        values.forEach(a::add);
+        return this;
+    }
+
+    public VerifierOptions requireContext(boolean require) {
+        config.put("require_context", require);
+        return this;
+    }
+
+    public VerifierOptions clockSkewSeconds(long s) {
+        config.put("clock_skew_s", s);
+        return this;
+    }
+
+    public VerifierOptions maxTokenAgeSeconds(long s) {
+        config.put("max_token_age_s", s);
+        return this;
+    }
+
+    public VerifierOptions maxBodyBytes(long n) {
+        config.put("max_body_bytes", n);
+        return this;
+    }
+
+    public VerifierOptions maxTokenBytes(long n) {
+        config.put("max_token_bytes", n);
+        return this;
+    }
+
+    public VerifierOptions protocolMajors(List<Integer> majors) {
+        ArrayNode a = config.putArray("protocol_majors");
+        majors.forEach(a::add);
+        return this;
+    }
+
+    /** What goes upstream: {@code {"headers": {"task_id": "x-toolctx-task-id"}, "tuix": true}}. */
+    public VerifierOptions forward(Map<String, ?> forward) {
+        config.set("forward", JSON.valueToTree(forward));
+        return this;
+    }
+
+    /** Refusals carry {@code data.reason} (default true). */
+    public VerifierOptions includeReason(boolean include) {
+        this.includeReason = include;
+        return this;
+    }
+
+    /**
+     * The in-memory replay guard: the core's bounded cache, for a server
+     * with one process. {@code capacity} 0 is the core's default.
+     */
+    public VerifierOptions memoryReplayGuard(int capacity) {
+        this.replayStore = null;
+        this.replayCapacity = capacity == 0 ? Verifier.defaultReplayCapacity() : capacity;
+        return this;
+    }
+
+    /** A replay store shared by the replicas ({@link RedisReplayStore}). */
+    public VerifierOptions replayStore(ReplayStore store) {
+        this.replayCapacity = 0;
+        this.replayStore = store;
+        return this;
+    }
+}

@@ -1,0 +1,96 @@
+package dev.toolctx.internal;
+
+import com.dylibso.chicory.runtime.ExportFunction;
+import com.dylibso.chicory.runtime.Instance;
+import com.dylibso.chicory.runtime.Machine;
+import com.dylibso.chicory.runtime.Memory;
+import com.dylibso.chicory.wasm.WasmModule;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * One instance of a core module (crates/wasm-abi, ABI version 1), compiled
+ * to JVM bytecode at build time: fields in, the module's answer out. Not
+ * thread-safe: a {@link Pool} hands each to one caller at a time. Any
+ * failure inside the module (a trap) throws {@link Trap}; the instance is
+ * then dropped, never used again.
+ */
+public final class WasmInstance {
+    /** The version of the ABI this front end speaks. */
+    public static final int ABI_VERSION = 1;
+
+    private final Instance instance;
+    private final Memory memory;
+    private final ExportFunction input;
+    private final Map<String, ExportFunction> exports = new HashMap<>();
+
+    WasmInstance(WasmModule module, Function<Instance, Machine> machine) {
+        this.instance = Instance.builder(module).withMachineFactory(machine).build();
+        this.memory = instance.memory();
+        this.input = instance.export("toolctx_input");
+        long version = export("toolctx_version").apply()[0];
+        if (version != ABI_VERSION) {
+            throw new IllegalStateException("toolctx: the embedded module speaks ABI " + version + ", not " + ABI_VERSION);
+        }
+    }
+
+    /** The verifier's module (toolctx.wasm). */
+    public static WasmInstance verifier() {
+        return new WasmInstance(VerifierModule.load(), VerifierModule::create);
+    }
+
+    /** The helpers' module (toolctx-helpers.wasm). */
+    public static WasmInstance helpers() {
+        return new WasmInstance(HelpersModule.load(), HelpersModule::create);
+    }
+
+    private ExportFunction export(String name) {
+        return exports.computeIfAbsent(name, instance::export);
+    }
+
+    /** A failure inside the module: the instance must be dropped. */
+    public static final class Trap extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Trap(String export, Throwable cause) {
+            super("toolctx: the core module trapped in " + export, cause);
+        }
+    }
+
+    /**
+     * Writes {@code fields} as the module's input, calls {@code name} with
+     * {@code args} and returns its answer (first byte {@code =} or {@code !}).
+     */
+    public byte[] call(String name, byte[][] fields, long... args) {
+        try {
+            writeInput(fields);
+            long at = export(name).apply(args)[0];
+            int ptr = (int) (at >>> 32);
+            int len = (int) at;
+            return memory.readBytes(ptr, len);
+        } catch (RuntimeException e) {
+            throw new Trap(name, e);
+        }
+    }
+
+    /** Calls an export that answers a number (no answer text). */
+    public long number(String name, byte[][] fields, long... args) {
+        try {
+            writeInput(fields);
+            long[] out = export(name).apply(args);
+            return out == null || out.length == 0 ? 0 : out[0];
+        } catch (RuntimeException e) {
+            throw new Trap(name, e);
+        }
+    }
+
+    private void writeInput(byte[][] fields) {
+        byte[] bytes = Fields.encode(fields);
+        int ptr = (int) input.apply(bytes.length)[0];
+        if (ptr == 0 && bytes.length > 0) {
+            throw new IllegalStateException("the module has no room for " + bytes.length + " input bytes");
+        }
+        memory.write(ptr, bytes);
+    }
+}
