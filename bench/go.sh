@@ -13,10 +13,8 @@
 #   bench/go.sh [profile]     BENCH_CALLS (default 5000) calls per run
 . "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
-export PATH="/usr/local/go/bin:$PATH"
-export GOPATH="$TOOLS/go" GOCACHE="$TOOLS/go/cache" GOMODCACHE="$TOOLS/go/mod" GOFLAGS=-mod=mod
-build_wasm_abi
-cp "$WASM_ABI_DIR/toolctx.wasm" "$WASM_ABI_DIR/toolctx-helpers.wasm" go/wasm/
+go_env
+build_go_wasm
 mkdir -p target/bench-go
 out=target/bench-go/bench.txt
 # Three runs of all five, one after the other (not each three times in a

@@ -130,11 +130,17 @@ go_env() {
   command -v go >/dev/null || { echo "Go is not installed (/usr/local/go/bin/go)" >&2; return 1; }
 }
 
-# The core's wasm modules copied into go/wasm/ (gitignored; go:embed reads
-# them there), and examples/go-server built into target/go/go-server.
-build_go_example() {
+# The core's wasm modules built and copied into go/wasm/ (gitignored;
+# go:embed reads them there).
+build_go_wasm() {
   build_wasm_abi
   cp "$WASM_ABI_DIR/toolctx.wasm" "$WASM_ABI_DIR/toolctx-helpers.wasm" "$ROOT/go/wasm/"
+}
+
+# The modules (build_go_wasm), and examples/go-server built into
+# target/go/go-server.
+build_go_example() {
+  build_go_wasm
   mkdir -p "$ROOT/target/go"
   (go_env && cd "$ROOT/examples/go-server" && go build -o "$ROOT/target/go/go-server" .)
 }
