@@ -145,6 +145,45 @@ build_go_example() {
   (go_env && cd "$ROOT/examples/go-server" && go build -o "$ROOT/target/go/go-server" .)
 }
 
+# `toolctx conformance` against an example server whose SDK answers any
+# JSON-RPC batch with its own 400 (go-sdk, java-sdk): 31 of 32 pass, and
+# the one failure must be the batch without tools/call that toolctx passes
+# on. The server is started here with a fresh secret (ARGV: its command,
+# which must print `listening URL`) and stopped; needs target/debug/toolctx.
+conformance_but_batch() { # conformance_but_batch NAME ARGV...
+  local name="$1" secret log out server url fails
+  shift
+  secret="$name-conformance-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  log="$(mktemp)" out="$(mktemp)"
+  TOOLCTX_INSTANCE_ID="$name-conformance" TOOLCTX_SECRET="$secret" \
+    "$@" --port 0 --exit-with-stdin < <(sleep 600) >"$log" 2>/dev/null &
+  server=$!
+  for _ in $(seq 200); do grep -q '^listening' "$log" && break; sleep 0.1; done
+  url="$(sed -n 's/^listening \(http[^ ]*\).*/\1/p' "$log")"
+  TOOLCTX_INSTANCE_ID="$name-conformance" TOOLCTX_SECRET="$secret" "$ROOT/target/debug/toolctx" conformance "$url" >"$out" || true
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  cat "$out"
+  fails="$(grep -c '^FAIL' "$out" || true)"
+  if [ "$fails" != 1 ] || ! grep -q '^FAIL  pass   batch without tools/call .* 400 ' "$out"; then
+    echo "toolctx conformance ($name): expected exactly the batch case to fail (the SDK's own 400), got $fails failures" >&2
+    rm -f "$log" "$out"
+    return 1
+  fi
+  rm -f "$log" "$out"
+}
+
+# The Java modules built unless they are already, newer than every Java
+# source and POM (scripts/test-java always builds, with its tests).
+ensure_java_built() {
+  local stamp="$ROOT/examples/java-server/target/classpath.txt"
+  if [ -f "$stamp" ] && [ -z "$(find "$ROOT/java" "$ROOT/examples/java-server" -type f \( -name '*.java' -o -name pom.xml \) \
+    -not -path '*/target/*' -newer "$stamp" -print -quit)" ]; then
+    return 0
+  fi
+  JAVA_SKIP_TESTS=1 build_java
+}
+
 # The Java modules (java/: the toolctx artifact, the example server, the
 # test kit) on the core's wasm modules, with the Maven repository under
 # .tools/m2: the first build resolves, later ones run offline. JUnit runs
