@@ -98,7 +98,7 @@ build_npm_package() {
 }
 
 # The raw wasm modules (crates/wasm-abi, no wasm-bindgen) that the Go and
-# Java front ends embed, into target/wasm-abi/: toolctx.wasm (the verifier,
+# Java front ends embed, into target/wasm-abi/ (Java's build in java/): toolctx.wasm (the verifier,
 # feature `verifier`) and toolctx-helpers.wasm (the server helpers' rules,
 # feature `helpers`). No SIMD: Chicory's compiler to JVM bytecode has none.
 # sha2's compact scalar SHA-256 (a loop, not its 64 unrolled rounds): about
