@@ -12,7 +12,9 @@
 #     Jackson + the `_meta` binding (java/testkit HandWritten.java);
 #   - over HTTP (bench/java_http.py): the server's CPU per accepted call,
 #     the example's java-sdk server plain, behind ToolctxFilter and behind
-#     the hand-written filter, and the added CPU of each (BENCH_CALLS, 4000).
+#     the hand-written filter, and the added CPU of each (BENCH_CALLS, 4000,
+#     after BENCH_WARMUP, 16000: the JIT compiles the module for longer, and
+#     its CPU counts).
 # JDK25 (default /usr/lib/jvm/temurin-25-jdk-amd64).
 . "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
@@ -37,5 +39,5 @@ rm -f "$input"
 
 for jvm in java "$JDK25/bin/java"; do
   step "over HTTP on $("$jvm" -version 2>&1 | head -1): added CPU per call over the plain server"
-  python3 bench/java_http.py "$CP" --java "$jvm" --calls "${BENCH_CALLS:-4000}"
+  python3 bench/java_http.py "$CP" --java "$jvm" --calls "${BENCH_CALLS:-4000}" --warmup "${BENCH_WARMUP:-16000}"
 done
