@@ -181,6 +181,25 @@ conformance_but_batch() { # conformance_but_batch NAME ARGV...
   rm -f "$log" "$out"
 }
 
+# Fails on any method of the given class files within 10 bytes of HotSpot's
+# HugeMethodLimit (8,000 bytes of bytecode; javap gives the offset of a
+# method's last instruction, not its length), and on no method at all.
+java_huge_methods() { # java_huge_methods CLASS...
+  local c out methods=0 huge=""
+  for c in "$@"; do
+    out="$(javap -p -c "$c" | awk '/^  [a-z].*\(/ { m = $0 } /^ +[0-9]+: / { last[m] = $1 + 0 }
+      END { for (m in last) { n++; if (last[m] >= 7990) print "HUGE " last[m] " " m }; print "METHODS " n }')"
+    methods=$((methods + $(sed -n 's/^METHODS //p' <<<"$out")))
+    huge+="$(awk -v c="${c##*/}" '/^HUGE/ { $1 = c ":"; print }' <<<"$out")"
+  done
+  echo "$methods methods checked"
+  if [ "$methods" = 0 ] || [ -n "$huge" ]; then
+    echo "methods at or past HotSpot's 8,000-byte limit (or none found):" >&2
+    [ -n "$huge" ] && echo "$huge" >&2
+    return 1
+  fi
+}
+
 # The Java modules built unless they are already, newer than every Java
 # source and POM (scripts/test-java always builds, with its tests).
 ensure_java_built() {
