@@ -4,15 +4,17 @@
 # case), in-process, warmed, median of 3 runs of BENCH_ITERATIONS (20000):
 #   - the core compiled to JVM bytecode by Chicory (the shipped runtime):
 #     the raw export and the public Verifier.verify, on Java 17 and on
-#     Temurin 25, each also with -XX:-DontCompileHugeMethods (Chicory
-#     1.7.5's generated methods pass HotSpot's 8000-byte JIT limit);
+#     Temurin 25, default flags (the Java build of the module has no method
+#     past HotSpot's 8000-byte JIT limit: scripts/lib.sh build_wasm_abi);
 #   - the same exact ABI input on a native build of crates/wasm-abi through
 #     FFM (java.lang.foreign, Temurin 25): bench/java/FfmVerify.java;
 #   - what a Java developer would write: auth0 java-jwt 4.6.2 HS256 +
 #     Jackson + the `_meta` binding (java/testkit HandWritten.java);
 #   - over HTTP (bench/java_http.py): the server's CPU per accepted call,
 #     the example's java-sdk server plain, behind ToolctxFilter and behind
-#     the hand-written filter, and the added CPU of each (BENCH_CALLS, 4000).
+#     the hand-written filter, and the added CPU of each (BENCH_CALLS, 4000,
+#     after BENCH_WARMUP, 16000: the JIT compiles the module for longer, and
+#     its CPU counts).
 # JDK25 (default /usr/lib/jvm/temurin-25-jdk-amd64).
 . "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
@@ -26,10 +28,8 @@ CP="java/testkit/target/classes:$(cat java/testkit/target/classpath.txt)"
 input="$(mktemp)"
 
 for jvm in java "$JDK25/bin/java"; do
-  for flags in "" "-XX:-DontCompileHugeMethods"; do
-    step "Chicory on $("$jvm" -version 2>&1 | head -1) ${flags:-(default flags)}"
-    "$jvm" $flags -cp "$CP" dev.toolctx.testkit.VerifyBench tests/vectors/valid.json "$input" "$N" 2>&1 | grep -v '^SLF4J'
-  done
+  step "Chicory on $("$jvm" -version 2>&1 | head -1)"
+  "$jvm" -cp "$CP" dev.toolctx.testkit.VerifyBench tests/vectors/valid.json "$input" "$N" 2>&1 | grep -v '^SLF4J'
 done
 
 step "FFM on the native build ($("$JDK25/bin/java" -version 2>&1 | head -1))"
@@ -38,6 +38,6 @@ step "FFM on the native build ($("$JDK25/bin/java" -version 2>&1 | head -1))"
 rm -f "$input"
 
 for jvm in java "$JDK25/bin/java"; do
-  step "over HTTP on $("$jvm" -version 2>&1 | head -1), -XX:-DontCompileHugeMethods: added CPU per call over the plain server"
-  python3 bench/java_http.py "$CP" --java "$jvm" --flags=-XX:-DontCompileHugeMethods --calls "${BENCH_CALLS:-4000}"
+  step "over HTTP on $("$jvm" -version 2>&1 | head -1): added CPU per call over the plain server"
+  python3 bench/java_http.py "$CP" --java "$jvm" --calls "${BENCH_CALLS:-4000}" --warmup "${BENCH_WARMUP:-16000}"
 done

@@ -6,8 +6,11 @@ same accepted tools/call (toolctx_probe, a fresh token per call, minted
 here with the standard library) on keep-alive connections from 4 threads.
 The server's CPU (utime + stime from /proc) per call, median of 3 runs
 after a warm-up; the added CPU is each mode's less the plain server's.
+The warm-up (--warmup calls, --calls unless given) must outlast the JIT:
+the server's CPU counts its compiler threads, and C2 compiles the
+Chicory-compiled module's methods for some 10,000 calls.
 
-    java_http.py CLASSPATH [--java JAVA] [--flags "..."] [--calls 4000]
+    java_http.py CLASSPATH [--java JAVA] [--flags "..."] [--calls 4000] [--warmup N]
 """
 
 import argparse
@@ -77,7 +80,7 @@ def mode(args, name):
                           "dev.toolctx.testkit.BenchServer", name], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         port = int(p.stdout.readline().split(":")[2].split("/")[0])
-        load(port, args.calls)  # warm-up
+        load(port, args.warmup or args.calls)  # warm-up
         runs = []
         for _ in range(3):
             before = cpu_seconds(p.pid)
@@ -95,6 +98,7 @@ def main():
     ap.add_argument("--java", default="java")
     ap.add_argument("--flags", default="")
     ap.add_argument("--calls", type=int, default=4000)
+    ap.add_argument("--warmup", type=int, default=0)
     args = ap.parse_args()
     got = {name: mode(args, name) for name in ("plain", "toolctx", "hand")}
     plain = got["plain"][0]

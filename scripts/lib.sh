@@ -98,20 +98,29 @@ build_npm_package() {
 }
 
 # The raw wasm modules (crates/wasm-abi, no wasm-bindgen) that the Go and
-# Java front ends embed, into target/wasm-abi/: toolctx.wasm (the verifier,
-# feature `verifier`) and toolctx-helpers.wasm (the server helpers' rules,
-# feature `helpers`). No SIMD: Chicory's compiler to JVM bytecode has none.
+# Java front ends embed, into target/wasm-abi/ (Java's build in java/):
+# toolctx.wasm (the verifier, feature `verifier`) and toolctx-helpers.wasm
+# (the server helpers' rules, feature `helpers`). No SIMD: Chicory's
+# compiler to JVM bytecode has none.
 # sha2's compact scalar SHA-256 (a loop, not its 64 unrolled rounds): about
 # 7 KB less wasm for about 1 us more per verification (Node, issue 32),
 # which keeps the verifier within its budget (scripts/test-core).
 # wasm-opt is the npm package binaryen's (npm/node_modules), as for npm,
 # with the same flags (npm/scripts/build.mjs).
+# The Java front end embeds its own build of the same modules
+# (target/wasm-abi/java/): wasm-opt -O3 inlines every function that has one
+# caller, which makes Verifier::decide 13 KB of wasm, 18 KB of JVM bytecode
+# once Chicory compiles it: past HotSpot's 8,000-byte HugeMethodLimit, so
+# the JVM interprets it forever (more than half of the call). Capping
+# that inlining keeps every function JIT-compilable (the largest 5.6 KB of
+# bytecode), for 1.5 KB more wasm and no measurable loss of speed.
 WASM_ABI_DIR="$ROOT/target/wasm-abi"
+WASM_ABI_JAVA_OPT=(--one-caller-inline-max-function-size=50)
 WASM_ABI_RUSTFLAGS='--cfg sha2_backend_soft="compact"'
 build_wasm_abi() {
   ensure_wasm_targets
   [ -x "$ROOT/npm/node_modules/.bin/wasm-opt" ] || (cd "$ROOT/npm" && npm ci --no-audit --no-fund --loglevel=error)
-  mkdir -p "$WASM_ABI_DIR"
+  mkdir -p "$WASM_ABI_DIR/java"
   local feature name built="$ROOT/target/wasm32-unknown-unknown/wasm/toolctx_wasm_abi.wasm"
   for feature in verifier helpers; do
     name=toolctx.wasm
@@ -119,6 +128,7 @@ build_wasm_abi() {
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$WASM_ABI_RUSTFLAGS" \
       cargo build -q -p toolctx-wasm-abi --target wasm32-unknown-unknown --profile wasm --no-default-features --features "$feature"
     "$ROOT/npm/node_modules/.bin/wasm-opt" -O3 --strip-target-features --strip-producers "$built" -o "$WASM_ABI_DIR/$name"
+    "$ROOT/npm/node_modules/.bin/wasm-opt" -O3 "${WASM_ABI_JAVA_OPT[@]}" --strip-target-features --strip-producers "$built" -o "$WASM_ABI_DIR/java/$name"
   done
 }
 
@@ -171,6 +181,25 @@ conformance_but_batch() { # conformance_but_batch NAME ARGV...
     return 1
   fi
   rm -f "$log" "$out"
+}
+
+# Fails on any method of the given class files within 10 bytes of HotSpot's
+# HugeMethodLimit (8,000 bytes of bytecode; javap gives the offset of a
+# method's last instruction, not its length), and on no method at all.
+java_huge_methods() { # java_huge_methods CLASS...
+  local c out methods=0 huge=""
+  for c in "$@"; do
+    out="$(javap -p -c "$c" | awk '/^  [a-z].*\(/ { m = $0 } /^ +[0-9]+: / { last[m] = $1 + 0 }
+      END { for (m in last) { n++; if (last[m] >= 7990) print "HUGE " last[m] " " m }; print "METHODS " n }')"
+    methods=$((methods + $(sed -n 's/^METHODS //p' <<<"$out")))
+    huge+="$(awk -v c="${c##*/}" '/^HUGE/ { $1 = c ":"; print }' <<<"$out")"
+  done
+  echo "$methods methods checked"
+  if [ "$methods" = 0 ] || [ -n "$huge" ]; then
+    echo "methods at or past HotSpot's 8,000-byte limit (or none found):" >&2
+    [ -n "$huge" ] && echo "$huge" >&2
+    return 1
+  fi
 }
 
 # The Java modules built unless they are already, newer than every Java

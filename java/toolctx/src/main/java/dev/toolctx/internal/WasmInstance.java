@@ -1,5 +1,6 @@
 package dev.toolctx.internal;
 
+import com.dylibso.chicory.runtime.ByteArrayMemory;
 import com.dylibso.chicory.runtime.ExportFunction;
 import com.dylibso.chicory.runtime.Instance;
 import com.dylibso.chicory.runtime.Machine;
@@ -26,7 +27,11 @@ public final class WasmInstance {
     private final Map<String, ExportFunction> exports = new HashMap<>();
 
     WasmInstance(WasmModule module, Function<Instance, Machine> machine) {
-        this.instance = Instance.builder(module).withMachineFactory(machine).build();
+        // ByteArrayMemory (a byte[] read through VarHandles) rather than
+        // Chicory's default ByteBufferMemory: every load and store of the
+        // module goes through it, and the profile showed ByteBuffer's
+        // bounds-checked reads first among the module's own functions.
+        this.instance = Instance.builder(module).withMachineFactory(machine).withMemoryFactory(ByteArrayMemory::new).build();
         this.memory = instance.memory();
         this.input = instance.export("toolctx_input");
         long version = export("toolctx_version").apply()[0];
