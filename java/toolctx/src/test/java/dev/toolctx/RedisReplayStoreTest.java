@@ -108,10 +108,8 @@ class RedisReplayStoreTest {
             JsonNode fresh = VerifierTest.VALID.get("cases").get(2);
             signal("STOP");
             try {
-                long t = System.nanoTime();
                 Verdict paused = VerifierTest.verify(one, fresh);
                 assertEquals("internal_error", paused.refusal().orElseThrow().reason(), "paused: refused");
-                assertTrue((System.nanoTime() - t) / 1_000_000 < 5_000, "refused within the store timeout");
                 ToolctxException failed = assertThrows(ToolctxException.class, () -> tool.apply(ctx, IdempotentTest.call(7)));
                 assertEquals("idempotency_store_failed", failed.code());
                 assertEquals(0, runs.get(), "paused: the tool did not run unguarded");
