@@ -13,7 +13,8 @@ ENVOY_VERSION=1.40.0
 # The MCP conformance suite needs Node 22 or later; the system Node (20) stays.
 NODE22_VERSION=22.23.3
 
-step() { printf '\n==> %s\n' "$*"; }
+# The clock time on each step: CI's log then shows where the minutes go.
+step() { printf '\n==> %s %s\n' "$(date +%T)" "$*"; }
 
 # The verdict vector files: tests/vectors/*.json without helpers.json (the
 # helper vectors, another format, which verdict runners refuse), relative
