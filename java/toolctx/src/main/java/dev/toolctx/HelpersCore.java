@@ -14,6 +14,7 @@ import java.util.List;
 final class HelpersCore {
     private static final Pool<WasmInstance> POOL = new Pool<>(WasmInstance::helpers, 16);
     private static volatile JsonNode defaults;
+    private static volatile JsonNode limits;
 
     private HelpersCore() {}
 
@@ -45,6 +46,20 @@ final class HelpersCore {
             defaults = d;
         }
         return d;
+    }
+
+    /** The core's result limits (textChars, structuredChars, imageBytes, images, imageTypes, codes, progressIntervalMs). */
+    static JsonNode resultLimits() {
+        JsonNode l = limits;
+        if (l == null) {
+            try {
+                l = VerifierOptions.JSON.readTree(text("toolctx_result_limits"));
+            } catch (Exception e) {
+                throw new ToolctxException("internal", "the core's result limits are not JSON");
+            }
+            limits = l;
+        }
+        return l;
     }
 
     /** Milliseconds to sleep before the next claim, or -1: refuse in_progress. */
