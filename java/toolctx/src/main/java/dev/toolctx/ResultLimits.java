@@ -91,7 +91,7 @@ public final class ResultLimits {
     /** As {@link #wrap(BiFunction)}; throw from {@code onLimit} to make a test fail on any limit. */
     public static BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> wrap(
             BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> handler, Consumer<LimitFinding> onLimit) {
-        return (exchange, request) -> checked(handler.apply(exchange, request), onLimit);
+        return checking(handler, onLimit);
     }
 
     /** A stateless server's tool handler whose every result is checked ({@link #WARN}). */
@@ -103,6 +103,12 @@ public final class ResultLimits {
     /** As {@link #wrapStateless(BiFunction)}, with your hook. */
     public static BiFunction<McpTransportContext, CallToolRequest, CallToolResult> wrapStateless(
             BiFunction<McpTransportContext, CallToolRequest, CallToolResult> handler, Consumer<LimitFinding> onLimit) {
-        return (transport, request) -> checked(handler.apply(transport, request), onLimit);
+        return checking(handler, onLimit);
+    }
+
+    /** Either server's handler (its first argument is the exchange or the transport context), checked. */
+    private static <X> BiFunction<X, CallToolRequest, CallToolResult> checking(
+            BiFunction<X, CallToolRequest, CallToolResult> handler, Consumer<LimitFinding> onLimit) {
+        return (x, request) -> checked(handler.apply(x, request), onLimit);
     }
 }
