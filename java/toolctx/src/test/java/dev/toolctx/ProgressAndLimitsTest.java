@@ -11,6 +11,9 @@ import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Progress and ResultLimits as a java-sdk tool uses them (the rules themselves: HelperVectorsTest). */
@@ -30,6 +33,21 @@ class ProgressAndLimitsTest {
         assertEquals(2.0, sent.get(1).progress());
         assertEquals(10.0, sent.get(1).total());
         assertEquals("two", sent.get(1).message());
+    }
+
+    @Test
+    void aHeldReportIsSentByTheTimerAtTheIntervalsEnd() throws InterruptedException {
+        BlockingQueue<McpSchema.ProgressNotification> sent = new LinkedBlockingQueue<>();
+        try (Progress p = Progress.of("tok-2", sent::add, 50)) {
+            p.report(1);
+            p.report(2);
+            assertEquals(1.0, sent.take().progress());
+            // The timer's send, while the call still runs (a bound on the wait, not a measured time).
+            McpSchema.ProgressNotification held = sent.poll(60, TimeUnit.SECONDS);
+            assertEquals(2.0, held == null ? null : held.progress(), "the timer sent the held report");
+            assertEquals(2, p.sent());
+        }
+        assertTrue(sent.isEmpty(), "nothing held, nothing sent on close: " + sent);
     }
 
     @Test
