@@ -31,19 +31,19 @@ class Tools(private val mapper: McpJsonMapper, private val record: Recorder?, pr
      */
     private fun tool(name: String, description: String, schema: String, recordsItself: Boolean = false, handler: Handler) =
         SyncToolSpecification.builder()
-            .tool(Tool.builder().name(name).description(description).inputSchema(mapper, schema).build())
+            .tool(Tool.builder(name, mapper, schema).description(description).build())
             .callHandler(ResultLimits.wrap { exchange, request ->
                 if (!recordsItself) record?.run(name)
                 handler.apply(exchange, request)
             })
             .build()
 
-    private fun text(value: String): CallToolResult = CallToolResult.builder().content(listOf(TextContent(value))).build()
+    private fun text(value: String): CallToolResult = CallToolResult.builder().content(listOf(TextContent.builder(value).build())).build()
 
     /** `structuredContent`, and the same JSON as text for models that read only `content`. */
     private fun structured(value: Map<String, Any?>): CallToolResult =
         CallToolResult.builder()
-            .content(listOf(TextContent(json.writeValueAsString(value))))
+            .content(listOf(TextContent.builder(json.writeValueAsString(value)).build()))
             .structuredContent(value)
             .build()
 
