@@ -23,6 +23,7 @@ import time
 import uuid
 
 from mcp import ClientSession
+from mcp.types import CallToolResult
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rust-server"))
 from python_client import SECRET, Checks, Platform, context, mint, mode, runs  # noqa: E402
@@ -31,7 +32,7 @@ from python_client import SECRET, Checks, Platform, context, mint, mode, runs  #
 async def retries(checks: Checks, session: ClientSession, platform: Platform, record: str) -> None:
     claims, meta = context("task-f", "create_invoice")
 
-    async def again(amount: int):
+    async def again(amount: int) -> CallToolResult:
         # The platform's retry: the same call (idempotency key), a fresh token.
         platform.token = mint({**claims, "jti": str(uuid.uuid4()), "iat": int(time.time())}, SECRET)
         return await session.call_tool("create_invoice", {"amount": amount}, meta=meta)
