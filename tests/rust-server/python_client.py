@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 
 import httpx2
 from mcp import ClientSession
@@ -93,7 +94,10 @@ def runs(record: str) -> list[str]:
         return [json.loads(line)["run"] for line in f if '"run"' in line]
 
 
-async def mode(checks: Checks, binary: str, name: str, flags: list[str], discover: bool) -> None:
+async def mode(checks: Checks, binary: str, name: str, flags: list[str], discover: bool,
+               more: Callable[[Checks, ClientSession, Platform, str], Awaitable[None]] | None = None) -> None:
+    """The checks of `calls` on one server and session, then `more` (another
+    driver's checks) on the same ones."""
     with tempfile.TemporaryDirectory() as tmp:
         record = os.path.join(tmp, "record.jsonl")
         open(record, "w").close()
@@ -112,6 +116,8 @@ async def mode(checks: Checks, binary: str, name: str, flags: list[str], discove
                             version = init.protocol_version
                             checks.check(f"{name}: initialize ({version})", version.startswith("2025"), version)
                         await calls(checks, name, session, platform, record)
+                        if more is not None:
+                            await more(checks, session, platform, record)
         finally:
             if proc.stdin:
                 proc.stdin.close()

@@ -14,6 +14,7 @@ import java.util.List;
 final class HelpersCore {
     private static final Pool<WasmInstance> POOL = new Pool<>(WasmInstance::helpers, 16);
     private static volatile JsonNode defaults;
+    private static volatile JsonNode limits;
 
     private HelpersCore() {}
 
@@ -33,18 +34,27 @@ final class HelpersCore {
         return POOL.with(w -> Fields.decode(Verifier.text(w.call(export, input, arg)), 0));
     }
 
+    /** An export's JSON answer (no input); {@code what} names it in the error. */
+    private static JsonNode json(String export, String what) {
+        try {
+            return VerifierOptions.JSON.readTree(text(export));
+        } catch (java.io.IOException e) {
+            throw new ToolctxException("internal", "the core's " + what + " are not JSON");
+        }
+    }
+
     /** The core's idempotency defaults (key prefix, ttl, lease, wait, memory entries, store timeout, claim rounds). */
     static JsonNode defaults() {
         JsonNode d = defaults;
-        if (d == null) {
-            try {
-                d = VerifierOptions.JSON.readTree(text("toolctx_idem_defaults"));
-            } catch (Exception e) {
-                throw new ToolctxException("internal", "the core's idempotency defaults are not JSON");
-            }
-            defaults = d;
-        }
+        if (d == null) defaults = d = json("toolctx_idem_defaults", "idempotency defaults");
         return d;
+    }
+
+    /** The core's result limits (textChars, structuredChars, imageBytes, images, imageTypes, codes, progressIntervalMs). */
+    static JsonNode resultLimits() {
+        JsonNode l = limits;
+        if (l == null) limits = l = json("toolctx_result_limits", "result limits");
+        return l;
     }
 
     /** Milliseconds to sleep before the next claim, or -1: refuse in_progress. */

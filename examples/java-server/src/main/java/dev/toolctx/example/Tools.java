@@ -67,12 +67,11 @@ final class Tools {
                         (transport, request, progress) -> {
                             Object p = request.arguments() == null ? null : request.arguments().get("pages");
                             int pages = p instanceof Number ? ((Number) p).intValue() : 3;
-                            Object token = request.progressToken();
-                            for (int page = 1; page <= pages; page++) {
-                                sleep(550);
-                                if (token != null) {
-                                    progress.report(new McpSchema.ProgressNotification(
-                                            token, (double) page, (double) pages, "page " + page + " of " + pages, null));
+                            // At the platform's relay rate (the core's coalescing); the held report goes on close.
+                            try (dev.toolctx.Progress report = dev.toolctx.Progress.of(request.progressToken(), progress::report)) {
+                                for (int page = 1; page <= pages; page++) {
+                                    sleep(550);
+                                    report.report(page, (double) pages, "page " + page + " of " + pages);
                                 }
                             }
                             return text("exported " + pages + " pages");
