@@ -162,17 +162,22 @@ build_go_example() {
 # on. The server is started here with a fresh secret (ARGV: its command,
 # which must print `listening URL`) and stopped; needs target/debug/toolctx.
 conformance_but_batch() { # conformance_but_batch NAME ARGV...
-  local name="$1" secret log out server url fails
+  local name="$1" secret log out server url fails hold hold_pid
   shift
   secret="$name-conformance-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   log="$(mktemp)" out="$(mktemp)"
+  # The server's stdin: a pipe from a sleep that is killed with it (a stray
+  # sleep would hold the caller's output open for its 10 minutes).
+  exec {hold}< <(exec sleep 600 2>/dev/null)
+  hold_pid=$!
   TOOLCTX_INSTANCE_ID="$name-conformance" TOOLCTX_SECRET="$secret" \
-    "$@" --port 0 --exit-with-stdin < <(sleep 600) >"$log" 2>/dev/null &
+    "$@" --port 0 --exit-with-stdin <&"$hold" >"$log" 2>/dev/null &
   server=$!
+  exec {hold}<&-
   for _ in $(seq 200); do grep -q '^listening' "$log" && break; sleep 0.1; done
   url="$(sed -n 's/^listening \(http[^ ]*\).*/\1/p' "$log")"
   TOOLCTX_INSTANCE_ID="$name-conformance" TOOLCTX_SECRET="$secret" "$ROOT/target/debug/toolctx" conformance "$url" >"$out" || true
-  kill "$server" 2>/dev/null || true
+  kill "$server" "$hold_pid" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   cat "$out"
   fails="$(grep -c '^FAIL' "$out" || true)"
