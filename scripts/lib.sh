@@ -16,6 +16,20 @@ NODE22_VERSION=22.23.3
 # The clock time on each step: CI's log then shows where the minutes go.
 step() { printf '\n==> %s %s\n' "$(date +%T)" "$*"; }
 
+# clippy -D warnings on the packages named (cargo's -p, --features),
+# all targets: a part run alone lints its own crates. Under scripts/test,
+# test-core's `cargo clippy --workspace` has linted them already, with the
+# workspace's features (each crate's features as its dependents in the
+# workspace enable them), and it is skipped: a -p run resolves other
+# features and checks the dependencies again.
+lint_packages() { # lint_packages CARGO_ARGS...
+  if [ "${TOOLCTX_WORKSPACE_LINTED:-0}" = 1 ]; then
+    echo "clippy $*: linted by scripts/test-core (cargo clippy --workspace)"
+    return 0
+  fi
+  cargo clippy -q "$@" --all-targets -- -D warnings
+}
+
 # The verdict vector files: tests/vectors/*.json without helpers.json (the
 # helper vectors, another format, which verdict runners refuse), relative
 # to $ROOT.
