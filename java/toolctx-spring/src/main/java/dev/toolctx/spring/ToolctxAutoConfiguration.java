@@ -8,21 +8,18 @@ import jakarta.servlet.http.HttpServletRequest;
 import dev.toolctx.ToolctxFilter;
 import dev.toolctx.Verifier;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import org.springframework.ai.mcp.server.common.autoconfigure.properties.McpServerStreamableHttpProperties;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.autoconfigure.condition.NoneNestedConditions;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.Ordered;
 
 /**
@@ -30,9 +27,10 @@ import org.springframework.core.Ordered;
  * from {@code toolctx.*} ({@link ToolctxProperties}; a bad configuration
  * fails startup with the core's error, and so does none at all), the
  * {@link ToolctxFilter} on the MCP endpoint before every other filter, and
- * the replay guard in Redis when {@code toolctx.redis-url} or a Lettuce
- * connection bean is there. {@link ToolctxMcpTransportConfiguration} gives
- * Spring AI's transport the context extractor.
+ * the replay guard in Redis when {@code toolctx.redis-url} is set (or the
+ * application's own {@link ReplayStore} bean).
+ * {@link ToolctxMcpTransportConfiguration} gives Spring AI's transport the
+ * context extractor.
  *
  * <p>Each bean backs off when the application defines its own.
  */
@@ -43,7 +41,7 @@ import org.springframework.core.Ordered;
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(name = "org.springframework.ai.mcp.server.webmvc.transport.WebMvcStreamableServerTransportProvider")
 @EnableConfigurationProperties({ToolctxProperties.class, McpServerStreamableHttpProperties.class})
-@org.springframework.context.annotation.Import(ToolctxMcpTransportConfiguration.class)
+@Import(ToolctxMcpTransportConfiguration.class)
 public class ToolctxAutoConfiguration {
 
     /** The name of the filter's registration: define a bean by this name to register the filter yourself. */
@@ -63,7 +61,7 @@ public class ToolctxAutoConfiguration {
     @ConditionalOnMissingBean
     public Verifier toolctxVerifier(ToolctxProperties properties, ObjectProvider<ReplayStore> store) {
         ReplayStore shared = store.getIfAvailable();
-        if (properties.getRedisUrl() != null && shared == null) {
+        if (properties.redisUrl() != null && shared == null) {
             throw new IllegalStateException("toolctx.redis-url is set but lettuce-core is not on the classpath");
         }
         return Verifier.create(ToolctxOptions.from(properties, shared));
@@ -94,7 +92,7 @@ public class ToolctxAutoConfiguration {
         @ConditionalOnProperty("toolctx.redis-url")
         @ConditionalOnMissingBean(ReplayStore.class)
         RedisClient toolctxRedisClient(ToolctxProperties properties) {
-            return RedisClient.create(properties.getRedisUrl());
+            return RedisClient.create(properties.redisUrl());
         }
 
         @Bean
@@ -103,24 +101,5 @@ public class ToolctxAutoConfiguration {
         ReplayStore toolctxRedisReplayStore(RedisClient toolctxRedisClient) {
             return RedisReplayStore.create(toolctxRedisClient.connect());
         }
-
-        /** The application's own Lettuce connection, when it has one and no toolctx.redis-url. */
-        @Bean
-        @Conditional(NoRedisUrl.class)
-        @ConditionalOnBean(StatefulRedisConnection.class)
-        @ConditionalOnMissingBean(ReplayStore.class)
-        ReplayStore toolctxConnectionReplayStore(StatefulRedisConnection<?, ?> connection) {
-            return RedisReplayStore.create(connection);
-        }
-    }
-
-    /** toolctx.redis-url is not set. */
-    static class NoRedisUrl extends NoneNestedConditions {
-        NoRedisUrl() {
-            super(ConfigurationPhase.REGISTER_BEAN);
-        }
-
-        @ConditionalOnProperty("toolctx.redis-url")
-        static class RedisUrl {}
     }
 }

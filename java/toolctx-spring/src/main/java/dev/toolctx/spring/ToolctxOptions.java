@@ -20,51 +20,51 @@ final class ToolctxOptions {
 
     static VerifierOptions from(ToolctxProperties p, ReplayStore store) {
         VerifierOptions o;
-        if (p.getCoreConfig() != null) {
+        if (p.coreConfig() != null) {
             List<String> also = coreOptionsSet(p);
             if (!also.isEmpty()) {
                 throw new ToolctxException("config_conflict",
                         "toolctx.core-config is set, and so are toolctx." + String.join(", toolctx.", also) + ": give the core's settings one way");
             }
-            o = VerifierOptions.fromCoreConfig(p.getCoreConfig());
+            o = VerifierOptions.fromCoreConfig(p.coreConfig());
         } else {
             o = VerifierOptions.builder();
-            if (p.getInstanceId() != null) o.instanceId(p.getInstanceId());
-            if (p.getSecrets() != null) o.secrets(p.getSecrets());
-            if (p.getCredential() != null) {
-                ToolctxProperties.Credential c = p.getCredential();
-                o.credential(c.getHeader(), c.getValues() == null ? List.of() : c.getValues());
+            if (p.instanceId() != null) o.instanceId(p.instanceId());
+            if (p.secrets() != null) o.secrets(p.secrets());
+            if (p.credential() != null) {
+                ToolctxProperties.Credential c = p.credential();
+                o.credential(c.header(), c.values() == null ? List.of() : c.values());
             }
-            if (p.getRequireContext() != null) o.requireContext(p.getRequireContext());
-            if (p.getClockSkewSeconds() != null) o.clockSkewSeconds(p.getClockSkewSeconds());
-            if (p.getMaxTokenAgeSeconds() != null) o.maxTokenAgeSeconds(p.getMaxTokenAgeSeconds());
-            if (p.getMaxBodyBytes() != null) o.maxBodyBytes(p.getMaxBodyBytes());
-            if (p.getMaxTokenBytes() != null) o.maxTokenBytes(p.getMaxTokenBytes());
-            if (p.getProtocolMajors() != null) o.protocolMajors(p.getProtocolMajors());
-            if (p.getForward() != null) o.forward(forward(p.getForward()));
+            if (p.requireContext() != null) o.requireContext(p.requireContext());
+            if (p.clockSkewSeconds() != null) o.clockSkewSeconds(p.clockSkewSeconds());
+            if (p.maxTokenAgeSeconds() != null) o.maxTokenAgeSeconds(p.maxTokenAgeSeconds());
+            if (p.maxBodyBytes() != null) o.maxBodyBytes(p.maxBodyBytes());
+            if (p.maxTokenBytes() != null) o.maxTokenBytes(p.maxTokenBytes());
+            if (p.protocolMajors() != null) o.protocolMajors(p.protocolMajors());
+            if (p.forward() != null) o.forward(forward(p.forward()));
         }
-        if (p.getIncludeReason() != null) o.includeReason(p.getIncludeReason());
-        if (store != null && p.getReplayCapacity() != null) {
+        if (p.includeReason() != null) o.includeReason(p.includeReason());
+        if (store != null && p.replayCapacity() != null) {
             throw new ToolctxException("config_conflict", "toolctx.replay-capacity (in memory) and a replay store (Redis) are both set: choose one");
         }
         if (store != null) o.replayStore(store);
-        else if (p.getReplayCapacity() != null) o.memoryReplayGuard(p.getReplayCapacity());
+        else if (p.replayCapacity() != null) o.memoryReplayGuard(p.replayCapacity());
         return o;
     }
 
     /** The names of the core's own settings given as properties beside toolctx.core-config. */
     private static List<String> coreOptionsSet(ToolctxProperties p) {
         List<String> set = new ArrayList<>();
-        if (p.getInstanceId() != null) set.add("instance-id");
-        if (p.getSecrets() != null) set.add("secrets");
-        if (p.getCredential() != null) set.add("credential");
-        if (p.getRequireContext() != null) set.add("require-context");
-        if (p.getClockSkewSeconds() != null) set.add("clock-skew-seconds");
-        if (p.getMaxTokenAgeSeconds() != null) set.add("max-token-age-seconds");
-        if (p.getMaxBodyBytes() != null) set.add("max-body-bytes");
-        if (p.getMaxTokenBytes() != null) set.add("max-token-bytes");
-        if (p.getProtocolMajors() != null) set.add("protocol-majors");
-        if (p.getForward() != null) set.add("forward");
+        if (p.instanceId() != null) set.add("instance-id");
+        if (p.secrets() != null) set.add("secrets");
+        if (p.credential() != null) set.add("credential");
+        if (p.requireContext() != null) set.add("require-context");
+        if (p.clockSkewSeconds() != null) set.add("clock-skew-seconds");
+        if (p.maxTokenAgeSeconds() != null) set.add("max-token-age-seconds");
+        if (p.maxBodyBytes() != null) set.add("max-body-bytes");
+        if (p.maxTokenBytes() != null) set.add("max-token-bytes");
+        if (p.protocolMajors() != null) set.add("protocol-majors");
+        if (p.forward() != null) set.add("forward");
         return set;
     }
 

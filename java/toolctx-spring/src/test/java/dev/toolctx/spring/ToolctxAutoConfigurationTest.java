@@ -11,6 +11,7 @@ import dev.toolctx.ToolContext;
 import dev.toolctx.ToolctxException;
 import dev.toolctx.ToolctxFilter;
 import dev.toolctx.Verifier;
+import dev.toolctx.VerifierOptions;
 import jakarta.servlet.Filter;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -96,6 +97,11 @@ class ToolctxAutoConfigurationTest {
         assertFalse(e.getMessage().contains("too-short-secret"), e.getMessage());
         assertEquals("config_unknown_setting",
                 startupError("--toolctx.core-config={\"instance_id\":\"x\",\"secrets\":[\"" + SECRET + "\"],\"no_such_setting\":1}").code());
+        // A property reaches the core as the option it names.
+        try (ConfigurableApplicationContext context = start("--toolctx.instance-id=spring-test", "--toolctx.secrets[0]=" + SECRET,
+                "--toolctx.max-body-bytes=12345", "--toolctx.forward={\"tuix\":true}")) {
+            assertEquals(12345, context.getBean(Verifier.class).maxBodyBytes());
+        }
         // One source for the core's settings.
         assertEquals("config_conflict",
                 startupError("--toolctx.core-config={\"instance_id\":\"x\",\"secrets\":[\"" + SECRET + "\"]}", "--toolctx.instance-id=y").code());
@@ -109,7 +115,9 @@ class ToolctxAutoConfigurationTest {
             assertInstanceOf(ToolctxFilter.class, registration.getFilter());
             assertEquals(Ordered.HIGHEST_PRECEDENCE, registration.getOrder());
             assertEquals(List.of("/mcp", "/mcp/*"), new ArrayList<>(registration.getUrlPatterns()));
-            assertNotNull(context.getBean(Verifier.class));
+            // Nothing set but the id and secret: every other setting is the core's default.
+            Verifier plain = Verifier.create(VerifierOptions.builder().instanceId("spring-test").secrets(List.of(SECRET)));
+            assertEquals(plain.maxBodyBytes(), context.getBean(Verifier.class).maxBodyBytes());
 
             String port = context.getEnvironment().getProperty("local.server.port");
             HttpClient http = HttpClient.newHttpClient();
