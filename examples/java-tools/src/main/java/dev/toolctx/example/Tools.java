@@ -96,7 +96,6 @@ public final class Tools {
         return h instanceof List ? (List<String[]>) h : List.of();
     }
 
-
     static final AtomicInteger PROBE_RUNS = new AtomicInteger();
 
     /** Sends one progress report, when the transport can (a session's, not a stateless one's). */
