@@ -225,16 +225,17 @@ java_huge_methods() { # java_huge_methods CLASS...
 # The Java modules built unless they are already, newer than every Java
 # and Kotlin source and POM (scripts/test-java always builds, with its tests).
 ensure_java_built() {
-  local stamp="$ROOT/examples/java-server/target/classpath.txt"
-  if [ -f "$stamp" ] && [ -z "$(find "$ROOT/java" "$ROOT/examples/java-server" "$ROOT/examples/kotlin-server" -type f \( -name '*.java' -o -name '*.kt' -o -name pom.xml \) \
+  local stamp="$ROOT/java/testkit-spring/target/classpath.txt"
+  if [ -f "$stamp" ] && [ -z "$(find "$ROOT/java" "$ROOT"/examples/java-* "$ROOT/examples/spring-server" "$ROOT/examples/kotlin-server" -type f \( -name '*.java' -o -name '*.kt' -o -name pom.xml -o -name '*.properties' \) \
     -not -path '*/target/*' -newer "$stamp" -print -quit)" ]; then
     return 0
   fi
   JAVA_SKIP_TESTS=1 build_java
 }
 
-# The Java modules (java/: the toolctx artifact, the example server, the
-# test kit) on the core's wasm modules, with the Maven repository under
+# The Java modules (java/: the toolctx artifact and toolctx-spring, the
+# example servers (Jetty, Spring Boot) and their shared tools, the test
+# kits) on the core's wasm modules, with the Maven repository under
 # .tools/m2: the first build resolves, later ones run offline. JUnit runs
 # unless JAVA_SKIP_TESTS=1.
 build_java() {
@@ -243,7 +244,7 @@ build_java() {
   [ "${JAVA_SKIP_TESTS:-0}" = 1 ] && skip=(-DskipTests)
   # Offline once these very POMs resolved (a changed POM resolves again).
   local offline=() stamp
-  stamp="$TOOLS/m2/.resolved-$(cat "$ROOT"/java/pom.xml "$ROOT"/java/*/pom.xml "$ROOT"/examples/java-server/pom.xml "$ROOT"/examples/kotlin-server/pom.xml | sha256sum | cut -c1-16)"
+  stamp="$TOOLS/m2/.resolved-$(cat "$ROOT"/java/pom.xml "$ROOT"/java/*/pom.xml "$ROOT"/examples/*/pom.xml | sha256sum | cut -c1-16)"
   [ -f "$stamp" ] && offline=(-o)
   (cd "$ROOT/java" && mvn -q -B "${offline[@]}" "${skip[@]}" -Dmaven.repo.local="$TOOLS/m2" install)
   # Only a build that ran the tests resolved everything (surefire's JUnit

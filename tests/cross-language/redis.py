@@ -4,7 +4,9 @@
 (examples/python-server, the official SDK), the Rust example
 (examples/rust-server, rmcp behind toolctx-tower), the Go example
 (examples/go-server, go-sdk behind the Go middleware) and the Java example
-(examples/java-server, java-sdk behind ToolctxFilter), each started with
+(examples/java-server, java-sdk behind ToolctxFilter), and the Spring
+example (examples/spring-server, Spring AI behind toolctx-spring, its
+Redis from `toolctx.redis-url`), each started with
 `--redis` against one `redis-server` on 127.0.0.1 that this test starts and
 stops.
 
@@ -21,7 +23,7 @@ language writes.
 Tokens are minted here with the standard library (HMAC-SHA256), never with
 toolctx. Each server's --record file says which tool bodies ran.
 
-    redis.py --node-dir DIR --python PY --rust BINARY --go BINARY --java RUN --redis-server PATH [--servers a,b,...]
+    redis.py --node-dir DIR --python PY --rust BINARY --go BINARY --java RUN --spring RUN --redis-server PATH [--servers a,b,...]
 
 Prints one line per check and closes with `N passed, N failed`.
 """
@@ -238,8 +240,10 @@ def main() -> int:
     ap.add_argument("--rust", default=os.path.join(ROOT, "target", "debug", "toolctx-example-rust-server"))
     ap.add_argument("--go", default=os.path.join(ROOT, "target", "go", "go-server"))
     ap.add_argument("--java", default=os.path.join(ROOT, "examples", "java-server", "run"))
+    ap.add_argument("--spring", default=os.path.join(ROOT, "examples", "spring-server", "run"))
     ap.add_argument("--redis-server", default="redis-server")
-    ap.add_argument("--servers", default="node,python,rust,go,java", help="the servers to pair (default: all five)")
+    ap.add_argument("--servers", default="node,python,rust,go,java,spring",
+                    help="the servers to pair (default: all six)")
     args = ap.parse_args()
     checks = Checks()
     redis = Redis(args.redis_server)
@@ -252,6 +256,7 @@ def main() -> int:
                 "rust": ([args.rust, "--stateless"], None),
                 "go": ([args.go, "--stateless"], None),
                 "java": ([args.java, "--stateless"], None),
+                "spring": ([args.spring, "--stateless"], None),
             }
             servers = [Server(name, argv[name][0], work, redis.url, cwd=argv[name][1])
                        for name in args.servers.split(",")]

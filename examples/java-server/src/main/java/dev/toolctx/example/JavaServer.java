@@ -1,12 +1,8 @@
 package dev.toolctx.example;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.toolctx.Idempotent;
 import dev.toolctx.RedisIdempotencyStore;
 import dev.toolctx.RedisReplayStore;
-import dev.toolctx.ToolContext;
 import dev.toolctx.ToolctxContextExtractor;
 import dev.toolctx.ToolctxFilter;
 import dev.toolctx.Verifier;
@@ -16,8 +12,6 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
-import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
-import io.modelcontextprotocol.server.McpStatelessServerFeatures;
 import io.modelcontextprotocol.server.McpTransportContextExtractor;
 import io.modelcontextprotocol.server.transport.HttpServletStatelessServerTransport;
 import jakarta.servlet.http.HttpServlet;
@@ -30,7 +24,6 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
@@ -45,9 +38,10 @@ import org.eclipse.jetty.server.ServerConnector;
  * example's: see README.md beside this file.
  */
 public final class JavaServer {
-    static final ObjectMapper JSON = new ObjectMapper();
-
     private JavaServer() {}
+
+    /** Process-wide, across requests: create_invoice's results (in Redis with --redis). */
+    static volatile Idempotent invoices;
 
     /**
      * Jetty on 127.0.0.1:{@code port} (0: a free port), started: {@code filters}
@@ -66,7 +60,7 @@ public final class JavaServer {
         if (invoices == null) invoices = Idempotent.builder().build();
         // The request's headers too, for whoami and --record: java-sdk hands a
         // tool only the transport context.
-        ToolctxContextExtractor extractor = new ToolctxContextExtractor(request -> McpTransportContext.create(Map.of(HEADERS, headersOf(request))));
+        ToolctxContextExtractor extractor = new ToolctxContextExtractor(Tools.headers());
         McpTransportContextExtractor<HttpServletRequest> extract = request -> {
             McpTransportContext c = extractor.extract(request);
             if (seen != null) seen.accept(c);
@@ -77,12 +71,12 @@ public final class JavaServer {
         if (stateless) {
             HttpServletStatelessServerTransport t = HttpServletStatelessServerTransport.builder()
                     .jsonMapper(mapper).messageEndpoint("/mcp").contextExtractor(extract).build();
-            McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(statelessTools(mapper, record)).build();
+            McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(Tools.statelessTools(mapper, record, invoices)).build();
             transport = t;
         } else {
             HttpServletStreamableServerTransportProvider t = HttpServletStreamableServerTransportProvider.builder()
                     .jsonMapper(mapper).mcpEndpoint("/mcp").contextExtractor(extract).build();
-            McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(sessionTools(mapper, record)).build();
+            McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(Tools.sessionTools(mapper, record, invoices)).build();
             transport = t;
         }
 
@@ -152,70 +146,4 @@ public final class JavaServer {
         server.join();
     }
 
-    /** The tools as a session server's specifications, each recording its run first (--record). */
-    static List<SyncToolSpecification> sessionTools(McpJsonMapper mapper, Recorder record) {
-        List<SyncToolSpecification> out = new ArrayList<>();
-        for (Tools.Tool t : Tools.all(mapper, record, invoices)) {
-            out.add(SyncToolSpecification.builder()
-                    .tool(t.tool())
-                    .callHandler((exchange, request) -> {
-                        if (record != null && !t.recordsItself()) record.run(t.tool().name(), exchange.transportContext());
-                        return t.handler().call(exchange.transportContext(), request, exchange::progressNotification);
-                    })
-                    .build());
-        }
-        return out;
-    }
-
-    /** The same as a stateless server's: no progress (no stream to send it on). */
-    static List<McpStatelessServerFeatures.SyncToolSpecification> statelessTools(McpJsonMapper mapper, Recorder record) {
-        List<McpStatelessServerFeatures.SyncToolSpecification> out = new ArrayList<>();
-        for (Tools.Tool t : Tools.all(mapper, record, invoices)) {
-            out.add(new McpStatelessServerFeatures.SyncToolSpecification(t.tool(), (transport, request) -> {
-                if (record != null && !t.recordsItself()) record.run(t.tool().name(), transport);
-                return t.handler().call(transport, request, n -> {});
-            }));
-        }
-        return out;
-    }
-
-    static ArrayNode headerPairs(List<String[]> headers) {
-        ArrayNode a = JSON.createArrayNode();
-        for (String[] h : headers) a.addArray().add(h[0]).add(h[1]);
-        return a;
-    }
-
-    static ObjectNode object() {
-        return JSON.createObjectNode();
-    }
-
-    /** The verified context, or null when this call was passed without one. */
-    static ToolContext contextOf(McpTransportContext transport) {
-        return ToolContext.find(transport).orElse(null);
-    }
-
-    static final String HEADERS = "example.headers";
-
-    /** Process-wide, across requests: create_invoice's results (in Redis with --redis). */
-    static volatile Idempotent invoices;
-
-    /** The request's header lines as [name, value] pairs, names in lower case. */
-    static List<String[]> headersOf(jakarta.servlet.http.HttpServletRequest request) {
-        List<String[]> out = new ArrayList<>();
-        java.util.Enumeration<String> names = request.getHeaderNames();
-        while (names.hasMoreElements()) {
-            String n = names.nextElement();
-            java.util.Enumeration<String> values = request.getHeaders(n);
-            while (values.hasMoreElements()) out.add(new String[] {n.toLowerCase(java.util.Locale.ROOT), values.nextElement()});
-        }
-        return out;
-    }
-
-    @SuppressWarnings("unchecked")
-    static List<String[]> headersOf(McpTransportContext transport) {
-        Object h = transport.get(HEADERS);
-        return h instanceof List ? (List<String[]>) h : List.of();
-    }
-
-    static final AtomicInteger PROBE_RUNS = new AtomicInteger();
 }

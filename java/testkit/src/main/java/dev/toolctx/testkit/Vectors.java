@@ -18,6 +18,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.eclipse.jetty.server.Server;
 
 /**
@@ -40,15 +41,31 @@ public final class Vectors {
     private volatile Filter current;
     private final Capture capture = new Capture();
 
+    /** A server to run the cases against: the filters in order on every request, then the MCP transport; its port. */
+    public interface Servers {
+        Started start(List<Filter> filters, Consumer<McpTransportContext> extracted) throws Exception;
+    }
+
+    /** A started server: its port, and how to stop it. */
+    public record Started(int port, AutoCloseable stop) {}
+
     public static void main(String[] args) throws Exception {
+        run(args, (filters, extracted) -> {
+            Server server = JavaServer.start(0, filters, extracted, null);
+            return new Started(JavaServer.port(server), server::stop);
+        });
+    }
+
+    /** Every case of the files through {@code servers}' server; exits 0 when all passed, 1 otherwise. */
+    public static void run(String[] args, Servers servers) throws Exception {
         if (args.length == 0) {
             System.err.println("usage: java-vectors FILE...");
             System.exit(2);
         }
         Vectors v = new Vectors();
         Filter front = (req, res, chain) -> v.current.doFilter(req, res, chain);
-        Server server = JavaServer.start(0, List.of(front, v.capture), v.capture::extracted, null);
-        int port = JavaServer.port(server);
+        Started server = servers.start(List.of(front, v.capture), v.capture::extracted);
+        int port = server.port();
         int passed = 0;
         int failed = 0;
         List<String> broken = new ArrayList<>();
@@ -88,7 +105,7 @@ public final class Vectors {
                 }
             }
         } finally {
-            server.stop();
+            server.stop().close();
         }
         for (String b : broken) System.out.println(b);
         if (passed + failed == 0 && broken.isEmpty()) broken.add("no cases ran");

@@ -4,17 +4,17 @@ import java.util.Arrays;
 import java.util.List;
 
 /** The command line, as the Node example's (examples/node-server/common.mjs). */
-final class Options {
-    int port;
-    boolean verify = true;
-    boolean contextOptional;
-    boolean tuix;
-    boolean stateless;
-    boolean exitWithStdin;
-    String record;
-    String redis;
+public final class Options {
+    public int port;
+    public boolean verify = true;
+    public boolean contextOptional;
+    public boolean tuix;
+    public boolean stateless;
+    public boolean exitWithStdin;
+    public String record;
+    public String redis;
 
-    static Options parse(String[] args) {
+    public static Options parse(String[] args) {
         List<String> a = Arrays.asList(args);
         Options o = new Options();
         String env = System.getenv("PORT");

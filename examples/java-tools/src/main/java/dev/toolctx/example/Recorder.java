@@ -16,10 +16,10 @@ import java.nio.charset.StandardCharsets;
  * "headers"}), each written before the request goes on or the tool runs
  * (test drivers: tests/hostile).
  */
-final class Recorder {
+public final class Recorder {
     private final FileOutputStream out;
 
-    Recorder(String path) throws IOException {
+    public Recorder(String path) throws IOException {
         this.out = new FileOutputStream(path, true);
     }
 
@@ -32,12 +32,12 @@ final class Recorder {
         }
     }
 
-    Filter filter() {
+    public Filter filter() {
         return (request, response, chain) -> {
             HttpServletRequest req = (HttpServletRequest) request;
-            ObjectNode e = JavaServer.object();
+            ObjectNode e = Tools.object();
             e.put("handed_on", req.getMethod());
-            e.set("headers", JavaServer.headerPairs(JavaServer.headersOf(req)));
+            e.set("headers", Tools.headerPairs(Tools.headersOf(req)));
             Object c = req.getAttribute(ToolContext.ATTRIBUTE);
             if (c instanceof ToolContext) e.set("context", ((ToolContext) c).json());
             else e.putNull("context");
@@ -47,9 +47,9 @@ final class Recorder {
     }
 
     void run(String tool, McpTransportContext transport) {
-        ObjectNode e = JavaServer.object();
+        ObjectNode e = Tools.object();
         e.put("run", tool);
-        e.set("headers", JavaServer.headerPairs(JavaServer.headersOf(transport)));
+        e.set("headers", Tools.headerPairs(Tools.headersOf(transport)));
         line(e);
     }
 }

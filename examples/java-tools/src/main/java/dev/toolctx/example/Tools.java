@@ -1,5 +1,7 @@
 package dev.toolctx.example;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.toolctx.Idempotent;
 import dev.toolctx.ToolContext;
@@ -8,12 +10,93 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpStatelessServerFeatures;
+import io.modelcontextprotocol.server.McpTransportContextExtractor;
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
-/** The Node example's tools (examples/node-server/common.mjs). */
-final class Tools {
+/**
+ * The Node example's tools (examples/node-server/common.mjs), for java-sdk
+ * on either transport: examples/java-server (Jetty) and examples/spring-server
+ * (Spring AI) serve the same ones.
+ */
+public final class Tools {
+    static final ObjectMapper JSON = new ObjectMapper();
+
     private Tools() {}
+
+    /** The tools as a session server's specifications, each recording its run first (--record). */
+    public static List<SyncToolSpecification> sessionTools(McpJsonMapper mapper, Recorder record, Idempotent invoices) {
+        List<SyncToolSpecification> out = new ArrayList<>();
+        for (Tool t : all(mapper, record, invoices)) {
+            out.add(SyncToolSpecification.builder()
+                    .tool(t.tool())
+                    .callHandler((exchange, request) -> {
+                        if (record != null && !t.recordsItself()) record.run(t.tool().name(), exchange.transportContext());
+                        return t.handler().call(exchange.transportContext(), request, exchange::progressNotification);
+                    })
+                    .build());
+        }
+        return out;
+    }
+
+    /** The same as a stateless server's: no progress (no stream to send it on). */
+    public static List<McpStatelessServerFeatures.SyncToolSpecification> statelessTools(McpJsonMapper mapper, Recorder record, Idempotent invoices) {
+        List<McpStatelessServerFeatures.SyncToolSpecification> out = new ArrayList<>();
+        for (Tool t : all(mapper, record, invoices)) {
+            out.add(new McpStatelessServerFeatures.SyncToolSpecification(t.tool(), (transport, request) -> {
+                if (record != null && !t.recordsItself()) record.run(t.tool().name(), transport);
+                return t.handler().call(transport, request, n -> {});
+            }));
+        }
+        return out;
+    }
+
+    static ArrayNode headerPairs(List<String[]> headers) {
+        ArrayNode a = JSON.createArrayNode();
+        for (String[] h : headers) a.addArray().add(h[0]).add(h[1]);
+        return a;
+    }
+
+    static ObjectNode object() {
+        return JSON.createObjectNode();
+    }
+
+    /** The verified context, or null when this call was passed without one. */
+    static ToolContext contextOf(McpTransportContext transport) {
+        return ToolContext.find(transport).orElse(null);
+    }
+
+    static final String HEADERS = "example.headers";
+
+    /** The request's headers into the transport context, for whoami and --record: java-sdk hands a tool only that context. */
+    public static McpTransportContextExtractor<HttpServletRequest> headers() {
+        return request -> McpTransportContext.create(Map.of(HEADERS, headersOf(request)));
+    }
+
+    /** The request's header lines as [name, value] pairs, names in lower case. */
+    static List<String[]> headersOf(HttpServletRequest request) {
+        List<String[]> out = new ArrayList<>();
+        java.util.Enumeration<String> names = request.getHeaderNames();
+        while (names.hasMoreElements()) {
+            String n = names.nextElement();
+            java.util.Enumeration<String> values = request.getHeaders(n);
+            while (values.hasMoreElements()) out.add(new String[] {n.toLowerCase(java.util.Locale.ROOT), values.nextElement()});
+        }
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    static List<String[]> headersOf(McpTransportContext transport) {
+        Object h = transport.get(HEADERS);
+        return h instanceof List ? (List<String[]>) h : List.of();
+    }
+
+    static final AtomicInteger PROBE_RUNS = new AtomicInteger();
 
     /** Sends one progress report, when the transport can (a session's, not a stateless one's). */
     interface Progress {
@@ -36,8 +119,8 @@ final class Tools {
     static Tool createInvoice(McpJsonMapper mapper, Recorder record, Idempotent guard) {
         var guarded = guard.wrapStateless((transport, request) -> {
             if (record != null) record.run("create_invoice", transport);
-            ToolContext ctx = JavaServer.contextOf(transport);
-            ObjectNode out = JavaServer.object();
+            ToolContext ctx = contextOf(transport);
+            ObjectNode out = object();
             out.put("invoice", "inv-" + (ctx == null ? "" : ctx.idempotencyKey()));
             Object amount = request.arguments() == null ? null : request.arguments().get("amount");
             out.put("amount", amount instanceof Number ? ((Number) amount).longValue() : 0);
@@ -55,7 +138,7 @@ final class Tools {
                 tool(mapper, "get_order", "Looks up an order; says which task asked for it",
                         "{\"type\":\"object\",\"properties\":{\"orderId\":{\"type\":\"string\"}},\"required\":[\"orderId\"]}",
                         (transport, request, progress) -> {
-                            ToolContext ctx = JavaServer.contextOf(transport);
+                            ToolContext ctx = contextOf(transport);
                             String who = ctx == null
                                     ? "no verified context"
                                     : "task " + ctx.taskId() + ctx.endUserId().map(u -> " for " + u).orElse("");
@@ -79,13 +162,13 @@ final class Tools {
                 tool(mapper, "whoami", "What this server saw: the verified context and the x-toolctx-* headers a proxy added",
                         "{\"type\":\"object\",\"properties\":{}}",
                         (transport, request, progress) -> {
-                            ToolContext ctx = JavaServer.contextOf(transport);
-                            ObjectNode saw = JavaServer.object();
+                            ToolContext ctx = contextOf(transport);
+                            ObjectNode saw = object();
                             saw.put("verified_here", transport.get(ToolContext.JUDGED) != null);
                             if (ctx == null) saw.putNull("context");
                             else saw.set("context", ctx.json());
                             ObjectNode forwarded = saw.putObject("proxy_headers");
-                            for (String[] h : JavaServer.headersOf(transport)) {
+                            for (String[] h : headersOf(transport)) {
                                 if (h[0].startsWith("x-toolctx-")) forwarded.put(h[0], h[1]);
                             }
                             return structured(saw);
@@ -93,8 +176,8 @@ final class Tools {
                 tool(mapper, "toolctx_probe", "Counts its own runs (toolctx conformance probe)",
                         "{\"type\":\"object\",\"properties\":{}}",
                         (transport, request, progress) -> {
-                            ObjectNode out = JavaServer.object();
-                            out.put("runs", JavaServer.PROBE_RUNS.incrementAndGet());
+                            ObjectNode out = object();
+                            out.put("runs", PROBE_RUNS.incrementAndGet());
                             return structured(out);
                         }));
     }
@@ -105,7 +188,7 @@ final class Tools {
 
     @SuppressWarnings("unchecked")
     static CallToolResult structured(ObjectNode out) {
-        Map<String, Object> value = JavaServer.JSON.convertValue(out, Map.class);
+        Map<String, Object> value = JSON.convertValue(out, Map.class);
         return CallToolResult.builder()
                 .content(List.of(new McpSchema.TextContent(out.toString())))
                 .structuredContent(value)
