@@ -172,22 +172,28 @@ impl Alphabet {
             }
             None => (input, out),
         };
-        // Eight symbols into six bytes at a time (a token's segments are
-        // hundreds of symbols long), then four into three.
-        let blocks = input.len() / 8;
-        let (in8, input) = input.split_at_checked(blocks * 8)?;
-        let (out6, out) = out.split_at_mut_checked(blocks * 6)?;
-        for (src, dst) in in8.chunks_exact(8).zip(out6.chunks_exact_mut(6)) {
-            let mut n = 0u64;
-            for &c in src {
-                let v = self.value(c);
-                seen |= v;
-                n = (n << 6) | u64::from(v);
+        // Natively, eight symbols into six bytes at a time (a token's
+        // segments are hundreds of symbols long), then four into three. Not
+        // in wasm: its builds are size-bound, and npm's decodes sixteen at a
+        // time above.
+        #[cfg(not(target_arch = "wasm32"))]
+        let (input, out) = {
+            let blocks = input.len() / 8;
+            let (in8, input) = input.split_at_checked(blocks * 8)?;
+            let (out6, out) = out.split_at_mut_checked(blocks * 6)?;
+            for (src, dst) in in8.chunks_exact(8).zip(out6.chunks_exact_mut(6)) {
+                let mut n = 0u64;
+                for &c in src {
+                    let v = self.value(c);
+                    seen |= v;
+                    n = (n << 6) | u64::from(v);
+                }
+                if let ([_, _, bytes @ ..], [_, _, _, _, _, _]) = (n.to_be_bytes(), &mut *dst) {
+                    dst.copy_from_slice(&bytes);
+                }
             }
-            if let ([_, _, bytes @ ..], [_, _, _, _, _, _]) = (n.to_be_bytes(), &mut *dst) {
-                dst.copy_from_slice(&bytes);
-            }
-        }
+            (input, out)
+        };
         let mut chunks = input.chunks_exact(4);
         for (src, dst) in (&mut chunks).zip(out.chunks_exact_mut(3)) {
             if let (&[a, b, c, d], [x, y, z]) = (src, dst) {

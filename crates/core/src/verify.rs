@@ -250,18 +250,13 @@ impl Verifier {
             return Err(Reason::TokenTooLarge);
         }
         let segments = token::split(token).ok_or(Reason::TokenMalformed)?;
-        // The header every minted token has passes the header's checks as
-        // it is: it is not read.
-        let jose = match segments.header() {
-            token::MINTED_HEADER => None,
-            other => Some(read_token(other)?),
-        };
-        let payload = read_token(segments.payload())?;
-        let jose = jose.as_ref().map(token_object).transpose()?;
+        let (jose, payload) = (
+            read_token(segments.header())?,
+            read_token(segments.payload())?,
+        );
+        let jose = token_object(&jose)?;
         let claims = Claims::read(token_object(&payload)?);
-        if let Some(jose) = jose {
-            check_jose(jose)?;
-        }
+        check_jose(jose)?;
         let secret_index = self
             .signer(segments.signed, segments.signature())
             .ok_or(Reason::SignatureInvalid)?;
@@ -428,8 +423,8 @@ impl Verifier {
     }
 }
 
-/// The token header's checks (step 9) when it is not the minted one: `alg`
-/// pinned, `typ` if any `JWT`, no `crit` nor `b64`.
+/// The token header's checks (step 9): `alg` pinned, `typ` if any `JWT`,
+/// no `crit` nor `b64`.
 fn check_jose(jose: Item<'_, '_>) -> Result<(), Reason> {
     let mut found = [None; 4];
     jose.get_all(&[b"alg", b"typ", b"crit", b"b64"], &mut found);
