@@ -250,13 +250,21 @@ impl Verifier {
             return Err(Reason::TokenTooLarge);
         }
         let segments = token::split(token).ok_or(Reason::TokenMalformed)?;
-        let (jose, payload) = (
-            read_token(segments.header())?,
-            read_token(segments.payload())?,
-        );
+        // Natively, the header every minted token has passes the header's
+        // checks as it is: an empty object is read in its place, and not
+        // checked. The size-bound wasm builds read every header (the code
+        // for the shortcut is not worth its bytes there).
+        #[cfg(not(target_arch = "wasm32"))]
+        let minted = segments.header() == token::MINTED_HEADER;
+        #[cfg(target_arch = "wasm32")]
+        let minted = false;
+        let header: &[u8] = if minted { b"{}" } else { segments.header() };
+        let (jose, payload) = (read_token(header)?, read_token(segments.payload())?);
         let jose = token_object(&jose)?;
         let claims = Claims::read(token_object(&payload)?);
-        check_jose(jose)?;
+        if !minted {
+            check_jose(jose)?;
+        }
         let secret_index = self
             .signer(segments.signed, segments.signature())
             .ok_or(Reason::SignatureInvalid)?;
