@@ -798,8 +798,8 @@ mod tests {
 
     #[test]
     fn a_name_index_finds_what_a_scan_finds() {
-        // Names sharing a key (`ab`, `ba`; `b` and the empty name), one
-        // twice, and misses of every kind.
+        // Names sharing a key (`ab` and `ba`), one twice, the empty and a
+        // one-byte name, and misses of every kind.
         const NAMES: [&[u8]; 7] = [b"iss", b"ab", b"ba", b"", b"b", b"iss", b"tool_call_id"];
         let index = NameIndex::new(NAMES);
         assert!(!index.direct());
