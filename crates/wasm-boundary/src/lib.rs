@@ -37,4 +37,4 @@ pub use error::Error;
 #[cfg(feature = "js")]
 pub use js::{config_error, js_error};
 pub use tickets::Tickets;
-pub use verdicts::{accepted, described, lines, refusal, verdict};
+pub use verdicts::{accepted, described, lines, refusal, verdict, verdict_in};
