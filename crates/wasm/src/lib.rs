@@ -244,7 +244,7 @@ fn request<'a>(
     let rest = input.get(heads..).and_then(|rest| rest.get(..body));
     match (input.get(..heads), rest, lens.get(..count)) {
         (Some(heads), Some(body), Some(lens)) => Ok((heads, body, lens)),
-        _ => Err(Error::new("internal", "the request does not fit its input")),
+        _ => Err(Error::internal("the request does not fit its input")),
     }
 }
 
