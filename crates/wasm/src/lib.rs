@@ -41,7 +41,8 @@
 //! Headers, then body: `checkHeaders` keeps the core's `Checked` proof in
 //! this object, with a copy of the method and headers it checked, under
 //! the ticket it answers (`b<ticket>`); `verifyBody(ticket, body, now)`
-//! takes them back, once, and runs the core's `check_body` on them, so the
+//! (the body alone written to the input, `body` bytes) takes them back,
+//! once, and runs the core's `check_body` on them, so the
 //! body check neither runs steps 0 and 1 again nor can be handed other
 //! headers. A ticket that holds nothing answers `u`, never a verdict.
 //!
@@ -232,15 +233,19 @@ impl Verifier {
     }
 }
 
+/// A request in the input: its method and headers' bytes, its body, and
+/// their lengths.
+type Request<'a> = (&'a [u8], &'a [u8], &'a [u32]);
+
 /// The request in the input: `heads` bytes of method and headers, then
-/// `body` bytes, and `lens` lengths.
+/// `body` bytes, and `count` lengths.
 fn request<'a>(
     input: &'a [u8],
     lens: &'a [u32],
     heads: usize,
     count: usize,
     body: usize,
-) -> Result<(&'a [u8], &'a [u8], &'a [u32]), Error> {
+) -> Result<Request<'a>, Error> {
     let rest = input.get(heads..).and_then(|rest| rest.get(..body));
     match (input.get(..heads), rest, lens.get(..count)) {
         (Some(heads), Some(body), Some(lens)) => Ok((heads, body, lens)),
