@@ -44,7 +44,8 @@ import type { Accept, HeadersInput, HeadersResult, HeaderValue, Pass, Reject, To
 const TOKEN_HEADER = 'x-agentarea-context';
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// As wasm-bindgen's glue reads a string: a leading U+FEFF is kept.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 const EMPTY = new Uint8Array(0);
 
 /**
