@@ -259,6 +259,18 @@ export class WasmInput implements Input {
     if (body.length > 0) this.bytes(body.length).set(body);
   }
 
+  /**
+   * Forgets the input, for a verifier object being freed: a later write
+   * asks the freed object for room first, which throws (as the glue does
+   * for any call on it) before a byte lands in memory it no longer owns.
+   */
+  close(): void {
+    this.#byteRoom = 0;
+    this.#lensRoom = 0;
+    this.#bytes = EMPTY;
+    this.#lens = new Uint32Array(0);
+  }
+
   /** The answer the last call left, `length` bytes of UTF-8. */
   answer(length: number): string {
     if (this.#buffer !== this.#memory.buffer) this.#views();

@@ -135,6 +135,27 @@ test('checkHeaders decides on the credential before the body; includeReason fals
   v.free();
 });
 
+test('a freed verifier throws on use and writes nothing into memory it gave back: another verifier still decides as before', () => {
+  const request = { method: 'POST', headers: { 'x-agentarea-context': token }, body };
+  const a = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+  const b = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+  const before = b.verify(request, { now: NOW });
+  assert.equal(before.outcome, 'accept');
+  assert.equal(a.verify(request, { now: NOW }).outcome, 'accept');
+  a.free();
+  assert.throws(() => a.verify(request, { now: NOW }));
+  assert.throws(() => a.checkHeaders(request));
+  assert.deepEqual(b.verify(request, { now: NOW }), before);
+  // New objects take memory from the allocator a stray write would have broken.
+  for (let i = 0; i < 3; i++) {
+    const c = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+    const checked = c.checkHeaders(request);
+    assert.deepEqual(c.verify({ ...request, checked }, { now: NOW }), before);
+    c.free();
+  }
+  b.free();
+});
+
 test('checked: a header result lets its own request skip steps 0 and 1, and nothing else', () => {
   const guarded = createVerifier({
     instanceId: INSTANCE,
