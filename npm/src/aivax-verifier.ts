@@ -5,7 +5,7 @@
  * pass to `aivaxVerifierFactory`). What crosses into WebAssembly and back is
  * `boundary.ts`, as for `Verifier`.
  */
-import { callOnHead, configJson, Held, rethrow, Verdicts } from './boundary.js';
+import { configJson, headArrays, Held, rethrow, throughGlue, Verdicts } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import { recordedBy, type DescribeRequest, type TelemetryOptions } from './telemetry.js';
 import type {
@@ -90,7 +90,8 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
     const wasm = this.#wasm;
     const started = recordedBy(request) ? undefined : this.recorder.start();
-    const result = this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
+    const [heads, lens] = headArrays(request);
+    const result = this.#held.headersResult(request, throughGlue(() => wasm.checkHeaders(heads, lens)));
     // A pass or a refusal on the headers is this request's verdict; `read_body` is recorded by `verify`.
     if (started !== undefined && result.outcome !== 'read_body') this.recorder.record(started, result);
     return result;
@@ -107,7 +108,10 @@ export class AivaxVerifier extends WasmBacked implements CallVerifier<AivaxConte
     const out = this.#held.verify(
       request,
       (ticket, body) => wasm.verifyBody(ticket, body),
-      (heads, sizes, body) => wasm.verify(heads, sizes, body),
+      (body) => {
+        const [heads, lens] = headArrays(request);
+        return wasm.verify(heads, lens, body);
+      },
     );
     const result = this.#verdicts.decode(out) as unknown as AivaxVerifyResult;
     if (started !== undefined) this.recorder.record(started, result, undefined, this.seen(request));

@@ -3,22 +3,28 @@
  * the mirror of `crates/wasm-boundary` (the crate both wasm crates use).
  * The two describe one format; a change to it changes both.
  *
- * - In: the method and the headers as one `Uint8Array` holding their bytes
- *   back to back, with a `Uint32Array` of their lengths (method, then name
- *   and value for each header, in order, repeated headers kept repeated);
- *   the body as its own `Uint8Array`; the configuration as the core's JSON
- *   (snake_case setting names) in a `Uint8Array`.
+ * - In: the method and the headers as bytes back to back, with their
+ *   lengths (method, then name and value for each header, in order,
+ *   repeated headers kept repeated); the body as bytes; the configuration
+ *   as the core's JSON (snake_case setting names) in a `Uint8Array`. The
+ *   AgentArea verifier (`crates/wasm`) takes them in its own memory, where
+ *   `WasmInput` writes them (method and headers, then the body, and the
+ *   lengths), so that one call carries a request; the AIVAX verifier takes
+ *   them as arrays (a `Uint8Array` and a `Uint32Array`, then the body).
  * - Out: one string whose first character is a tag: `p` pass, `b` + a
  *   ticket: read the body (headers only), `u` the ticket holds nothing
  *   (body only: verify the whole request), `a` + the context as JSON (then,
  *   when the request had an id or headers follow, a newline and the id's
  *   JSON text as the core holds it, empty without one; then a newline, the
  *   lower-case name, a newline and the value of each header the core
- *   decided to set upstream), `c` + a ticket, the claim's `until` and its
+ *   decided to set upstream), `A` + the context as a record (the AgentArea
+ *   verifier's form of `a`, `readRecord` below, `crates/wasm/src/record.rs`),
+ *   `c` + a ticket, the claim's `until` and its
  *   `jti` on lines of their own (a shared replay store's claim, settled by
  *   the glue's `settle`: `verifier.ts`), `r` + the refusal as JSON
  *   (`status`, `code`, `reason`, `message`, `id`, `body`, each as the core
- *   rendered it).
+ *   rendered it). The AgentArea verifier leaves it in its memory as UTF-8
+ *   (`WasmInput.answer`).
  * - `removedHeaders`: the header names to remove upstream on pass and
  *   accept, one per line, fixed per configuration: read once (`Verdicts`).
  * - Headers, then body: `checkHeaders` answers `b<ticket>` and the glue
@@ -32,18 +38,51 @@
  * their wasm-bindgen objects through these functions; nothing here decides.
  */
 import { ToolctxError, type ToolctxErrorCode } from './errors.js';
-import type { Accept, HeadersInput, HeadersResult, HeaderValue, Pass, Reject, Upstream, VerifyRequest, VerifyResult } from './types.js';
+import type { Accept, HeadersInput, HeadersResult, HeaderValue, Pass, Reject, ToolContext, Upstream, VerifyRequest, VerifyResult } from './types.js';
 
 /** The header that carries the context token (the core's `TOKEN_HEADER`). */
 const TOKEN_HEADER = 'x-agentarea-context';
 
 const encoder = new TextEncoder();
+// As wasm-bindgen's glue reads a string: a leading U+FEFF is kept.
+const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 const EMPTY = new Uint8Array(0);
 
-// Scratch space for the method and headers, reused: every call into the
-// WebAssembly module is synchronous, so two calls never share it.
-let scratch = new Uint8Array(16384);
-let lens = new Uint32Array(64);
+/**
+ * Where the method and headers are written: `bytes(n)` a view from the
+ * start with room for `n` bytes that keeps what was written before,
+ * `lens(n)` one with room for `n` lengths.
+ */
+interface Input {
+  bytes(n: number): Uint8Array;
+  lens(n: number): Uint32Array;
+}
+
+/**
+ * Scratch space in JavaScript, reused, for the AIVAX verifier (which takes
+ * arrays): every call into the WebAssembly module is synchronous, so two
+ * calls never share it.
+ */
+class Scratch implements Input {
+  #bytes = new Uint8Array(16384);
+  #lens = new Uint32Array(64);
+
+  bytes(n: number): Uint8Array {
+    if (n > this.#bytes.length) {
+      const bigger = new Uint8Array(n * 2);
+      bigger.set(this.#bytes);
+      this.#bytes = bigger;
+    }
+    return this.#bytes;
+  }
+
+  lens(n: number): Uint32Array {
+    if (n > this.#lens.length) this.#lens = new Uint32Array(n * 2);
+    return this.#lens;
+  }
+}
+
+const scratch = new Scratch();
 
 /** One char per byte when every char fits a byte (Node and fetch header strings), UTF-8 otherwise. */
 function byteString(s: string): Uint8Array {
@@ -120,63 +159,148 @@ function isHeaders(h: unknown): h is Headers {
 
 /**
  * The fast path, on every request: `first` and then `rest` from index
- * `from`, all ASCII strings, written back to back into `scratch` with their
- * lengths in `lens`; the byte count, or -1 when one is not a string or not
- * ASCII (then `encodeParts` writes them byte by byte).
+ * `from`, all ASCII strings, written back to back into `input` with their
+ * lengths; the byte count, or -1 when one is not a string or not ASCII
+ * (then `encodeParts` writes them byte by byte).
  */
-function encodeAscii(first: string, rest: readonly HeaderValue[], from: number): number {
-  const count = 1 + rest.length - from;
-  if (count > lens.length) lens = new Uint32Array(count * 2);
+function encodeAscii(first: string, rest: readonly HeaderValue[], from: number, input: Input): number {
   let text = first;
   for (let i = from; i < rest.length; i++) {
     const p = rest[i];
     if (typeof p !== 'string') return -1;
     text += p;
   }
-  if (text.length > scratch.length) scratch = new Uint8Array(text.length * 2);
   // Equal counts of chars read and bytes written: every char was ASCII.
-  const { read, written } = encoder.encodeInto(text, scratch);
+  const { read, written } = encoder.encodeInto(text, input.bytes(text.length));
   if (read !== text.length || written !== text.length) return -1;
+  const lens = input.lens(1 + rest.length - from);
   lens[0] = first.length;
   for (let i = from; i < rest.length; i++) lens[1 + i - from] = (rest[i] as string).length;
   return written;
 }
 
-/** Writes `parts` into `scratch` and their byte lengths into `lens`; returns the byte count. */
-function encodeParts(parts: HeaderValue[]): number {
-  const ascii = encodeAscii(parts[0] as string, parts, 1);
+/** Writes `parts` into `input` with their byte lengths; returns the byte count. */
+function encodeParts(parts: HeaderValue[], input: Input): number {
+  const ascii = encodeAscii(parts[0] as string, parts, 1, input);
   if (ascii >= 0) return ascii;
-  if (parts.length > lens.length) lens = new Uint32Array(parts.length * 2);
+  const sizes: number[] = [];
   let offset = 0;
-  for (let i = 0; i < parts.length; i++) {
-    const p = parts[i] as HeaderValue;
+  for (const p of parts) {
     const bytes = typeof p === 'string' ? byteString(p) : p;
-    if (offset + bytes.length > scratch.length) {
-      const bigger = new Uint8Array((offset + bytes.length) * 2);
-      bigger.set(scratch.subarray(0, offset));
-      scratch = bigger;
-    }
-    scratch.set(bytes, offset);
-    lens[i] = bytes.length;
+    input.bytes(offset + bytes.length).set(bytes, offset);
+    sizes.push(bytes.length);
     offset += bytes.length;
   }
+  input.lens(sizes.length).set(sizes);
   return offset;
 }
 
 /**
- * The method and headers as the glue takes them: the bytes back to back and
- * their lengths. Both are views of shared scratch space, valid until the
- * next call into the glue.
+ * Writes the method and headers into `input` as the module takes them:
+ * the bytes back to back and their lengths; returns how many of each.
  */
-function encodeHead(method: string, headers: HeadersInput | null | undefined): [Uint8Array, Uint32Array] {
+function encodeHead(method: string, headers: HeadersInput | null | undefined, input: Input): [number, number] {
   // Node's flat rawHeaders, without the list `collect` would build.
   if (Array.isArray(headers) && typeof headers[0] === 'string' && headers.length % 2 === 0) {
-    const n = encodeAscii(method, headers as readonly string[], 0);
-    if (n >= 0) return [scratch.subarray(0, n), lens.subarray(0, headers.length + 1)];
+    const n = encodeAscii(method, headers as readonly string[], 0, input);
+    if (n >= 0) return [n, headers.length + 1];
   }
   const parts = collect(method, headers);
-  const n = encodeParts(parts);
-  return [scratch.subarray(0, n), lens.subarray(0, parts.length)];
+  return [encodeParts(parts, input), parts.length];
+}
+
+/**
+ * The AgentArea verifier's input and answer, in its module's memory
+ * (`crates/wasm`): the request is written and its answer read where the
+ * verifier object says (`reserve`, then the three addresses at
+ * `answerPtr`: the answer's, the input bytes', the input lengths'). The views are made again whenever the memory has grown
+ * (a grown memory has a new buffer).
+ */
+export class WasmInput implements Input {
+  readonly #glue: WasmInputGlue;
+  readonly #memory: WebAssembly.Memory;
+  #buffer: ArrayBuffer | undefined;
+  #memoryBytes = EMPTY;
+  #bytes = EMPTY;
+  #lens = new Uint32Array(0);
+  /** The answer's address, the input bytes', the input lengths'. */
+  #places = new Uint32Array(3);
+  #byteRoom = 0;
+  #lensRoom = 0;
+  /** The last answer's length in bytes. */
+  answered = 0;
+
+  constructor(glue: WasmInputGlue, memory: WebAssembly.Memory) {
+    this.#glue = glue;
+    this.#memory = memory;
+  }
+
+  bytes(n: number): Uint8Array {
+    if (n > this.#byteRoom) this.#reserve(Math.max(n, this.#byteRoom * 2, 4096), this.#lensRoom);
+    else if (this.#buffer !== this.#memory.buffer) this.#views();
+    return this.#bytes;
+  }
+
+  lens(n: number): Uint32Array {
+    if (n > this.#lensRoom) this.#reserve(this.#byteRoom, Math.max(n, this.#lensRoom * 2, 64));
+    else if (this.#buffer !== this.#memory.buffer) this.#views();
+    return this.#lens;
+  }
+
+  /** Writes the method and headers of `request`, then `body` after them; returns the byte count of the first, and how many lengths. */
+  write(request: Pick<VerifyRequest, 'method' | 'headers'>, body: Uint8Array = EMPTY): [number, number] {
+    const [n, count] = encodeHead(request.method, request.headers, this);
+    if (body.length > 0) this.bytes(n + body.length).set(body, n);
+    return [n, count];
+  }
+
+  /** Writes `body` alone. */
+  writeBody(body: Uint8Array): void {
+    if (body.length > 0) this.bytes(body.length).set(body);
+  }
+
+  /**
+   * Forgets the input, for a verifier object being freed: a later write
+   * asks the freed object for room first, which throws (as the glue does
+   * for any call on it) before a byte lands in memory it no longer owns.
+   */
+  close(): void {
+    this.#byteRoom = 0;
+    this.#lensRoom = 0;
+    this.#bytes = EMPTY;
+    this.#lens = new Uint32Array(0);
+  }
+
+  /** The answer the last call left, `length` bytes of UTF-8. */
+  answer(length: number): string {
+    if (this.#buffer !== this.#memory.buffer) this.#views();
+    const at = this.#places[0] as number;
+    this.answered = length;
+    return decoder.decode(this.#memoryBytes.subarray(at, at + length));
+  }
+
+  #reserve(bytes: number, lens: number): void {
+    this.#glue.reserve(bytes, lens);
+    this.#byteRoom = bytes;
+    this.#lensRoom = lens;
+    this.#views();
+  }
+
+  #views(): void {
+    const buffer = this.#memory.buffer;
+    this.#buffer = buffer;
+    this.#memoryBytes = new Uint8Array(buffer);
+    this.#places = new Uint32Array(buffer, this.#glue.answerPtr, 3);
+    const input = this.#places[1] as number;
+    this.#bytes = this.#memoryBytes.subarray(input, input + this.#byteRoom);
+    this.#lens = new Uint32Array(buffer, this.#places[2] as number, this.#lensRoom);
+  }
+}
+
+/** What `WasmInput` asks of the verifier object (crates/wasm/src/lib.rs). */
+export interface WasmInputGlue {
+  reserve(bytes: number, lens: number): void;
+  readonly answerPtr: number;
 }
 
 export function toBytes(body: VerifyRequest['body']): Uint8Array {
@@ -212,8 +336,12 @@ export class Verdicts {
     return this.#none.remove;
   }
 
-  /** Reads the glue's tagged verdict: `p`, `a{context}[\n<id>[\n<name>\n<value>]...]` or `r{refusal}`. */
-  decode(out: string): VerifyResult {
+  /**
+   * Reads the glue's tagged verdict: `p`, `a{context}[\n<id>[\n<name>\n<value>]...]`,
+   * `A` + record or `r{refusal}`; `bytes` is its length in UTF-8 when known
+   * (an ASCII record is then read without counting its chars).
+   */
+  decode(out: string, bytes?: number): VerifyResult {
     switch (out.charCodeAt(0)) {
       case 0x70: // p
         return this.#pass;
@@ -228,6 +356,8 @@ export class Verdicts {
         const upstream = set.length === 0 ? this.#none : Object.freeze({ remove: this.#none.remove, set: Object.freeze(set) });
         return { outcome: 'accept', context: JSON.parse(out.slice(1, nl)), upstream } satisfies Accept;
       }
+      case 0x41: // A
+        return readRecord(out, this.#none, bytes === out.length);
       case 0x72: {
         // r
         const r = JSON.parse(out.slice(1)) as Omit<Reject, 'outcome'>;
@@ -242,9 +372,102 @@ export class Verdicts {
         } satisfies Reject;
       }
       default:
-        throw new ToolctxError('internal', 'unexpected verdict from the WebAssembly core');
+        throw unexpected();
     }
   }
+}
+
+/**
+ * Reads the AgentArea verifier's accepted call, `A` + its record
+ * (`crates/wasm/src/record.rs`): each field `<length>:<text>` (the length
+ * in UTF-8 bytes, which are UTF-16 code units too when `ascii`) or `~` for
+ * none, in the order of the core's JSON of the context, then the headers to
+ * set upstream, name and value in turn. The context comes out as
+ * `JSON.parse` made it of that JSON: the same members in the same order,
+ * numbers and `metadata` and `request_id` parsed from the core's text.
+ */
+function readRecord(out: string, none: Upstream, ascii: boolean): Accept {
+  record = out;
+  recordAt = 1;
+  recordAscii = ascii;
+  try {
+    const context = {
+      protocol: text(),
+      task_id: text(),
+      tool_call_id: text(),
+      workspace_id: text(),
+      idempotency_key: text(),
+    } as ToolContext;
+    const agentId = next();
+    if (agentId !== undefined) context.agent_id = agentId;
+    const endUserId = next();
+    if (endUserId !== undefined) context.end_user_id = endUserId;
+    const metadata = next();
+    if (metadata !== undefined) context.metadata = JSON.parse(metadata) as ToolContext['metadata'];
+    const tool = next();
+    if (tool !== undefined) context.tool = tool;
+    const jti = next();
+    if (jti !== undefined) context.jti = jti;
+    context.iat = Number(text());
+    context.exp = Number(text());
+    context.secret_index = Number(text());
+    const id = next();
+    // A number's text reads the same through Number as through JSON.parse.
+    if (id !== undefined) context.request_id = id.charCodeAt(0) === 0x22 ? (JSON.parse(id) as string) : Number(id);
+    if (recordAt >= out.length) return { outcome: 'accept', context, upstream: none };
+    const set: (readonly [string, string])[] = [];
+    while (recordAt < out.length) set.push(Object.freeze([text(), text()] as const));
+    return { outcome: 'accept', context, upstream: Object.freeze({ remove: none.remove, set: Object.freeze(set) }) };
+  } finally {
+    record = '';
+  }
+}
+
+// `readRecord`'s cursor, at module level rather than in closures (measured
+// cheaper per verdict); a read is synchronous, so two never share it.
+let record = '';
+let recordAt = 0;
+let recordAscii = true;
+
+/** The record's next field's text, or undefined for `~`. */
+function next(): string | undefined {
+  if (record.charCodeAt(recordAt) === 0x7e) {
+    recordAt++;
+    return undefined;
+  }
+  let length = 0;
+  for (let c = record.charCodeAt(recordAt++); c !== 0x3a; c = record.charCodeAt(recordAt++)) {
+    if (!(c >= 0x30 && c <= 0x39)) throw unexpected();
+    length = length * 10 + (c - 0x30);
+  }
+  if (!recordAscii) length = utf16Units(record, recordAt, length);
+  const field = record.slice(recordAt, recordAt + length);
+  recordAt += length;
+  return field;
+}
+
+/** The record's next field, which must be there. */
+function text(): string {
+  const field = next();
+  if (field === undefined) throw unexpected();
+  return field;
+}
+
+function unexpected(): ToolctxError {
+  return new ToolctxError('internal', 'unexpected verdict from the WebAssembly core');
+}
+
+/** How many UTF-16 code units of `s` from `at` hold `bytes` bytes of UTF-8. */
+function utf16Units(s: string, at: number, bytes: number): number {
+  let units = 0;
+  for (let n = 0; n < bytes; ) {
+    const c = s.charCodeAt(at + units);
+    // A surrogate pair: one char of four bytes.
+    const pair = c >= 0xd800 && c <= 0xdbff;
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    units += pair ? 2 : 1;
+  }
+  return units;
 }
 
 /** Errors thrown by the glue are `"<code>\n<message>"` strings. */
@@ -270,28 +493,19 @@ export function configJson(options: object, names: Record<string, string>, what:
   return encoder.encode(JSON.stringify(config));
 }
 
-/** Runs one call into the glue on the request's method and headers; the glue's errors become `ToolctxError`s. */
-export function callOnHead(request: Pick<VerifyRequest, 'method' | 'headers'>, call: (heads: Uint8Array, lens: Uint32Array) => string): string {
-  const [heads, sizes] = encodeHead(request.method, request.headers);
+/** Runs `call`; the glue's errors become `ToolctxError`s. */
+export function throughGlue<T>(call: () => T): T {
   try {
-    return call(heads, sizes);
+    return call();
   } catch (e) {
     rethrow(e);
   }
 }
 
-/** Runs one call into the glue on the whole request; the glue's errors become `ToolctxError`s. */
-export function callOnRequest(
-  request: VerifyRequest,
-  call: (heads: Uint8Array, lens: Uint32Array, body: Uint8Array) => string,
-  body: Uint8Array = toBytes(request.body),
-): string {
-  const [heads, sizes] = encodeHead(request.method, request.headers);
-  try {
-    return call(heads, sizes, body);
-  } catch (e) {
-    rethrow(e);
-  }
+/** The request's method and headers as arrays (the AIVAX verifier's input), valid until the next call into the glue. */
+export function headArrays(request: Pick<VerifyRequest, 'method' | 'headers'>): [Uint8Array, Uint32Array] {
+  const [n, count] = encodeHead(request.method, request.headers, scratch);
+  return [scratch.bytes(n).subarray(0, n), scratch.lens(count).subarray(0, count)];
 }
 
 /** What `Held` remembers of a `read_body` result: the glue's ticket and the request it was issued for. */
@@ -333,24 +547,15 @@ export class Held {
    * for its method and headers, `onRequest` (the whole check) otherwise or
    * when the glue answers `u`.
    */
-  verify(
-    request: VerifyRequest,
-    onBody: (ticket: number, body: Uint8Array) => string,
-    onRequest: (heads: Uint8Array, lens: Uint32Array, body: Uint8Array) => string,
-  ): string {
+  verify(request: VerifyRequest, onBody: (ticket: number, body: Uint8Array) => string, onRequest: (body: Uint8Array) => string): string {
     const body = toBytes(request.body);
     const checked = request.checked;
     const held = typeof checked === 'object' && checked !== null ? this.#tickets.get(checked) : undefined;
     if (held !== undefined && held.method === request.method && held.headers === request.headers) {
       this.#tickets.delete(checked as object);
-      let out: string;
-      try {
-        out = onBody(held.ticket, body);
-      } catch (e) {
-        rethrow(e);
-      }
+      const out = throughGlue(() => onBody(held.ticket, body));
       if (out !== 'u') return out;
     }
-    return callOnRequest(request, onRequest, body);
+    return throughGlue(() => onRequest(body));
   }
 }

@@ -4,7 +4,7 @@
  * `web/glue.ts`, which pass their class to `verifierFactory`). What crosses
  * into WebAssembly and back is `boundary.ts`.
  */
-import { callOnHead, configJson, Held, invalid, rethrow, toBytes, Verdicts } from './boundary.js';
+import { configJson, Held, invalid, rethrow, throughGlue, toBytes, Verdicts, WasmInput, type WasmInputGlue } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type { ReplayGuard, ReplayStore } from './replay.js';
 import { DESCRIBE, Recorder, recordedBy, TELEMETRY_OPTIONS, type DescribeRequest, type Seen, type TelemetryOptions } from './telemetry.js';
@@ -18,13 +18,17 @@ import type {
   VerifyResult,
 } from './types.js';
 
-/** The class the wasm-bindgen glue exports (crates/wasm/src/lib.rs). */
-export interface WasmVerifier {
+/**
+ * The class the wasm-bindgen glue exports (crates/wasm/src/lib.rs): the
+ * request goes into its memory (`WasmInput`), each call says how much of
+ * it to read and returns its answer's length.
+ */
+export interface WasmVerifier extends WasmInputGlue {
   readonly maxBodyBytes: number;
   readonly removedHeaders: string;
-  checkHeaders(heads: Uint8Array, lens: Uint32Array): string;
-  verify(heads: Uint8Array, lens: Uint32Array, body: Uint8Array, now: number): string;
-  verifyBody(ticket: number, body: Uint8Array, now: number): string;
+  checkHeaders(heads: number, lens: number): number;
+  verify(heads: number, lens: number, body: number, now: number): number;
+  verifyBody(ticket: number, body: number, now: number): number;
   settle(ticket: number, answer: unknown): string;
   describe(): string;
   free(): void;
@@ -100,6 +104,7 @@ export abstract class WasmBacked {
 export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly #wasm: WasmVerifier;
   readonly #store: ReplayStore | undefined;
+  readonly #input: WasmInput;
   readonly #verdicts: Verdicts;
   readonly #held: Held;
   /** The middleware puts the context at `req.toolctx` and `req.auth.extra.toolctx`. */
@@ -111,9 +116,10 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   readonly verifiesAsync: boolean;
 
   /** @internal use `createVerifier` */
-  constructor(wasm: WasmVerifier, describe: DescribeRequest, store?: ReplayStore, telemetry: TelemetryOptions = {}) {
+  constructor(wasm: WasmVerifier, memory: WebAssembly.Memory, describe: DescribeRequest, store?: ReplayStore, telemetry: TelemetryOptions = {}) {
     super(wasm, describe, telemetry);
     this.#wasm = wasm;
+    this.#input = new WasmInput(wasm, memory);
     this.#store = store;
     this.verifiesAsync = store !== undefined;
     this.#verdicts = new Verdicts(wasm.removedHeaders);
@@ -123,6 +129,12 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   /** The lower-case header names removed upstream from every request that passes or is accepted (the configuration's `forward`). */
   get removedHeaders(): readonly string[] {
     return this.#verdicts.removed;
+  }
+
+  /** Releases the WebAssembly memory now instead of at garbage collection; a later call throws without writing to it. */
+  override free(): void {
+    this.#input.close();
+    super.free();
   }
 
   /** Read at most this many body bytes; one more is enough to refuse `body_too_large`. */
@@ -138,8 +150,10 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
    */
   checkHeaders(request: Pick<VerifyRequest, 'method' | 'headers'>): HeadersResult {
     const wasm = this.#wasm;
+    const input = this.#input;
     const started = recordedBy(request) ? undefined : this.recorder.start();
-    const result = this.#held.headersResult(request, callOnHead(request, (heads, sizes) => wasm.checkHeaders(heads, sizes)));
+    const [heads, lens] = input.write(request);
+    const result = this.#held.headersResult(request, throughGlue(() => input.answer(wasm.checkHeaders(heads, lens))));
     // A pass or a refusal on the headers is this request's verdict; `read_body` is recorded by `verify`.
     if (started !== undefined && result.outcome !== 'read_body') this.recorder.record(started, result);
     return result;
@@ -155,7 +169,8 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
       throw new ToolctxError('replay_guard_async', 'the replay guard has a shared store: use verifyAsync');
     }
     const started = recordedBy(request) ? undefined : this.recorder.start();
-    const result = this.#verdicts.decode(this.#verdict(request, clock(options)));
+    const out = this.#verdict(request, clock(options));
+    const result = this.#verdicts.decode(out, this.#input.answered);
     if (started !== undefined) this.recorder.record(started, result, undefined, this.seen(request));
     return result;
   }
@@ -180,7 +195,7 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
     const out = this.#verdict(request, now);
     const store = this.#store;
     // `c<ticket>\n<until>\n<jti>`: the accepted call waits in the glue for the store's answer.
-    if (store === undefined || out.charCodeAt(0) !== 0x63) return this.#verdicts.decode(out);
+    if (store === undefined || out.charCodeAt(0) !== 0x63) return this.#verdicts.decode(out, this.#input.answered);
     const nl = out.indexOf('\n');
     const nl2 = out.indexOf('\n', nl + 1);
     const ticket = Number(out.slice(1, nl));
@@ -197,10 +212,17 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
 
   #verdict(request: VerifyRequest, now: number): string {
     const wasm = this.#wasm;
+    const input = this.#input;
     return this.#held.verify(
       request,
-      (ticket, body) => wasm.verifyBody(ticket, body, now),
-      (heads, sizes, body) => wasm.verify(heads, sizes, body, now),
+      (ticket, body) => {
+        input.writeBody(body);
+        return input.answer(wasm.verifyBody(ticket, body.length, now));
+      },
+      (body) => {
+        const [heads, lens] = input.write(request, body);
+        return input.answer(wasm.verify(heads, lens, body.length, now));
+      },
     );
   }
 }
@@ -248,8 +270,8 @@ export function telemetryOptions(options: object): [TelemetryOptions, object] {
   return [telemetry, config];
 }
 
-/** Builds `createVerifier` over one flavour of the wasm-bindgen glue and its module's `describeRequest`. */
-export function verifierFactory(Wasm: WasmVerifierClass, describe: DescribeRequest): (options: VerifierOptions) => Verifier {
+/** Builds `createVerifier` over one flavour of the wasm-bindgen glue, its module's memory and `describeRequest`. */
+export function verifierFactory(Wasm: WasmVerifierClass, memory: WebAssembly.Memory, describe: DescribeRequest): (options: VerifierOptions) => Verifier {
   return function createVerifier(options: VerifierOptions): Verifier {
     // The replay guard and telemetry are the front end's, not the core's configuration.
     let guard: ReplayGuard | null | undefined;
@@ -271,6 +293,6 @@ export function verifierFactory(Wasm: WasmVerifierClass, describe: DescribeReque
       // The config text holds the secrets: do not leave it around.
       json.fill(0);
     }
-    return new Verifier(wasm, describe, store, telemetry);
+    return new Verifier(wasm, memory, describe, store, telemetry);
   };
 }

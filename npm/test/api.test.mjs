@@ -135,6 +135,27 @@ test('checkHeaders decides on the credential before the body; includeReason fals
   v.free();
 });
 
+test('a freed verifier throws on use and writes nothing into memory it gave back: another verifier still decides as before', () => {
+  const request = { method: 'POST', headers: { 'x-agentarea-context': token }, body };
+  const a = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+  const b = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+  const before = b.verify(request, { now: NOW });
+  assert.equal(before.outcome, 'accept');
+  assert.equal(a.verify(request, { now: NOW }).outcome, 'accept');
+  a.free();
+  assert.throws(() => a.verify(request, { now: NOW }));
+  assert.throws(() => a.checkHeaders(request));
+  assert.deepEqual(b.verify(request, { now: NOW }), before);
+  // New objects take memory from the allocator a stray write would have broken.
+  for (let i = 0; i < 3; i++) {
+    const c = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });
+    const checked = c.checkHeaders(request);
+    assert.deepEqual(c.verify({ ...request, checked }, { now: NOW }), before);
+    c.free();
+  }
+  b.free();
+});
+
 test('checked: a header result lets its own request skip steps 0 and 1, and nothing else', () => {
   const guarded = createVerifier({
     instanceId: INSTANCE,
@@ -163,18 +184,34 @@ test('checked: a header result lets its own request skip steps 0 and 1, and noth
 });
 
 test('the glue answers u for a ticket it does not hold, and never a verdict', async () => {
-  const { Verifier: Glue } = await import('../dist/wasm/node/toolctx_wasm.js');
+  const { Verifier: Glue, wasmMemory } = await import('../dist/wasm/node/toolctx_wasm.js');
   const config = new TextEncoder().encode(JSON.stringify({ instance_id: INSTANCE, secrets: [SECRET] }));
   const glue = new Glue(config, true, 0);
+  // The glue's input and answer are in the module's memory (crates/wasm/src/lib.rs).
+  const put = (bytes, lens = []) => {
+    glue.reserve(bytes.length, lens.length);
+    const [, input, lengths] = new Uint32Array(wasmMemory().buffer, glue.answerPtr, 3);
+    new Uint8Array(wasmMemory().buffer, input, bytes.length).set(bytes);
+    new Uint32Array(wasmMemory().buffer, lengths, lens.length).set(lens);
+  };
+  const answer = (length) => {
+    const at = new Uint32Array(wasmMemory().buffer, glue.answerPtr, 1)[0];
+    return new TextDecoder().decode(new Uint8Array(wasmMemory().buffer, at, length));
+  };
   const bytes = new TextEncoder().encode(body);
-  for (const ticket of [0, 1, -1, 0.5, NaN, Infinity, 2 ** 40]) assert.equal(glue.verifyBody(ticket, bytes, NOW), 'u', String(ticket));
+  const verifyBody = (ticket) => {
+    put(bytes);
+    return answer(glue.verifyBody(ticket, bytes.length, NOW));
+  };
+  for (const ticket of [0, 1, -1, 0.5, NaN, Infinity, 2 ** 40]) assert.equal(verifyBody(ticket), 'u', String(ticket));
   const tokenHeader = 'x-agentarea-context';
   const heads = new TextEncoder().encode(`POST${tokenHeader}${token}`);
-  const out = glue.checkHeaders(heads, new Uint32Array([4, tokenHeader.length, token.length]));
+  put(heads, [4, tokenHeader.length, token.length]);
+  const out = answer(glue.checkHeaders(heads.length, 3));
   assert.match(out, /^b\d+$/);
   const ticket = Number(out.slice(1));
-  assert.equal(glue.verifyBody(ticket, bytes, NOW)[0], 'a');
-  assert.equal(glue.verifyBody(ticket, bytes, NOW), 'u', 'taken once');
+  assert.equal(verifyBody(ticket)[0], 'A');
+  assert.equal(verifyBody(ticket), 'u', 'taken once');
   glue.free();
 });
 

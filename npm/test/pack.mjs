@@ -31,7 +31,10 @@ const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 // users were promised, 120 KB raw and 50 KB gzip, at 119,510 raw and 50,821
 // gzip: no B-tree left (the replay cache's ids in a hash table, the
 // reader's duplicate check for large objects by one sort), integers
-// written without core::fmt, no custom sections (issue 32). The budget is the promise, not the
+// written without core::fmt, no custom sections (issue 32); 120,248 raw and
+// 51,182 gzip with the request written into the module's memory and the
+// accepted context as a record (issue 32, the boundary), after one
+// non-inlined `internal` error. The budget is the promise, not the
 // measure plus headroom: a change that crosses it cuts elsewhere first.
 const RAW_BUDGET = 120 * 1024;
 const GZIP_BUDGET = 50 * 1024;

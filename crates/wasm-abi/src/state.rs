@@ -128,7 +128,7 @@ pub fn with<T>(op: impl FnOnce(&mut State) -> T) -> T {
 }
 
 pub(crate) fn bad(what: &str) -> Error {
-    Error::new("internal", what)
+    Error::internal(what)
 }
 
 fn put_field(bytes: &[u8], out: &mut Vec<u8>) {

@@ -7,7 +7,7 @@ use toolctx_core::{
     ClaimAnswer, Reason, Refusal, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
 };
 use toolctx_wasm_boundary::{
-    core_codes, described, redis_claim_answer, refusal, AgentArea, Boundary, Error,
+    accepted, core_codes, described, redis_claim_answer, refusal, AgentArea, Boundary, Error,
 };
 
 use crate::state::{bad, exact, ticket, utf8, Answer, State};
@@ -34,7 +34,7 @@ fn lengths(lens: &[u8]) -> Result<Vec<u32>, Error> {
 pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i32) -> Result<Answer, Error> {
     let [config] = exact(input)?;
     let capacity = usize::try_from(capacity).unwrap_or(0);
-    let profile = AgentArea::new(config, capacity, flags & 2 != 0)?;
+    let profile = AgentArea::new(config, capacity, flags & 2 != 0, accepted)?;
     let mut list = vec![u64_text(profile.max_body_bytes() as u64).into_bytes()];
     list.extend(profile.removed().iter().map(|n| n.clone().into_bytes()));
     s.verifier = Some(Boundary::new(profile, flags & 1 != 0));

@@ -9,13 +9,14 @@ use toolctx_core::{
     ReplayCache, ReplayClaim, UnknownSettings, Verdict, Verifier,
 };
 
-use crate::verdicts::{lines, refusal, verdict};
+use crate::verdicts::{lines, refusal, verdict_in};
 use crate::{Error, Profile, Tickets};
 
 pub struct AgentArea {
     core: Verifier,
     replay: Option<ReplayCache>,
     claims: Option<Tickets<PendingClaim>>,
+    form: fn(&Context) -> String,
 }
 
 /// How many accepted calls wait for a shared replay store's answer at once
@@ -29,10 +30,15 @@ impl AgentArea {
     /// validates it. `replay_capacity` above 0 turns on the in-memory replay
     /// guard for at most that many live token ids; `shared_store` turns on
     /// the claims for a shared store instead (`c`, [`AgentArea::settle`]).
+    /// An accepted call is answered in `form`: [`accepted`](crate::accepted)'s
+    /// `a` + JSON (the raw module), or a module's own form (the npm
+    /// module's record, `crates/wasm`, which its TypeScript layer reads
+    /// without `JSON.parse`).
     pub fn new(
         config_json: &[u8],
         replay_capacity: usize,
         shared_store: bool,
+        form: fn(&Context) -> String,
     ) -> Result<AgentArea, Error> {
         let core = Config::from_json(config_json, UnknownSettings::Refuse)
             .and_then(Verifier::new)
@@ -41,6 +47,7 @@ impl AgentArea {
             core,
             replay: (replay_capacity > 0).then(|| ReplayCache::new(replay_capacity)),
             claims: shared_store.then(|| Tickets::new(WAITING_CLAIMS)),
+            form,
         })
     }
 
@@ -77,7 +84,9 @@ impl AgentArea {
     /// settled already, pushed out) is refused `internal_error`.
     pub fn settle(&mut self, ticket: f64, answer: ClaimAnswer, include_reason: bool) -> String {
         match self.claims.as_mut().and_then(|c| c.take(ticket)) {
-            Some(pending) => verdict(self.core.settle(pending, answer), include_reason),
+            Some(pending) => {
+                verdict_in(self.core.settle(pending, answer), include_reason, self.form)
+            }
             None => refusal(&Refusal::new(Reason::InternalError, None), include_reason),
         }
     }
@@ -117,10 +126,10 @@ impl Profile for AgentArea {
     /// [`AgentArea::settle`].
     fn answer(&mut self, v: Verdict, include_reason: bool) -> String {
         let Some(claims) = self.claims.as_mut() else {
-            return verdict(v, include_reason);
+            return verdict_in(v, include_reason, self.form);
         };
         match self.core.claim(v) {
-            Claimed::Decided(v) => verdict(v, include_reason),
+            Claimed::Decided(v) => verdict_in(v, include_reason, self.form),
             Claimed::Claim(pending) => {
                 let ReplayClaim { jti, until } = pending.claim().clone();
                 let mut out = String::from("c");

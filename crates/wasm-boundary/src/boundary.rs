@@ -126,13 +126,17 @@ pub struct HeldRequest {
     lens: Vec<u32>,
 }
 
+/// The error of lengths that do not fit their buffer.
+fn bad() -> Error {
+    Error::internal("headers buffer does not match its lengths")
+}
+
 /// Cuts `heads` by `lens`: the method, then name/value pairs.
 #[allow(clippy::type_complexity)]
 pub fn split<'a>(
     heads: &'a [u8],
     lens: &[u32],
 ) -> Result<(&'a str, Vec<(&'a [u8], &'a [u8])>), Error> {
-    let bad = || Error::new("internal", "headers buffer does not match its lengths");
     let mut rest = heads;
     let mut take = |len: u32| -> Result<&'a [u8], Error> {
         let len = usize::try_from(len).map_err(|_| bad())?;

@@ -14,6 +14,14 @@ impl Error {
         Error(format!("{code}\n{e}"))
     }
 
+    /// An `internal` error: the host and the module disagree (never the
+    /// request's fault). Never inlined: one copy for every caller (the
+    /// modules' sizes are budgeted).
+    #[inline(never)]
+    pub fn internal(message: &str) -> Error {
+        Error::new("internal", message)
+    }
+
     /// A configuration the core refused, under its `ConfigError::code`.
     pub fn config(e: &ConfigError) -> Error {
         Error::new(e.code(), e)

@@ -9,6 +9,10 @@
 //! - The verdict strings (`verdicts.rs`): `p`, `b` + ticket, `u`, `a` + JSON
 //!   [+ newline + request id [+ the headers to set upstream]], `c` + a
 //!   replay claim, `r` + JSON; the errors (`"<code>\n<message>"`, [`Error`]).
+//!   A module may answer an accepted call in its own form instead
+//!   ([`verdict_in`], the `form` of [`AgentArea::new`]): the npm module's
+//!   `A` + record (`crates/wasm/src/record.rs`), which only its TypeScript
+//!   layer reads; the raw module keeps `a` + JSON.
 //! - What waits under a ticket ([`Tickets`]): the header checks waiting for
 //!   their body, which [`Boundary`] keeps for either profile ([`Profile`]),
 //!   and the accepted calls waiting for a shared replay store's answer
@@ -37,4 +41,4 @@ pub use error::Error;
 #[cfg(feature = "js")]
 pub use js::{config_error, js_error};
 pub use tickets::Tickets;
-pub use verdicts::{accepted, described, lines, refusal, verdict};
+pub use verdicts::{accepted, described, lines, refusal, verdict, verdict_in};

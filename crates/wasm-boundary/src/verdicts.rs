@@ -62,9 +62,19 @@ pub fn lines(names: &[String]) -> String {
 
 /// Any profile's verdict: `p`, `a` + context (see [`accepted`]) or `r` + refusal.
 pub fn verdict<C: Accepted>(v: Verdict<C>, include_reason: bool) -> String {
+    verdict_in(v, include_reason, accepted)
+}
+
+/// [`verdict`] with an accepted call in `form` (a module's own form of it,
+/// as the npm module's record) rather than [`accepted`]'s.
+pub fn verdict_in<C: Accepted>(
+    v: Verdict<C>,
+    include_reason: bool,
+    form: fn(&C) -> String,
+) -> String {
     match v {
         Verdict::Pass => "p".into(),
-        Verdict::Accept(ctx) => accepted(&*ctx),
+        Verdict::Accept(ctx) => form(&ctx),
         Verdict::Reject(r) => refusal(&r, include_reason),
     }
 }

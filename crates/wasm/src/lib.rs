@@ -8,20 +8,25 @@
 //! in and a compact verdict out. The boundary is kept cheap because it runs on
 //! every request:
 //!
-//! - the method and the headers arrive as one `Uint8Array` holding their
-//!   bytes back to back, with a `Uint32Array` of lengths (method, then name
-//!   and value for each header, in order, duplicates kept);
-//! - the body arrives as its own `Uint8Array`;
-//! - the verdict leaves as one string whose first character is a tag:
+//! - the request arrives in this object's own memory, where the TypeScript
+//!   layer writes it directly (`reserve`, then the addresses at
+//!   `answerPtr` in the module's memory, `wasmMemory()`): the method and the headers'
+//!   bytes back to back, then the body, with the lengths (method, then name
+//!   and value for each header, in order, duplicates kept) as `u32`s; a
+//!   call names how many bytes and lengths it wrote, so one call into the
+//!   module carries the whole request, with no copy made by wasm-bindgen;
+//! - the verdict is left in this object's memory too, UTF-8 at the place
+//!   `answerPtr` names (its address, then the call returns its length);
+//!   its first character is a tag:
 //!   `p` pass, `b` + a ticket: read the body (headers only; the body goes
 //!   to `verifyBody` with the ticket), `u` the ticket holds nothing (call
-//!   `verify` with the whole request), `a` + the context as JSON (then a
-//!   newline and the request id's JSON text, when there is one or headers
-//!   follow; then newline, name, newline, value for each header the core
-//!   decided to set upstream), `c` + a ticket, the claim's `until` and its
-//!   `jti` on lines of their own (see the replay guard below), `r` + the
-//!   refusal as JSON (`status`, `code`, `reason`, `message`, `id`, `body`,
-//!   every field as the core rendered it);
+//!   `verify` with the whole request), `A` + the context as a record
+//!   (`record.rs`: the fields in the order of the core's JSON, each
+//!   length-prefixed, then the headers the core decided to set upstream;
+//!   the raw module answers `a` + JSON instead), `c` + a ticket, the
+//!   claim's `until` and its `jti` on lines of their own (see the replay
+//!   guard below), `r` + the refusal as JSON (`status`, `code`, `reason`,
+//!   `message`, `id`, `body`, every field as the core rendered it);
 //! - `removedHeaders`: the lower-case header names to remove from every
 //!   request that passes or is accepted (every copy, any case) before the
 //!   accepted call's headers are set, one per line, fixed per configuration.
@@ -36,7 +41,8 @@
 //! Headers, then body: `checkHeaders` keeps the core's `Checked` proof in
 //! this object, with a copy of the method and headers it checked, under
 //! the ticket it answers (`b<ticket>`); `verifyBody(ticket, body, now)`
-//! takes them back, once, and runs the core's `check_body` on them, so the
+//! (the body alone written to the input, `body` bytes) takes them back,
+//! once, and runs the core's `check_body` on them, so the
 //! body check neither runs steps 0 and 1 again nor can be handed other
 //! headers. A ticket that holds nothing answers `u`, never a verdict.
 //!
@@ -50,11 +56,12 @@
 //! sends is the core's as well (`redisClaimArgs`), and so is what its reply
 //! means (`redisClaimAnswer`, in `replay.rs`).
 
+mod record;
 mod replay;
 
 use toolctx_core::replay::redis;
 use toolctx_core::ReplayClaim;
-use toolctx_wasm_boundary::{described, AgentArea, Boundary};
+use toolctx_wasm_boundary::{described, AgentArea, Boundary, Error};
 use wasm_bindgen::prelude::*;
 
 /// A validated configuration with the HMAC key state precomputed, held in
@@ -64,6 +71,16 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 pub struct Verifier {
     boundary: Boundary<AgentArea>,
+    /// The request as the TypeScript layer wrote it: the method and the
+    /// headers' bytes back to back, then the body.
+    input: Vec<u8>,
+    /// Their lengths: the method's, then each header's name's and value's.
+    lens: Vec<u32>,
+    /// The last answer, kept until the next call.
+    answer: String,
+    /// The addresses the TypeScript layer reads: the answer's, the input's
+    /// bytes' and lengths'.
+    place: Vec<u32>,
 }
 
 #[wasm_bindgen]
@@ -85,10 +102,43 @@ impl Verifier {
         replay_capacity: u32,
         shared_store: bool,
     ) -> Result<Verifier, JsValue> {
-        let profile = AgentArea::new(config_json, replay_capacity as usize, shared_store)?;
+        let profile = AgentArea::new(
+            config_json,
+            replay_capacity as usize,
+            shared_store,
+            record::record,
+        )?;
         Ok(Verifier {
             boundary: Boundary::new(profile, include_reason),
+            input: Vec::new(),
+            lens: Vec::new(),
+            answer: String::new(),
+            place: vec![0; 3],
         })
+    }
+
+    /// Makes room for a request of `bytes` bytes (method, headers and body)
+    /// and `lens` lengths, keeping what they hold. The input may move:
+    /// where its bytes and its lengths now are is at `answerPtr`, after the
+    /// answer's address.
+    pub fn reserve(&mut self, bytes: usize, lens: usize) {
+        if self.input.len() < bytes {
+            self.input.resize(bytes, 0);
+        }
+        if self.lens.len() < lens {
+            self.lens.resize(lens, 0);
+        }
+        if let [_, input, lens] = &mut self.place[..] {
+            *input = self.input.as_ptr() as u32;
+            *lens = self.lens.as_ptr() as u32;
+        }
+    }
+
+    /// Where the address of the last answer is, then those of the input's
+    /// bytes and lengths (three `u32`s), fixed for the life of this object.
+    #[wasm_bindgen(getter, js_name = answerPtr)]
+    pub fn answer_ptr(&self) -> usize {
+        self.place.as_ptr() as usize
     }
 
     /// The body limit: read at most this many bytes, one more proves the
@@ -107,33 +157,45 @@ impl Verifier {
     }
 
     /// Steps 0 and 1 (method and static credential), before the body is
-    /// read: `p`, `r` + refusal, or `b` + a ticket for `verifyBody`, which
-    /// keeps the core's proof here with the method and headers checked.
+    /// read, on the method and headers written to the input (`heads` bytes,
+    /// `lens` lengths): `p`, `r` + refusal, or `b` + a ticket for
+    /// `verifyBody`, which keeps the core's proof here with the method and
+    /// headers checked. Returns the answer's length.
     #[wasm_bindgen(js_name = checkHeaders)]
-    pub fn check_headers(&mut self, heads: &[u8], lens: &[u32]) -> Result<String, JsValue> {
-        Ok(self.boundary.check_headers(heads, lens)?)
+    pub fn check_headers(&mut self, heads: usize, lens: usize) -> Result<usize, JsValue> {
+        let answer = request(&self.input, &self.lens, heads, lens, 0)
+            .and_then(|(heads, _, lens)| self.boundary.check_headers(heads, lens));
+        self.keep(answer)
     }
 
-    /// The whole decision, with the in-memory replay guard when there is
-    /// one. `now` is Unix seconds (the caller checks that it is a
-    /// non-negative integer).
+    /// The whole decision on the request written to the input (`heads`
+    /// bytes of method and headers, `lens` lengths, then `body` bytes),
+    /// with the in-memory replay guard when there is one. `now` is Unix
+    /// seconds (the caller checks that it is a non-negative integer).
+    /// Returns the answer's length.
     pub fn verify(
         &mut self,
-        heads: &[u8],
-        lens: &[u32],
-        body: &[u8],
+        heads: usize,
+        lens: usize,
+        body: usize,
         now: f64,
-    ) -> Result<String, JsValue> {
-        Ok(self.boundary.verify(heads, lens, body, now)?)
+    ) -> Result<usize, JsValue> {
+        let answer = request(&self.input, &self.lens, heads, lens, body)
+            .and_then(|(heads, body, lens)| self.boundary.verify(heads, lens, body, now));
+        self.keep(answer)
     }
 
     /// `verify`'s verdict for the request that `checkHeaders` gave `ticket`
     /// for, on the method and headers it checked then, without steps 0 and
-    /// 1; `u` when the ticket holds nothing (never issued, already used, or
-    /// forgotten): then call `verify` with the whole request.
+    /// 1, and the body written to the input (`body` bytes); `u` when the
+    /// ticket holds nothing (never issued, already used, or forgotten):
+    /// then call `verify` with the whole request. Returns the answer's
+    /// length.
     #[wasm_bindgen(js_name = verifyBody)]
-    pub fn verify_body(&mut self, ticket: f64, body: &[u8], now: f64) -> Result<String, JsValue> {
-        Ok(self.boundary.verify_body(ticket, body, now)?)
+    pub fn verify_body(&mut self, ticket: f64, body: usize, now: f64) -> Result<usize, JsValue> {
+        let answer = request(&self.input, &self.lens, 0, 0, body)
+            .and_then(|(_, body, _)| self.boundary.verify_body(ticket, body, now));
+        self.keep(answer)
     }
 
     /// The final verdict on the accepted call that answered `c` + `ticket`,
@@ -156,6 +218,46 @@ impl Verifier {
     pub fn describe(&self) -> String {
         self.boundary.profile.describe()
     }
+}
+
+impl Verifier {
+    /// Keeps `answer` where `answerPtr` says; its length in bytes. One
+    /// copy for the three calls: the module's size is budgeted.
+    #[inline(never)]
+    fn keep(&mut self, answer: Result<String, Error>) -> Result<usize, JsValue> {
+        self.answer = answer?;
+        if let Some(at) = self.place.first_mut() {
+            *at = self.answer.as_ptr() as u32;
+        }
+        Ok(self.answer.len())
+    }
+}
+
+/// A request in the input: its method and headers' bytes, its body, and
+/// their lengths.
+type Request<'a> = (&'a [u8], &'a [u8], &'a [u32]);
+
+/// The request in the input: `heads` bytes of method and headers, then
+/// `body` bytes, and `count` lengths.
+fn request<'a>(
+    input: &'a [u8],
+    lens: &'a [u32],
+    heads: usize,
+    count: usize,
+    body: usize,
+) -> Result<Request<'a>, Error> {
+    let rest = input.get(heads..).and_then(|rest| rest.get(..body));
+    match (input.get(..heads), rest, lens.get(..count)) {
+        (Some(heads), Some(body), Some(lens)) => Ok((heads, body, lens)),
+        _ => Err(Error::internal("the request does not fit its input")),
+    }
+}
+
+/// The module's memory, where the TypeScript layer writes each request
+/// and reads each answer (`reserve`, `answerPtr`).
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
 }
 
 /// The Redis command that claims `jti` until `until` at Unix second `now`

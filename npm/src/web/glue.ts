@@ -9,6 +9,7 @@ import {
   defaultReplayCapacity,
   describeRequest,
   initSync,
+  wasmMemory,
   redisClaimAnswer,
   redisClaimArgs,
   redisKeyPrefix,
@@ -19,4 +20,8 @@ import wasmModule from '../wasm/web/toolctx_wasm_bg.wasm';
 
 initSync({ module: wasmModule as WebAssembly.Module });
 
-export const glue = { Verifier, describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, defaultReplayCapacity, redisTimeoutMs };
+export const glue = {
+  Verifier,
+  /** The module's memory, where a verifier takes its requests and leaves its answers. */
+  memory: wasmMemory() as WebAssembly.Memory,
+  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, defaultReplayCapacity, redisTimeoutMs };

@@ -21,4 +21,4 @@ bindReplayCore(glue);
  * Validates the configuration once and precomputes the HMAC keys; throws a
  * `ToolctxError` with a stable `code` on a bad configuration.
  */
-export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(glue.Verifier, glue.describeRequest);
+export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(glue.Verifier, glue.memory, glue.describeRequest);
