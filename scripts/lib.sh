@@ -132,6 +132,25 @@ build_wasm_abi() {
   done
 }
 
+# The native library of the same crate for the Java package's FFM backend
+# (JDK 22+; Chicory runs the wasm build elsewhere), with the native exports
+# (`toolctx_native_*`: an instance per handle, a panic caught and refused),
+# into target/wasm-abi/native/<platform>/libtoolctx.so, which the jar
+# carries as a resource (java/toolctx/pom.xml). Profile `native`: release
+# with LTO, and panic = unwind (the exports catch a panic). Also a debug
+# build with feature `test-panic` (an input holding `toolctx-test-panic`
+# panics) into target/wasm-abi/native-test/: only the Java tests load it.
+NATIVE_TARGET=x86_64-unknown-linux-gnu
+NATIVE_PLATFORM=linux-x86_64
+build_native_abi() {
+  local out="$WASM_ABI_DIR/native/$NATIVE_PLATFORM" test="$WASM_ABI_DIR/native-test/$NATIVE_PLATFORM"
+  mkdir -p "$out" "$test"
+  cargo build -q -p toolctx-wasm-abi --lib --profile native --target "$NATIVE_TARGET"
+  cp "$ROOT/target/$NATIVE_TARGET/native/libtoolctx_wasm_abi.so" "$out/libtoolctx.so"
+  cargo build -q -p toolctx-wasm-abi --lib --features test-panic --target "$NATIVE_TARGET"
+  cp "$ROOT/target/$NATIVE_TARGET/debug/libtoolctx_wasm_abi.so" "$test/libtoolctx.so"
+}
+
 # Go (/usr/local/go/bin) with its caches under .tools/go, so that a clean
 # clone needs only Go itself.
 go_env() {
