@@ -236,15 +236,20 @@ ensure_java_built() {
 # test kit) on the core's wasm modules, with the Maven repository under
 # .tools/m2: the first build resolves, later ones run offline. JUnit runs
 # unless JAVA_SKIP_TESTS=1.
+# Maven runs on Temurin 25 (JAVA25_HOME): the jar's FFM classes are
+# compiled for Java 22 (the rest for 17); the tests run on it and on Java 17.
+JAVA25_HOME="${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 build_java() {
   build_wasm_abi
+  build_native_abi
   local skip=()
   [ "${JAVA_SKIP_TESTS:-0}" = 1 ] && skip=(-DskipTests)
   # Offline once these very POMs resolved (a changed POM resolves again).
   local offline=() stamp
   stamp="$TOOLS/m2/.resolved-$(cat "$ROOT"/java/pom.xml "$ROOT"/java/*/pom.xml "$ROOT"/examples/java-server/pom.xml | sha256sum | cut -c1-16)"
   [ -f "$stamp" ] && offline=(-o)
-  (cd "$ROOT/java" && mvn -q -B "${offline[@]}" "${skip[@]}" -Dmaven.repo.local="$TOOLS/m2" install)
+  # (Maven's own guava uses sun.misc.Unsafe: JDK 24+ warns on every run.)
+  (cd "$ROOT/java" && JAVA_HOME="$JAVA25_HOME" MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow" mvn -q -B "${offline[@]}" "${skip[@]}" -Dmaven.repo.local="$TOOLS/m2" install)
   # Only a build that ran the tests resolved everything (surefire's JUnit
   # provider too): a build without them leaves the next one online.
   if [ ${#skip[@]} -eq 0 ]; then
