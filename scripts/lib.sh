@@ -240,6 +240,7 @@ ensure_java_built() {
 # compiled for Java 22 (the rest for 17); the tests run on it and on Java 17.
 JAVA25_HOME="${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 build_java() {
+  [ -x "$JAVA25_HOME/bin/java" ] || { echo "build_java needs a JDK 22+ at JAVA25_HOME ($JAVA25_HOME)" >&2; return 1; }
   build_wasm_abi
   build_native_abi
   local skip=()

@@ -137,93 +137,71 @@ pub extern "C" fn toolctx_native_version() -> i32 {
     s::ABI_VERSION
 }
 
-exports! {
-    #[cfg(feature = "verifier")]
-    text toolctx_configure / toolctx_native_configure(flags: i32, replay_capacity: i32) -> i64
-        = |st, i| v::configure(st, i, flags, replay_capacity);
-    #[cfg(feature = "verifier")]
-    text toolctx_describe / toolctx_native_describe() -> i64 = v::describe;
-    #[cfg(feature = "verifier")]
-    text toolctx_check_headers / toolctx_native_check_headers() -> i64 = v::check_headers;
-    #[cfg(feature = "verifier")]
-    text toolctx_verify / toolctx_native_verify(now: i64) -> i64 = |st, i| v::verify(st, i, now);
-    #[cfg(feature = "verifier")]
-    text toolctx_verify_body / toolctx_native_verify_body(ticket: i32, now: i64) -> i64
-        = |st, i| v::verify_body(st, i, ticket, now);
-    #[cfg(feature = "verifier")]
-    text toolctx_settle / toolctx_native_settle(ticket: i32) -> i64 = |st, i| v::settle(st, i, ticket);
-    #[cfg(feature = "verifier")]
-    text toolctx_refusal / toolctx_native_refusal() -> i64 = v::internal_refusal;
-    #[cfg(feature = "verifier")]
-    text toolctx_describe_request / toolctx_native_describe_request() -> i64 = v::describe_request;
-    #[cfg(feature = "verifier")]
-    text toolctx_replay_defaults / toolctx_native_replay_defaults() -> i64 = v::replay_defaults;
-    #[cfg(feature = "verifier")]
-    text toolctx_redis_claim_args / toolctx_native_redis_claim_args(until: i64, now: i64) -> i64
-        = |st, i| v::redis_claim_args(st, i, until, now);
-    #[cfg(feature = "verifier")]
-    text toolctx_redis_claim_answer / toolctx_native_redis_claim_answer() -> i64 = v::redis_claim_reply;
-    #[cfg(feature = "verifier")]
-    number toolctx_replay_memory / toolctx_native_replay_memory(capacity: i32) -> i32
-        = |st| v::replay_memory(st, capacity);
-    #[cfg(feature = "verifier")]
-    text toolctx_replay_first_use / toolctx_native_replay_first_use(until: i64, now: i64) -> i64
-        = |st, i| v::replay_first_use(st, i, until, now);
-    #[cfg(feature = "verifier")]
-    text toolctx_core_codes / toolctx_native_core_codes() -> i64 = v::codes;
+/// The verifier's operations (feature `verifier`).
+#[cfg(feature = "verifier")]
+mod verifier_ops {
+    use super::*;
 
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_defaults / toolctx_native_idem_defaults() -> i64 = hp::idem_defaults;
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_store_key / toolctx_native_idem_store_key() -> i64 = hp::idem_store_key;
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_redis_key / toolctx_native_idem_redis_key() -> i64 = hp::idem_redis_key;
-    #[cfg(feature = "helpers")]
-    text toolctx_canonical_json / toolctx_native_canonical_json() -> i64 = hp::canonical_json;
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_argument_hash / toolctx_native_idem_argument_hash() -> i64 = hp::idem_argument_hash;
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_running / toolctx_native_idem_running() -> i64 = hp::idem_running;
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_done / toolctx_native_idem_done() -> i64 = hp::idem_done;
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_read_entry / toolctx_native_idem_read_entry() -> i64 = hp::idem_read_entry;
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_held / toolctx_native_idem_held() -> i64 = hp::idem_held;
-    #[cfg(feature = "helpers")]
-    number toolctx_idem_wait / toolctx_native_idem_wait(now_ms: i64, deadline_ms: i64, round: i32) -> i64
-        = |_| hp::idem_wait(now_ms, deadline_ms, round);
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_refusal / toolctx_native_idem_refusal() -> i64 = hp::idem_refusal;
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_redis_args / toolctx_native_idem_redis_args(ms: i64) -> i64
-        = |st, i| hp::idem_redis_args(st, i, ms);
-    #[cfg(feature = "helpers")]
-    text toolctx_idem_redis_meaning / toolctx_native_idem_redis_meaning() -> i64 = hp::idem_redis_meaning;
-    #[cfg(feature = "helpers")]
-    text toolctx_result_limits / toolctx_native_result_limits() -> i64 = hp::result_limits;
-    #[cfg(feature = "helpers")]
-    text toolctx_check_result / toolctx_native_check_result() -> i64 = hp::check_result;
-    #[cfg(feature = "helpers")]
-    number toolctx_progress_new / toolctx_native_progress_new(interval_ms: i64) -> i32
-        = |st| hp::progress_new(st, interval_ms);
-    #[cfg(feature = "helpers")]
-    text toolctx_progress_report / toolctx_native_progress_report(
-        handle: i32, now_ms: i64, progress: f64, total: f64, has_message: i32
-    ) -> i64 = |st, i| hp::progress_report(st, i, handle, now_ms, progress, total, has_message);
-    #[cfg(feature = "helpers")]
-    text toolctx_progress_tick / toolctx_native_progress_tick(handle: i32, now_ms: i64) -> i64
-        = |st, i| hp::progress_tick(st, i, handle, now_ms);
-    #[cfg(feature = "helpers")]
-    text toolctx_progress_flush / toolctx_native_progress_flush(handle: i32, now_ms: i64) -> i64
-        = |st, i| hp::progress_flush(st, i, handle, now_ms);
-    #[cfg(feature = "helpers")]
-    number toolctx_progress_close / toolctx_native_progress_close(handle: i32) -> ()
-        = |st| hp::progress_close(st, handle);
-    #[cfg(feature = "helpers")]
-    number toolctx_progress_free / toolctx_native_progress_free(handle: i32) -> ()
-        = |st| hp::progress_free(st, handle);
-    #[cfg(feature = "helpers")]
-    number toolctx_progress_sent / toolctx_native_progress_sent(handle: i32) -> i64
-        = |st| hp::progress_sent(st, handle);
+    exports! {
+        text toolctx_configure / toolctx_native_configure(flags: i32, replay_capacity: i32) -> i64
+            = |st, i| v::configure(st, i, flags, replay_capacity);
+        text toolctx_describe / toolctx_native_describe() -> i64 = v::describe;
+        text toolctx_check_headers / toolctx_native_check_headers() -> i64 = v::check_headers;
+        text toolctx_verify / toolctx_native_verify(now: i64) -> i64 = |st, i| v::verify(st, i, now);
+        text toolctx_verify_body / toolctx_native_verify_body(ticket: i32, now: i64) -> i64
+            = |st, i| v::verify_body(st, i, ticket, now);
+        text toolctx_settle / toolctx_native_settle(ticket: i32) -> i64 = |st, i| v::settle(st, i, ticket);
+        text toolctx_refusal / toolctx_native_refusal() -> i64 = v::internal_refusal;
+        text toolctx_describe_request / toolctx_native_describe_request() -> i64 = v::describe_request;
+        text toolctx_replay_defaults / toolctx_native_replay_defaults() -> i64 = v::replay_defaults;
+        text toolctx_redis_claim_args / toolctx_native_redis_claim_args(until: i64, now: i64) -> i64
+            = |st, i| v::redis_claim_args(st, i, until, now);
+        text toolctx_redis_claim_answer / toolctx_native_redis_claim_answer() -> i64 = v::redis_claim_reply;
+        number toolctx_replay_memory / toolctx_native_replay_memory(capacity: i32) -> i32
+            = |st| v::replay_memory(st, capacity);
+        text toolctx_replay_first_use / toolctx_native_replay_first_use(until: i64, now: i64) -> i64
+            = |st, i| v::replay_first_use(st, i, until, now);
+        text toolctx_core_codes / toolctx_native_core_codes() -> i64 = v::codes;
+    }
+}
+
+/// The server helpers' operations (feature `helpers`).
+#[cfg(feature = "helpers")]
+mod helper_ops {
+    use super::*;
+
+    exports! {
+        text toolctx_idem_defaults / toolctx_native_idem_defaults() -> i64 = hp::idem_defaults;
+        text toolctx_idem_store_key / toolctx_native_idem_store_key() -> i64 = hp::idem_store_key;
+        text toolctx_idem_redis_key / toolctx_native_idem_redis_key() -> i64 = hp::idem_redis_key;
+        text toolctx_canonical_json / toolctx_native_canonical_json() -> i64 = hp::canonical_json;
+        text toolctx_idem_argument_hash / toolctx_native_idem_argument_hash() -> i64 = hp::idem_argument_hash;
+        text toolctx_idem_running / toolctx_native_idem_running() -> i64 = hp::idem_running;
+        text toolctx_idem_done / toolctx_native_idem_done() -> i64 = hp::idem_done;
+        text toolctx_idem_read_entry / toolctx_native_idem_read_entry() -> i64 = hp::idem_read_entry;
+        text toolctx_idem_held / toolctx_native_idem_held() -> i64 = hp::idem_held;
+        number toolctx_idem_wait / toolctx_native_idem_wait(now_ms: i64, deadline_ms: i64, round: i32) -> i64
+            = |_| hp::idem_wait(now_ms, deadline_ms, round);
+        text toolctx_idem_refusal / toolctx_native_idem_refusal() -> i64 = hp::idem_refusal;
+        text toolctx_idem_redis_args / toolctx_native_idem_redis_args(ms: i64) -> i64
+            = |st, i| hp::idem_redis_args(st, i, ms);
+        text toolctx_idem_redis_meaning / toolctx_native_idem_redis_meaning() -> i64 = hp::idem_redis_meaning;
+        text toolctx_result_limits / toolctx_native_result_limits() -> i64 = hp::result_limits;
+        text toolctx_check_result / toolctx_native_check_result() -> i64 = hp::check_result;
+        number toolctx_progress_new / toolctx_native_progress_new(interval_ms: i64) -> i32
+            = |st| hp::progress_new(st, interval_ms);
+        text toolctx_progress_report / toolctx_native_progress_report(
+            handle: i32, now_ms: i64, progress: f64, total: f64, has_message: i32
+        ) -> i64 = |st, i| hp::progress_report(st, i, handle, now_ms, progress, total, has_message);
+        text toolctx_progress_tick / toolctx_native_progress_tick(handle: i32, now_ms: i64) -> i64
+            = |st, i| hp::progress_tick(st, i, handle, now_ms);
+        text toolctx_progress_flush / toolctx_native_progress_flush(handle: i32, now_ms: i64) -> i64
+            = |st, i| hp::progress_flush(st, i, handle, now_ms);
+        number toolctx_progress_close / toolctx_native_progress_close(handle: i32) -> ()
+            = |st| hp::progress_close(st, handle);
+        number toolctx_progress_free / toolctx_native_progress_free(handle: i32) -> ()
+            = |st| hp::progress_free(st, handle);
+        number toolctx_progress_sent / toolctx_native_progress_sent(handle: i32) -> i64
+            = |st| hp::progress_sent(st, handle);
+    }
 }
