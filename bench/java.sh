@@ -25,7 +25,7 @@ JDK17="${JDK17:-java}"
 step "build: the Java modules (no tests), with the native library"
 JAVA_SKIP_TESTS=1 build_java
 CP="java/testkit/target/classes:$(cat java/testkit/target/classpath.txt)"
-out="$(mktemp)"
+out="$(mktemp)" one="$(mktemp)"
 
 # name, JVM, its flags
 runs=(
@@ -37,8 +37,9 @@ for run in "${runs[@]}"; do
   IFS='|' read -r name jvm flags <<<"$run"
   step "$name ($("$jvm" -version 2>&1 | head -1))"
   # shellcheck disable=SC2086
-  "$jvm" $flags -cp "$CP" dev.toolctx.testkit.VerifyBench tests/vectors/valid.json "$N" 2>&1 | grep -v '^SLF4J' \
-    | tee /dev/stderr | sed "s/^/$name|/" >>"$out"
+  "$jvm" $flags -cp "$CP" dev.toolctx.testkit.VerifyBench tests/vectors/valid.json "$N" 2>&1 | grep -v '^SLF4J' >"$one"
+  cat "$one"
+  sed "s/^/$name|/" "$one" >>"$out"
 done
 
 step "side by side: ns per call (median of 3 x $N), and the ratio to the hand-written check on the same JVM"
@@ -50,7 +51,7 @@ awk -F'|' '
     printf "%-20s %18s %22s %8s\n", "path", "Verifier.verify", "hand-written, same JVM", "ratio"
     for (i = 1; i <= n; i++) { k = order[i]; printf "%-20s %15d ns %19d ns %7.2fx\n", k, core[k], hand[k], core[k] / hand[k] }
   }' "$out"
-rm -f "$out"
+rm -f "$out" "$one"
 
 if [ "${BENCH_HTTP:-0}" = 1 ]; then
   for run in "${runs[@]}"; do
