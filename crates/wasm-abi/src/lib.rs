@@ -78,7 +78,8 @@
 //! no total. Progress answers are `toolctx_wasm_boundary::helpers::Progress`'s.
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-// Unsafe code only in `exports.rs`, where the host's pointers are read.
+// Unsafe code only in `exports.rs`, where the host's pointers are read
+// (every other module forbids it).
 #![deny(unsafe_code)]
 
 mod exports;

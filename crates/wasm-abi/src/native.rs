@@ -20,6 +20,7 @@
 //!   panicked. The handle is poisoned (every later operation answers
 //!   `TRAP`): the host frees it, refuses the request with the core's
 //!   `internal_error` refusal (asked of another handle) and keeps serving.
+#![forbid(unsafe_code)]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, PoisonError};

@@ -1,6 +1,7 @@
 //! An instance's state and the operations on it, in safe Rust: the input
 //! buffer the host writes, the last answer it reads, the verifier, and the
 //! progress coalescers. `exports.rs` only names them for the host.
+#![forbid(unsafe_code)]
 
 use std::cell::RefCell;
 
