@@ -57,6 +57,6 @@ if [ "${BENCH_HTTP:-0}" = 1 ]; then
   for run in "${runs[@]}"; do
     IFS='|' read -r name jvm flags <<<"$run"
     step "over HTTP, $name: added CPU per call over the plain server"
-    python3 bench/java_http.py "$CP" --java "$jvm" --flags "$flags" --calls "${BENCH_CALLS:-4000}" --warmup "${BENCH_WARMUP:-16000}"
+    python3 bench/java_http.py "$CP" --java "$jvm" --flags="$flags" --calls "${BENCH_CALLS:-4000}" --warmup "${BENCH_WARMUP:-16000}"
   done
 fi
