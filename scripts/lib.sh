@@ -147,6 +147,25 @@ build_wasm_abi() {
   done
 }
 
+# The native library of the same crate for the Java package's FFM backend
+# (JDK 22+; Chicory runs the wasm build elsewhere), with the native exports
+# (`toolctx_native_*`: an instance per handle, a panic caught and refused),
+# into target/wasm-abi/native/<platform>/libtoolctx.so, which the jar
+# carries as a resource (java/toolctx/pom.xml). Profile `native`: release
+# with LTO, and panic = unwind (the exports catch a panic). Also a debug
+# build with feature `test-panic` (an input holding `toolctx-test-panic`
+# panics) into target/wasm-abi/native-test/: only the Java tests load it.
+NATIVE_TARGET=x86_64-unknown-linux-gnu
+NATIVE_PLATFORM=linux-x86_64
+build_native_abi() {
+  local out="$WASM_ABI_DIR/native/$NATIVE_PLATFORM" test="$WASM_ABI_DIR/native-test/$NATIVE_PLATFORM"
+  mkdir -p "$out" "$test"
+  cargo build -q -p toolctx-wasm-abi --lib --profile native --target "$NATIVE_TARGET"
+  cp "$ROOT/target/$NATIVE_TARGET/native/libtoolctx_wasm_abi.so" "$out/libtoolctx.so"
+  cargo build -q -p toolctx-wasm-abi --lib --features test-panic --target "$NATIVE_TARGET"
+  cp "$ROOT/target/$NATIVE_TARGET/debug/libtoolctx_wasm_abi.so" "$test/libtoolctx.so"
+}
+
 # Go (/usr/local/go/bin) with its caches under .tools/go, so that a clean
 # clone needs only Go itself.
 go_env() {
@@ -238,15 +257,21 @@ ensure_java_built() {
 # kits) on the core's wasm modules, with the Maven repository under
 # .tools/m2: the first build resolves, later ones run offline. JUnit runs
 # unless JAVA_SKIP_TESTS=1.
+# Maven runs on Temurin 25 (JAVA25_HOME): the jar's FFM classes are
+# compiled for Java 22 (the rest for 17); the tests run on it and on Java 17.
+JAVA25_HOME="${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 build_java() {
+  [ -x "$JAVA25_HOME/bin/java" ] || { echo "build_java needs a JDK 22+ at JAVA25_HOME ($JAVA25_HOME)" >&2; return 1; }
   build_wasm_abi
+  build_native_abi
   local skip=()
   [ "${JAVA_SKIP_TESTS:-0}" = 1 ] && skip=(-DskipTests)
   # Offline once these very POMs resolved (a changed POM resolves again).
   local offline=() stamp
   stamp="$TOOLS/m2/.resolved-$(cat "$ROOT"/java/pom.xml "$ROOT"/java/*/pom.xml "$ROOT"/examples/*/pom.xml | sha256sum | cut -c1-16)"
   [ -f "$stamp" ] && offline=(-o)
-  (cd "$ROOT/java" && mvn -q -B "${offline[@]}" "${skip[@]}" -Dmaven.repo.local="$TOOLS/m2" install)
+  # (Maven's own guava uses sun.misc.Unsafe: JDK 24+ warns on every run.)
+  (cd "$ROOT/java" && JAVA_HOME="$JAVA25_HOME" MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow" mvn -q -B "${offline[@]}" "${skip[@]}" -Dmaven.repo.local="$TOOLS/m2" install)
   # Only a build that ran the tests resolved everything (surefire's JUnit
   # provider too): a build without them leaves the next one online.
   if [ ${#skip[@]} -eq 0 ]; then

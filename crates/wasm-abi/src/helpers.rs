@@ -1,5 +1,6 @@
 //! The server helpers' operations (feature `helpers`): idempotency,
 //! result limits, progress coalescing (CONTRACT §5).
+#![forbid(unsafe_code)]
 
 use toolctx_wasm_boundary::helpers::{self as h, Progress};
 use toolctx_wasm_boundary::Error;

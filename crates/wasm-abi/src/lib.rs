@@ -65,6 +65,11 @@
 //! | `toolctx_progress_close(h: i32)` / `toolctx_progress_free(h: i32)` | | nothing |
 //! | `toolctx_progress_sent(h: i32) -> i64` | | reports sent (-1: no such handle) |
 //!
+//! **Native build.** The same crate built as a native library (the Java
+//! front end's FFM backend, `scripts/lib.sh` `build_native_abi`) also
+//! exports `toolctx_native_<op>` for every operation above, each on an
+//! instance handle of its own and with a panic caught (`native.rs`).
+//!
 //! `flags` bit 0: refusals carry `data.reason`; bit 1: a shared replay
 //! store answers the claims (`c`, `toolctx_settle`). `replay_capacity` > 0:
 //! the in-memory replay guard. `lens` is `u32` little-endian lengths (the
@@ -73,10 +78,15 @@
 //! no total. Progress answers are `toolctx_wasm_boundary::helpers::Progress`'s.
 
 #![cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+// Unsafe code only in `exports.rs`, where the host's pointers are read
+// (every other module forbids it).
+#![deny(unsafe_code)]
 
 mod exports;
 #[cfg(feature = "helpers")]
 mod helpers;
+#[cfg(not(target_arch = "wasm32"))]
+mod native;
 mod state;
 #[cfg(feature = "verifier")]
 mod verifier;

@@ -1,6 +1,7 @@
 //! An instance's state and the operations on it, in safe Rust: the input
 //! buffer the host writes, the last answer it reads, the verifier, and the
 //! progress coalescers. `exports.rs` only names them for the host.
+#![forbid(unsafe_code)]
 
 use std::cell::RefCell;
 
@@ -31,29 +32,44 @@ pub struct State {
     pub(crate) progress: Tickets<Progress>,
 }
 
+impl State {
+    /// A fresh instance: no verifier, no input, no answer.
+    pub const fn new() -> State {
+        State {
+            input: Vec::new(),
+            output: Vec::new(),
+            #[cfg(feature = "verifier")]
+            verifier: None,
+            #[cfg(feature = "verifier")]
+            replay: None,
+            #[cfg(feature = "helpers")]
+            progress: Tickets::new(PROGRESS_HANDLES),
+        }
+    }
+
+    /// The last answer, for a native host (`native.rs`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn output(&self) -> &[u8] {
+        &self.output
+    }
+}
+
+impl Default for State {
+    fn default() -> State {
+        State::new()
+    }
+}
+
+// The wasm module's one instance: a wasm instance is its own process. A
+// native build gives each host instance a `State` of its own (`native.rs`).
 thread_local! {
-    static STATE: RefCell<State> = const { RefCell::new(State {
-        input: Vec::new(),
-        output: Vec::new(),
-        #[cfg(feature = "verifier")]
-        verifier: None,
-        #[cfg(feature = "verifier")]
-        replay: None,
-        #[cfg(feature = "helpers")]
-        progress: Tickets::new(PROGRESS_HANDLES),
-    }) };
+    static STATE: RefCell<State> = const { RefCell::new(State::new()) };
 }
 
 /// `toolctx_input`: a buffer of `len` bytes for the host to write, as a
 /// pointer into this module's memory; 0 for a negative length.
 pub fn input(len: i32) -> i32 {
     buffer(len).map_or(0, pointer)
-}
-
-/// `input` for a native build: the buffer's full address.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn input_native(len: i32) -> usize {
-    buffer(len).map_or(0, |p| p as usize)
 }
 
 /// The input buffer, `len` zeroed bytes; `None` for a negative length.
@@ -66,15 +82,9 @@ fn buffer(len: i32) -> Option<*const u8> {
     }))
 }
 
-/// The last answer's full address, for a native build.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn output_native() -> usize {
-    STATE.with_borrow(|s| s.output.as_ptr() as usize)
-}
-
 fn pointer(p: *const u8) -> i32 {
     // wasm32: an address is 32 bits. On a native build (tests) the value is
-    // only a token.
+    // only a token: a native host reads `toolctx_native_output` instead.
     p as usize as i32
 }
 
@@ -90,35 +100,45 @@ impl From<String> for Answer {
     }
 }
 
+/// An operation on an instance: its state and the input the host wrote.
+pub trait Op: FnOnce(&mut State, &[u8]) -> Result<Answer, Error> {}
+impl<F: FnOnce(&mut State, &[u8]) -> Result<Answer, Error>> Op for F {}
+
 /// Runs `op` on the input the host wrote and this instance's state, keeps
 /// its answer (`=` + payload or `!` + error) and returns where it lies:
 /// `(ptr << 32) | len`.
-pub fn run(op: impl FnOnce(&mut State, &[u8]) -> Result<Answer, Error>) -> i64 {
+pub fn run(op: impl Op) -> i64 {
     STATE.with_borrow_mut(|s| {
         let input = core::mem::take(&mut s.input);
-        let answer = op(s, &input);
+        answer(s, &input, op);
         s.input = input;
-        s.output.clear();
-        match answer {
-            Ok(Answer::Text(text)) => {
-                s.output.push(b'=');
-                s.output.extend_from_slice(text.as_bytes());
-            }
-            Ok(Answer::List(items)) => {
-                s.output.push(b'=');
-                for item in items {
-                    put_field(&item, &mut s.output);
-                }
-            }
-            Err(e) => {
-                s.output.push(b'!');
-                s.output.extend_from_slice(e.as_str().as_bytes());
-            }
-        }
         let ptr = pointer(s.output.as_ptr()) as u32;
         let len = u32::try_from(s.output.len()).unwrap_or(u32::MAX);
         ((u64::from(ptr) << 32) | u64::from(len)) as i64
     })
+}
+
+/// Runs `op` on `input` and keeps its answer in `s` (`=` + payload or `!`
+/// + error), for the wasm module's one state and a native handle's alike.
+pub fn answer(s: &mut State, input: &[u8], op: impl Op) {
+    let answer = op(s, input);
+    s.output.clear();
+    match answer {
+        Ok(Answer::Text(text)) => {
+            s.output.push(b'=');
+            s.output.extend_from_slice(text.as_bytes());
+        }
+        Ok(Answer::List(items)) => {
+            s.output.push(b'=');
+            for item in items {
+                put_field(&item, &mut s.output);
+            }
+        }
+        Err(e) => {
+            s.output.push(b'!');
+            s.output.extend_from_slice(e.as_str().as_bytes());
+        }
+    }
 }
 
 /// Runs `op` on the state alone, for the operations that answer a number.

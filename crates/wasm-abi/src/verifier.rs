@@ -1,5 +1,6 @@
 //! The verifier's operations (feature `verifier`): the check, the
 //! upstream outcome, the replay claim and its settling, the core's codes.
+#![forbid(unsafe_code)]
 
 use toolctx_core::digits::u64_text;
 use toolctx_core::replay::redis as replay_redis;

@@ -1,18 +1,19 @@
 package dev.toolctx;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.toolctx.internal.CoreInstance;
+import dev.toolctx.internal.CoreRuntime;
 import dev.toolctx.internal.Fields;
 import dev.toolctx.internal.Pool;
-import dev.toolctx.internal.WasmInstance;
 import java.util.List;
 
 /**
- * The server helpers' rules, in the core's helpers module
- * (toolctx-helpers.wasm): every key, hash, entry encoding, decision, wait,
+ * The server helpers' rules, in the core's helpers (toolctx-helpers.wasm,
+ * or the native library: {@link Verifier#runtime}): every key, hash, entry encoding, decision, wait,
  * refusal, Redis command and reply meaning is asked of it here.
  */
 final class HelpersCore {
-    private static final Pool<WasmInstance> POOL = new Pool<>(WasmInstance::helpers, 16);
+    private static final Pool<CoreInstance> POOL = new Pool<>(CoreRuntime::helpers, 16);
     private static volatile JsonNode defaults;
     private static volatile JsonNode limits;
 

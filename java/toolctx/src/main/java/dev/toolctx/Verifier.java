@@ -3,10 +3,12 @@ package dev.toolctx;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.toolctx.internal.CoreInstance;
+import dev.toolctx.internal.CoreRuntime;
 import dev.toolctx.internal.Fields;
 import dev.toolctx.internal.Heads;
 import dev.toolctx.internal.Pool;
-import dev.toolctx.internal.WasmInstance;
+import dev.toolctx.internal.Trap;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -14,11 +16,12 @@ import java.util.function.Function;
 
 /**
  * The AgentArea verifier (npm's {@code createVerifier}): the core decides
- * every request, inside its module compiled to JVM bytecode. Create one per
+ * every request, in its native library through FFM on Java 22+ or in its
+ * wasm module compiled to JVM bytecode ({@link #runtime}). Create one per
  * configuration with {@link #create} and share it between threads: each
- * call takes an instance of the module from a pool (an instance is
- * single-threaded). An instance that traps is dropped and the request is
- * refused with the core's {@code internal_error} refusal.
+ * call takes an instance of the core from a pool (an instance is
+ * single-threaded). An instance that traps (or panics) is dropped and the
+ * request is refused with the core's {@code internal_error} refusal.
  *
  * <p>With the in-memory replay guard every call runs on one instance (its
  * cache is the guard), one call at a time; several replicas or many cores
@@ -31,16 +34,16 @@ public final class Verifier {
     private static final int IDLE = 64;
 
     /** Unconfigured instances, for what the core says without a configuration. */
-    private static final Pool<WasmInstance> PLAIN = new Pool<>(WasmInstance::verifier, 4);
+    private static final Pool<CoreInstance> PLAIN = new Pool<>(CoreRuntime::verifier, 4);
 
-    private final Pool<WasmInstance> pool;
+    private final Pool<CoreInstance> pool;
     private final ReplayStore store;
     private final int maxBodyBytes;
     private final List<String> removed;
     private final Verdict pass;
     private final String describe;
     /** The in-memory guard's one instance, or null. */
-    private final WasmInstance only;
+    private final CoreInstance only;
     private boolean broken;
 
     private Verifier(VerifierOptions options) {
@@ -49,7 +52,7 @@ public final class Verifier {
         int capacity = options.replayCapacity;
         this.store = options.replayStore;
         // Check the configuration once, on the first instance, and keep what it says.
-        WasmInstance first = WasmInstance.verifier();
+        CoreInstance first = CoreRuntime.verifier();
         List<byte[]> said = configure(first, config, flags, capacity);
         this.maxBodyBytes = Integer.parseInt(Fields.text(said.get(0)));
         List<String> names = new ArrayList<>();
@@ -60,7 +63,7 @@ public final class Verifier {
         // Refusal-only instances of the in-memory guard's verifier hold no cache.
         int pooled = capacity > 0 ? 0 : capacity;
         this.pool = new Pool<>(() -> {
-            WasmInstance w = WasmInstance.verifier();
+            CoreInstance w = CoreRuntime.verifier();
             configure(w, config, flags, pooled);
             return w;
         }, IDLE);
@@ -72,7 +75,7 @@ public final class Verifier {
         return new Verifier(options);
     }
 
-    private static List<byte[]> configure(WasmInstance w, byte[] config, int flags, int capacity) {
+    private static List<byte[]> configure(CoreInstance w, byte[] config, int flags, int capacity) {
         return Fields.decode(text(w.call("toolctx_configure", new byte[][] {config}, flags, capacity)), 0);
     }
 
@@ -82,6 +85,16 @@ public final class Verifier {
         String err = answer.length > 0 ? Fields.text(java.util.Arrays.copyOfRange(answer, 1, answer.length)) : "internal\nempty answer";
         int nl = err.indexOf('\n');
         throw new ToolctxException(nl < 0 ? "internal" : err.substring(0, nl), nl < 0 ? err : err.substring(nl + 1));
+    }
+
+    /**
+     * The runtime the core runs on in this process: {@code native} (its
+     * native library through FFM, Java 22+ on a platform the jar carries a
+     * library for) or {@code chicory} (its wasm module compiled to JVM
+     * bytecode). The system property {@code toolctx.runtime} forces one.
+     */
+    public static String runtime() {
+        return CoreRuntime.name();
     }
 
     /** The core's in-memory replay capacity unless told otherwise. */
@@ -99,7 +112,7 @@ public final class Verifier {
     }
 
     /** Runs an operation of the core without a configuration. */
-    static <R> R plain(Function<WasmInstance, R> op) {
+    static <R> R plain(Function<CoreInstance, R> op) {
         return PLAIN.with(op);
     }
 
@@ -130,7 +143,7 @@ public final class Verifier {
         return run(w -> decode(w.call("toolctx_verify", in, now), w, now));
     }
 
-    private Verdict run(Function<WasmInstance, Verdict> op) {
+    private Verdict run(Function<CoreInstance, Verdict> op) {
         try {
             if (only == null) return pool.with(op);
             synchronized (this) {
@@ -138,23 +151,23 @@ public final class Verifier {
                 if (broken) return internalError();
                 try {
                     return op.apply(only);
-                } catch (WasmInstance.Trap t) {
+                } catch (Trap t) {
                     broken = true;
                     throw t;
                 }
             }
-        } catch (WasmInstance.Trap t) {
+        } catch (Trap t) {
             return internalError();
         }
     }
 
     /** The core's {@code internal_error} refusal, asked of another instance. */
     private Verdict internalError() {
-        return pool.with(w -> decode(w.call("toolctx_refusal", new byte[][] {Fields.utf8("internal_error"), new byte[0]}), w, 0));
+        return pool.with(w -> decode(w.call("toolctx_refusal", new byte[][] {Fields.utf8("internal_error")}), w, 0));
     }
 
     /** Reads the module's tagged verdict; a claim is asked of the store and settled on the same instance. */
-    private Verdict decode(byte[] answer, WasmInstance w, long now) {
+    private Verdict decode(byte[] answer, CoreInstance w, long now) {
         String out = Fields.text(text(answer));
         if (out.isEmpty()) throw new ToolctxException("internal", "empty verdict from the core");
         switch (out.charAt(0)) {
@@ -173,7 +186,7 @@ public final class Verifier {
         }
     }
 
-    private Verdict claim(String out, WasmInstance w, long now) {
+    private Verdict claim(String out, CoreInstance w, long now) {
         if (store == null) throw new ToolctxException("internal", "a claim without a replay store");
         int nl = out.indexOf('\n');
         int nl2 = out.indexOf('\n', nl + 1);

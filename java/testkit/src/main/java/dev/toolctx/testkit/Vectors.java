@@ -30,7 +30,9 @@ import org.eclipse.jetty.server.Server;
  * filter wrote; a pass or an accept on what reached the server: the
  * context attribute, what java-sdk's context extractor handed on, the body
  * replayed byte for byte and, with {@code expect.forward}, the headers.
- * Prints one line per failed case, then {@code N passed, N failed}.
+ * Prints the core's runtime ({@link Verifier#runtime}; the system property
+ * {@code toolctx.expect.runtime} makes another one a failure), one line
+ * per failed case, then {@code N passed, N failed}.
  */
 public final class Vectors {
     /** The vector config names (CONTRACT §1) that are the verifier's; others are ignored, as the Rust runner does. */
@@ -62,13 +64,20 @@ public final class Vectors {
             System.err.println("usage: java-vectors FILE...");
             System.exit(2);
         }
+        // The runtime the core ran on (scripts/test-java runs the vectors on
+        // each): a run that expected another one fails.
+        System.out.println("runtime: " + Verifier.runtime());
+        String expected = System.getProperty("toolctx.expect.runtime");
+        List<String> broken = new ArrayList<>();
+        if (expected != null && !expected.equals(Verifier.runtime())) {
+            broken.add("the core ran on " + Verifier.runtime() + ", not " + expected);
+        }
         Vectors v = new Vectors();
         Filter front = (req, res, chain) -> v.current.doFilter(req, res, chain);
         Started server = servers.start(List.of(front, v.capture), v.capture::extracted);
         int port = server.port();
         int passed = 0;
         int failed = 0;
-        List<String> broken = new ArrayList<>();
         try {
             for (String path : args) {
                 JsonNode file;

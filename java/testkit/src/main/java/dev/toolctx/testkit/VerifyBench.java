@@ -5,11 +5,10 @@ import dev.toolctx.Header;
 import dev.toolctx.Verdict;
 import dev.toolctx.Verifier;
 import dev.toolctx.VerifierOptions;
+import dev.toolctx.internal.CoreInstance;
+import dev.toolctx.internal.CoreRuntime;
 import dev.toolctx.internal.Fields;
 import dev.toolctx.internal.Heads;
-import dev.toolctx.internal.WasmInstance;
-import java.io.DataOutputStream;
-import java.io.FileOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,17 +18,18 @@ import java.util.List;
 
 /**
  * The runtime measurement (bench/java.sh, not a test): the verify loop of
- * one accepted call (tests/vectors/valid.json's first case) on the
- * Chicory-compiled module, warmed, median of 3 runs; writes the exact ABI
- * input to a file so the FFM loop (bench/java/FfmVerify.java) runs the
- * same bytes on the native build.
+ * one accepted call (tests/vectors/valid.json's first case) on the core's
+ * runtime in this JVM ({@link Verifier#runtime}: native through FFM on Java
+ * 22+, Chicory before or with {@code -Dtoolctx.runtime=chicory}), the raw
+ * export and the public {@code Verifier.verify}, then the hand-written
+ * check, warmed, median of 3 runs each.
  *
- *   VerifyBench VECTORS.json OUT.bin [ITERATIONS]
+ *   VerifyBench VECTORS.json [ITERATIONS]
  */
 public final class VerifyBench {
     public static void main(String[] args) throws Exception {
         JsonNode file = ExactJson.read(Files.readString(Path.of(args[0])));
-        int iterations = args.length > 2 ? Integer.parseInt(args[2]) : 50_000;
+        int iterations = args.length > 1 ? Integer.parseInt(args[1]) : 50_000;
         JsonNode c = file.get("cases").get(0);
         String config = ExactJson.write(file.get("config"));
         long now = Long.parseLong(ExactJson.num(file.get("now")).text());
@@ -37,23 +37,15 @@ public final class VerifyBench {
         for (JsonNode h : c.path("request").path("headers")) headers.add(new Header(h.get(0).asText(), h.get(1).asText()));
         byte[] body = c.path("request").path("body").asText().getBytes(StandardCharsets.UTF_8);
         byte[][] verifyFields = Heads.encode("POST", headers, body);
-        try (DataOutputStream out = new DataOutputStream(new FileOutputStream(args[1]))) {
-            byte[] cfg = Fields.encode(new byte[][] {Fields.utf8(config)});
-            byte[] in = Fields.encode(verifyFields);
-            out.writeLong(now);
-            out.writeInt(cfg.length);
-            out.write(cfg);
-            out.writeInt(in.length);
-            out.write(in);
-        }
-        WasmInstance w = WasmInstance.verifier();
+        String runtime = Verifier.runtime();
+        CoreInstance w = CoreRuntime.verifier();
         w.call("toolctx_configure", new byte[][] {Fields.utf8(config)}, 1, 0);
         byte[] answer = w.call("toolctx_verify", verifyFields, now);
         if (answer.length < 2 || answer[1] != 'a') throw new IllegalStateException("the bench case is not accepted: " + new String(answer, StandardCharsets.UTF_8));
         Verifier verifier = Verifier.create(VerifierOptions.fromCoreConfig(config));
         // Both modules' raw loop, then the public path, then the baseline.
-        report("chicory raw toolctx_verify", iterations, () -> w.call("toolctx_verify", verifyFields, now));
-        long chicory = report("chicory Verifier.verify", iterations, () -> {
+        report(runtime + " raw toolctx_verify", iterations, () -> w.call("toolctx_verify", verifyFields, now));
+        long core = report(runtime + " Verifier.verify", iterations, () -> {
             Verdict v = verifier.verify("POST", headers, body, now);
             if (v.outcome() != Verdict.Outcome.ACCEPT) throw new IllegalStateException(v.toString());
         });
@@ -67,7 +59,7 @@ public final class VerifyBench {
                 throw new IllegalStateException(e);
             }
         });
-        System.out.printf("ratio chicory / hand-written: %.1fx%n", (double) chicory / baseline);
+        System.out.printf("ratio %s / hand-written: %.2fx%n", runtime, (double) core / baseline);
     }
 
     static long report(String what, int iterations, Runnable op) {

@@ -12,15 +12,10 @@ import java.util.function.Function;
 
 /**
  * One instance of a core module (crates/wasm-abi, ABI version 1), compiled
- * to JVM bytecode at build time: fields in, the module's answer out. Not
- * thread-safe: a {@link Pool} hands each to one caller at a time. Any
- * failure inside the module (a trap) throws {@link Trap}; the instance is
- * then dropped, never used again.
+ * to JVM bytecode at build time by Chicory: the pure-JVM runtime
+ * ({@link CoreRuntime}). A trap inside the module throws {@link Trap}.
  */
-public final class WasmInstance {
-    /** The version of the ABI this front end speaks. */
-    public static final int ABI_VERSION = 1;
-
+public final class WasmInstance implements CoreInstance {
     private final Instance instance;
     private final Memory memory;
     private final ExportFunction input;
@@ -54,19 +49,7 @@ public final class WasmInstance {
         return exports.computeIfAbsent(name, instance::export);
     }
 
-    /** A failure inside the module: the instance must be dropped. */
-    public static final class Trap extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        Trap(String export, Throwable cause) {
-            super("toolctx: the core module trapped in " + export, cause);
-        }
-    }
-
-    /**
-     * Writes {@code fields} as the module's input, calls {@code name} with
-     * {@code args} and returns its answer (first byte {@code =} or {@code !}).
-     */
+    @Override
     public byte[] call(String name, byte[][] fields, long... args) {
         try {
             writeInput(fields);
@@ -79,7 +62,7 @@ public final class WasmInstance {
         }
     }
 
-    /** Calls an export that answers a number (no answer text). */
+    @Override
     public long number(String name, byte[][] fields, long... args) {
         try {
             writeInput(fields);
