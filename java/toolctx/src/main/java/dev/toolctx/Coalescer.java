@@ -1,7 +1,9 @@
 package dev.toolctx;
 
 import dev.toolctx.internal.Fields;
-import dev.toolctx.internal.WasmInstance;
+import dev.toolctx.internal.CoreInstance;
+import dev.toolctx.internal.CoreRuntime;
+import dev.toolctx.internal.Trap;
 import java.lang.ref.Cleaner;
 
 /**
@@ -18,9 +20,9 @@ final class Coalescer {
     private static final Object LOCK = new Object();
     private static final Cleaner CLEANER = Cleaner.create();
     /** The instance every coalescer lives in; replaced after a trap (the coalescers in it are gone). */
-    private static WasmInstance shared;
+    private static CoreInstance shared;
 
-    private final WasmInstance home;
+    private final CoreInstance home;
     private final int handle;
     private final Cleaner.Cleanable freeing;
 
@@ -28,12 +30,12 @@ final class Coalescer {
     Coalescer(long intervalMs) {
         long interval = intervalMs < 0 ? HelpersCore.resultLimits().path("progressIntervalMs").asLong() : intervalMs;
         synchronized (LOCK) {
-            if (shared == null) shared = WasmInstance.helpers();
+            if (shared == null) shared = CoreRuntime.helpers();
             this.home = shared;
             this.handle = (int) (long) guarded(home, () -> home.number("toolctx_progress_new", new byte[0][], interval));
         }
         // A coalescer dropped without free() is freed in the module all the same.
-        WasmInstance h = home;
+        CoreInstance h = home;
         int id = handle;
         this.freeing = CLEANER.register(this, () -> release(h, id));
     }
@@ -43,10 +45,10 @@ final class Coalescer {
     }
 
     /** Runs {@code op} on {@code home} (LOCK held); a trap retires the shared instance. */
-    private static <T> T guarded(WasmInstance home, Op<T> op) {
+    private static <T> T guarded(CoreInstance home, Op<T> op) {
         try {
             return op.run();
-        } catch (WasmInstance.Trap t) {
+        } catch (Trap t) {
             if (shared == home) shared = null;
             throw new ToolctxException("internal", "progress: the core's module trapped", t);
         }
@@ -95,12 +97,12 @@ final class Coalescer {
         freeing.clean();
     }
 
-    private static void release(WasmInstance home, int handle) {
+    private static void release(CoreInstance home, int handle) {
         synchronized (LOCK) {
             if (shared != home) return;
             try {
                 home.number("toolctx_progress_free", new byte[0][], handle);
-            } catch (WasmInstance.Trap t) {
+            } catch (Trap t) {
                 shared = null;
             }
         }
