@@ -11,6 +11,8 @@ a version is written must equal it:
   - npm/package.json and the package's own entry in npm/package-lock.json;
   - the Python package: its version is `dynamic`, taken by maturin from
     crates/python's Cargo.toml, never written in pyproject.toml;
+  - the Maven POMs (java/, examples/*/pom.xml): each one's own version,
+    and its parent's where the parent is the project's;
   - CHANGELOG.md has a section for it (Keep a Changelog: `## [X.Y.Z] - date`).
 
     python3 tests/release/versions.py      # prints the version, or what differs
@@ -23,6 +25,7 @@ import re
 import subprocess
 import sys
 import tomllib
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +80,22 @@ def main() -> int:
     )
     python_crate = next(p for p in meta["packages"] if p["name"] == "toolctx-python")
     check("the Python package (maturin reads toolctx-python)", python_crate["version"])
+
+    # Maven: a module's version is its parent's unless written.
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    poms = sorted([*ROOT.glob("java/pom.xml"), *ROOT.glob("java/*/pom.xml"), *ROOT.glob("examples/*/pom.xml")])
+    checks.append(("Maven POMs found", bool(poms), f"{len(poms)}"))
+    for pom in poms:
+        project = ET.parse(pom).getroot()
+        where = pom.relative_to(ROOT)
+        own = project.find("m:version", ns)
+        if own is not None:
+            check(f"{where}: version", own.text)
+        parent = project.find("m:parent", ns)
+        if parent is not None and parent.findtext("m:groupId", namespaces=ns) == "dev.toolctx":
+            check(f"{where}: parent dev.toolctx version", parent.findtext("m:version", namespaces=ns))
+        elif own is None:
+            checks.append((f"{where}: a version, its own or the project parent's", False, "none"))
 
     changelog = (ROOT / "CHANGELOG.md").read_text()
     headings = re.findall(r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?", changelog, re.M)
