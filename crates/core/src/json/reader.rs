@@ -207,8 +207,14 @@ impl<'d, 'a> Item<'d, 'a> {
 
     /// The member `name` of an object; `None` for anything else.
     pub fn get(self, name: &str) -> Option<Item<'d, 'a>> {
+        self.member(name.as_bytes())
+    }
+
+    /// The member named by the bytes `name` of an object; `None` for
+    /// anything else.
+    pub fn member(self, name: &[u8]) -> Option<Item<'d, 'a>> {
         let mut found = [None];
-        self.get_all(&[name.as_bytes()], &mut found);
+        self.get_all(&[name], &mut found);
         found[0]
     }
 
@@ -380,15 +386,20 @@ fn position(names: &[&[u8]], name: &[u8]) -> Option<usize> {
 /// A fixed list of names found through a 64-slot table keyed on their
 /// length and first and last bytes instead of a scan: the token's claims
 /// are looked up once for each member of its payload and of `_meta`.
+/// Natively only: the size-bound wasm builds scan the list (the table and
+/// its code cost npm's module more than its budget leaves).
 pub(crate) struct NameIndex<const N: usize> {
     names: [&'static [u8]; N],
     /// For each key: 1 + the index of its one name, 0 for none, [`SHARED`]
     /// when several names have it (then they are scanned).
+    #[cfg(not(target_arch = "wasm32"))]
     slots: [u8; 64],
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 const SHARED: u8 = u8::MAX;
 
+#[cfg(not(target_arch = "wasm32"))]
 const fn slot_key(name: &[u8]) -> usize {
     let ends = match (name.first(), name.last()) {
         (Some(&first), Some(&last)) => first as usize + last as usize,
@@ -399,35 +410,55 @@ const fn slot_key(name: &[u8]) -> usize {
 
 impl<const N: usize> NameIndex<N> {
     pub(crate) const fn new(names: [&'static [u8]; N]) -> Self {
-        let mut slots = [0u8; 64];
-        let mut i = 0;
-        while i < N {
-            // In range: `slot_key` is below 64, `i` below N. Evaluated at
-            // compile time.
-            #[allow(clippy::indexing_slicing)]
-            {
-                let key = slot_key(names[i]);
-                slots[key] = if slots[key] == 0 && i + 1 < SHARED as usize {
-                    i as u8 + 1
-                } else {
-                    SHARED
-                };
+        #[cfg(not(target_arch = "wasm32"))]
+        let slots = {
+            let mut slots = [0u8; 64];
+            let mut i = 0;
+            while i < N {
+                // In range: `slot_key` is below 64, `i` below N. Evaluated at
+                // compile time.
+                #[allow(clippy::indexing_slicing)]
+                {
+                    let key = slot_key(names[i]);
+                    slots[key] = if slots[key] == 0 && i + 1 < SHARED as usize {
+                        i as u8 + 1
+                    } else {
+                        SHARED
+                    };
+                }
+                i += 1;
             }
-            i += 1;
+            slots
+        };
+        NameIndex {
+            names,
+            #[cfg(not(target_arch = "wasm32"))]
+            slots,
         }
-        NameIndex { names, slots }
     }
 
     /// Where `name` stands in the list (the first place, as [`position`]).
     pub(crate) fn position(&self, name: &[u8]) -> Option<usize> {
+        // Natively, the table answers unless several names share the key.
+        #[cfg(not(target_arch = "wasm32"))]
         match self.slots.get(slot_key(name)).copied()? {
-            0 => None,
-            SHARED => position(&self.names, name),
+            0 => return None,
+            SHARED => {}
             slot => {
                 let i = usize::from(slot - 1);
-                self.names.get(i).filter(|n| same(n, name)).map(|_| i)
+                return self.names.get(i).filter(|n| same(n, name)).map(|_| i);
             }
         }
+        position(&self.names, name)
+    }
+
+    /// Fills `found` with the members of `object` the list names, in one
+    /// pass over it (the wasm builds: as [`Item::get_all`] does).
+    pub(crate) fn get_all<'d, 'a>(&self, object: Item<'d, 'a>, found: &mut [Option<Item<'d, 'a>>]) {
+        #[cfg(not(target_arch = "wasm32"))]
+        object.find_each(|k| self.position(k), found);
+        #[cfg(target_arch = "wasm32")]
+        object.get_all(&self.names, found);
     }
 
     /// Whether no two names share a slot (every lookup is then one compare).
