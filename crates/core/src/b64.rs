@@ -29,6 +29,33 @@ pub(crate) struct Alphabet {
         allow(dead_code)
     )]
     last: Option<[u8; 2]>,
+    /// Natively: each symbol's value already shifted to its place in a
+    /// group of four (18, 12, 6, 0 bits), [`SHIFTED_INVALID`] for a byte
+    /// that is no symbol; 4 KB per alphabet, so not in the wasm builds.
+    #[cfg(not(target_arch = "wasm32"))]
+    shifted: [[u32; 256]; 4],
+}
+
+/// What a byte that is no symbol has in every `shifted` table: bits that
+/// no group of four valid symbols sets.
+#[cfg(not(target_arch = "wasm32"))]
+const SHIFTED_INVALID: u32 = 0xff00_0000;
+
+// Evaluated at compile time, as `table`.
+#[cfg(not(target_arch = "wasm32"))]
+#[allow(clippy::indexing_slicing)]
+const fn shifted(alphabet: &[u8; 64]) -> [[u32; 256]; 4] {
+    let mut t = [[SHIFTED_INVALID; 256]; 4];
+    let mut place = 0;
+    while place < 4 {
+        let mut i = 0;
+        while i < 64 {
+            t[place][alphabet[i] as usize] = (i as u32) << (18 - 6 * place);
+            i += 1;
+        }
+        place += 1;
+    }
+    t
 }
 
 const URL_CHARS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -38,11 +65,15 @@ const BCRYPT_CHARS: &[u8; 64] = b"./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 pub(crate) static URL: Alphabet = Alphabet {
     encode: URL_CHARS,
     decode: table(URL_CHARS),
+    #[cfg(not(target_arch = "wasm32"))]
+    shifted: shifted(URL_CHARS),
     last: Some([b'-', b'_']),
 };
 pub(crate) static STD: Alphabet = Alphabet {
     encode: STD_CHARS,
     decode: table(STD_CHARS),
+    #[cfg(not(target_arch = "wasm32"))]
+    shifted: shifted(STD_CHARS),
     last: Some([b'+', b'/']),
 };
 
@@ -50,6 +81,8 @@ pub(crate) static STD: Alphabet = Alphabet {
 pub(crate) static BCRYPT: Alphabet = Alphabet {
     encode: BCRYPT_CHARS,
     decode: table(BCRYPT_CHARS),
+    #[cfg(not(target_arch = "wasm32"))]
+    shifted: shifted(BCRYPT_CHARS),
     last: None,
 };
 
@@ -171,6 +204,33 @@ impl Alphabet {
                 (input, out)
             }
             None => (input, out),
+        };
+        // Natively, eight symbols into six bytes at a time through the
+        // shifted tables (a token's segments are hundreds of symbols long),
+        // then four into three. Not in wasm: its builds are size-bound, and
+        // npm's decodes sixteen at a time above.
+        #[cfg(not(target_arch = "wasm32"))]
+        let (input, out) = {
+            let blocks = input.len() / 8;
+            let (in8, input) = input.split_at_checked(blocks * 8)?;
+            let (out6, out) = out.split_at_mut_checked(blocks * 6)?;
+            let [t0, t1, t2, t3] = &self.shifted;
+            let at =
+                |t: &[u32; 256], c: u8| t.get(usize::from(c)).copied().unwrap_or(SHIFTED_INVALID);
+            let mut invalid = 0;
+            for (src, dst) in in8.chunks_exact(8).zip(out6.chunks_exact_mut(6)) {
+                if let (&[a, b, c, d, e, f, g, h], [_, _, _, _, _, _]) = (src, &mut *dst) {
+                    let high = at(t0, a) | at(t1, b) | at(t2, c) | at(t3, d);
+                    let low = at(t0, e) | at(t1, f) | at(t2, g) | at(t3, h);
+                    invalid |= high | low;
+                    let n = (u64::from(high) << 24) | u64::from(low);
+                    let [_, _, bytes @ ..] = n.to_be_bytes();
+                    dst.copy_from_slice(&bytes);
+                }
+            }
+            // An invalid symbol's bits land above the low six.
+            seen |= invalid >> 18;
+            (input, out)
         };
         let mut chunks = input.chunks_exact(4);
         for (src, dst) in (&mut chunks).zip(out.chunks_exact_mut(3)) {

@@ -4,7 +4,7 @@
 //! the exhaustive matches over [`Claim`] then name every place that must
 //! carry its value.
 
-use crate::json::{position, Item, Kind as JsonKind};
+use crate::json::{Item, Kind as JsonKind};
 
 const MAX_END_USER_ID_CHARS: usize = 256;
 
@@ -113,13 +113,6 @@ pub(crate) const NAMES: [&[u8]; Claim::ALL.len()] = {
     }
     names
 };
-
-impl Claim {
-    /// The context claim called `name`.
-    pub fn named(name: &[u8]) -> Option<Claim> {
-        position(&NAMES, name).and_then(|i| Claim::ALL.get(i).copied())
-    }
-}
 
 /// The major of a `"<major>"` or `"<major>.<minor>"` protocol in ASCII
 /// digits; `None` for any other form.

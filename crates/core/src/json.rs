@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use crate::scan;
 
 mod reader;
-pub(crate) use reader::{position, read, Doc, Item, Keep, Kind, Members};
+pub(crate) use reader::{read, Doc, Item, Keep, Kind, Members, NameIndex};
 
 /// Deepest nesting accepted: the top-level value is depth 1.
 pub const MAX_DEPTH: usize = 64;

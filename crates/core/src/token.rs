@@ -14,6 +14,9 @@ use crate::{b64, scan};
 
 pub(crate) type HmacSha256 = Hmac<Sha256>;
 
+/// The JOSE header of every minted token.
+pub(crate) const MINTED_HEADER: &[u8] = br#"{"alg":"HS256","typ":"JWT"}"#;
+
 /// Lifetime of a minted token: `exp = iat + 300`.
 pub const TOKEN_TTL_S: u64 = 300;
 /// The issuer every token names.
@@ -164,7 +167,7 @@ impl TokenClaims {
             });
         }
         Ok(sign_compact(
-            br#"{"alg":"HS256","typ":"JWT"}"#,
+            MINTED_HEADER,
             self.payload_json().as_bytes(),
             secret,
         ))

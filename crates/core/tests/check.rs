@@ -53,6 +53,33 @@ fn minted_token_and_meta_verify() {
     );
 }
 
+/// `_meta` is read once for steps 11 and 14: a malformed context value
+/// is refused before the tool (step 12) and the tool before any step-14
+/// refusal, of which the first in document order wins.
+#[test]
+fn meta_refusals_keep_the_contracts_order() {
+    let c = claims();
+    let token = c.mint(SECRET).unwrap();
+    let body = String::from_utf8(body(&c)).unwrap();
+    let task = format!(r#""agentarea/task_id":"{}""#, c.context.task_id);
+    let user = r#""agentarea/end_user_id":"user-42@example.com""#;
+    let reason = |body: &str| match verifier().check("POST", &headers(&token), body.as_bytes(), NOW)
+    {
+        Verdict::Reject(r) => r.reason().as_str(),
+        other => panic!("{other:?}"),
+    };
+    let mismatched = body.replace(&task, r#""agentarea/task_id":"x""#);
+    assert_eq!(reason(&mismatched), "meta_mismatch");
+    let malformed_later = mismatched.replace(user, r#""agentarea/end_user_id":"""#);
+    assert_eq!(reason(&malformed_later), "context_malformed");
+    let other_tool = mismatched.replace(&format!(r#""name":"{TOOL}""#), r#""name":"other""#);
+    assert_eq!(reason(&other_tool), "tool_mismatch");
+    let missing_first = mismatched.replace(r#""_meta":{"#, r#""_meta":{"agentarea/zzz":1,"#);
+    assert_eq!(reason(&missing_first), "claim_missing");
+    let missing_later = mismatched.replace(user, &format!(r#"{user},"agentarea/zzz":1"#));
+    assert_eq!(reason(&missing_later), "meta_mismatch");
+}
+
 #[test]
 fn headers_only_check_refuses_before_the_body() {
     let mut config = Config::new(INSTANCE, vec![SECRET.to_vec()]);

@@ -207,17 +207,33 @@ impl<'d, 'a> Item<'d, 'a> {
 
     /// The member `name` of an object; `None` for anything else.
     pub fn get(self, name: &str) -> Option<Item<'d, 'a>> {
+        self.member(name.as_bytes())
+    }
+
+    /// The member named by the bytes `name` of an object; `None` for
+    /// anything else.
+    pub fn member(self, name: &[u8]) -> Option<Item<'d, 'a>> {
         let mut found = [None];
-        self.get_all(&[name.as_bytes()], &mut found);
+        self.get_all(&[name], &mut found);
         found[0]
     }
 
     /// Fills `found` with the members called `names`, in one pass over
     /// the object.
-    #[inline(never)]
     pub fn get_all(self, names: &[&[u8]], found: &mut [Option<Item<'d, 'a>>]) {
+        self.find_each(|k| position(names, k), found);
+    }
+
+    /// Fills `found[slot_of(name)]` with each member whose name has a
+    /// slot, in one pass over the object.
+    #[inline(never)]
+    pub fn find_each(
+        self,
+        slot_of: impl Fn(&[u8]) -> Option<usize>,
+        found: &mut [Option<Item<'d, 'a>>],
+    ) {
         for (k, v) in self.members() {
-            let slot = k.str_bytes().and_then(|k| position(names, k));
+            let slot = k.str_bytes().and_then(&slot_of);
             if let Some(slot) = slot.and_then(|i| found.get_mut(i)) {
                 *slot = Some(v);
             }
@@ -363,8 +379,93 @@ struct Reader<'a> {
 
 /// Where `name` stands in `names`.
 #[inline(never)]
-pub(crate) fn position(names: &[&[u8]], name: &[u8]) -> Option<usize> {
+fn position(names: &[&[u8]], name: &[u8]) -> Option<usize> {
     names.iter().position(|n| same(n, name))
+}
+
+/// A fixed list of names found through a 64-slot table keyed on their
+/// length and first and last bytes instead of a scan: the token's claims
+/// are looked up once for each member of its payload and of `_meta`.
+/// Natively only: the size-bound wasm builds scan the list (the table and
+/// its code cost npm's module more than its budget leaves).
+pub(crate) struct NameIndex<const N: usize> {
+    names: [&'static [u8]; N],
+    /// For each key: 1 + the index of its one name, 0 for none, [`SHARED`]
+    /// when several names have it (then they are scanned).
+    #[cfg(not(target_arch = "wasm32"))]
+    slots: [u8; 64],
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+const SHARED: u8 = u8::MAX;
+
+#[cfg(not(target_arch = "wasm32"))]
+const fn slot_key(name: &[u8]) -> usize {
+    let ends = match (name.first(), name.last()) {
+        (Some(&first), Some(&last)) => first as usize + last as usize,
+        _ => 0,
+    };
+    (name.len().wrapping_mul(2).wrapping_add(ends)) & 63
+}
+
+impl<const N: usize> NameIndex<N> {
+    pub(crate) const fn new(names: [&'static [u8]; N]) -> Self {
+        #[cfg(not(target_arch = "wasm32"))]
+        let slots = {
+            let mut slots = [0u8; 64];
+            let mut i = 0;
+            while i < N {
+                // In range: `slot_key` is below 64, `i` below N. Evaluated at
+                // compile time.
+                #[allow(clippy::indexing_slicing)]
+                {
+                    let key = slot_key(names[i]);
+                    slots[key] = if slots[key] == 0 && i + 1 < SHARED as usize {
+                        i as u8 + 1
+                    } else {
+                        SHARED
+                    };
+                }
+                i += 1;
+            }
+            slots
+        };
+        NameIndex {
+            names,
+            #[cfg(not(target_arch = "wasm32"))]
+            slots,
+        }
+    }
+
+    /// Where `name` stands in the list (the first place, as [`position`]).
+    pub(crate) fn position(&self, name: &[u8]) -> Option<usize> {
+        // Natively, the table answers unless several names share the key.
+        #[cfg(not(target_arch = "wasm32"))]
+        match self.slots.get(slot_key(name)).copied()? {
+            0 => return None,
+            SHARED => {}
+            slot => {
+                let i = usize::from(slot - 1);
+                return self.names.get(i).filter(|n| same(n, name)).map(|_| i);
+            }
+        }
+        position(&self.names, name)
+    }
+
+    /// Fills `found` with the members of `object` the list names, in one
+    /// pass over it (the wasm builds: as [`Item::get_all`] does).
+    pub(crate) fn get_all<'d, 'a>(&self, object: Item<'d, 'a>, found: &mut [Option<Item<'d, 'a>>]) {
+        #[cfg(not(target_arch = "wasm32"))]
+        object.find_each(|k| self.position(k), found);
+        #[cfg(target_arch = "wasm32")]
+        object.get_all(&self.names, found);
+    }
+
+    /// Whether no two names share a slot (every lookup is then one compare).
+    #[cfg(test)]
+    pub(crate) fn direct(&self) -> bool {
+        !self.slots.contains(&SHARED)
+    }
 }
 
 /// Equal names; the last byte first, since names of one object often
@@ -724,6 +825,30 @@ mod tests {
 
     fn root<'d, 'a>(doc: &'d Doc<'a>) -> Item<'d, 'a> {
         doc.root().unwrap()
+    }
+
+    #[test]
+    fn a_name_index_finds_what_a_scan_finds() {
+        // Names sharing a key (`ab` and `ba`), one twice, the empty and a
+        // one-byte name, and misses of every kind.
+        const NAMES: [&[u8]; 7] = [b"iss", b"ab", b"ba", b"", b"b", b"iss", b"tool_call_id"];
+        let index = NameIndex::new(NAMES);
+        assert!(!index.direct());
+        for name in [
+            &b"iss"[..],
+            b"ab",
+            b"ba",
+            b"",
+            b"b",
+            b"tool_call_id",
+            b"isx",
+            b"a",
+            b"aa",
+            b"tool_call_ix",
+            b"workspace_id",
+        ] {
+            assert_eq!(index.position(name), position(&NAMES, name), "{name:?}");
+        }
     }
 
     #[test]
