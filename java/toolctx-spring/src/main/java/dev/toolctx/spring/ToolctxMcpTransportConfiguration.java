@@ -2,10 +2,12 @@ package dev.toolctx.spring;
 
 import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpTransportContextExtractor;
+import dev.toolctx.ToolctxException;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.ai.mcp.server.common.autoconfigure.McpServerAutoConfiguration;
 import org.springframework.ai.mcp.server.common.autoconfigure.McpServerStatelessAutoConfiguration;
 import org.springframework.ai.mcp.server.common.autoconfigure.McpServerStdioDisabledCondition;
+import org.springframework.ai.mcp.server.common.autoconfigure.properties.McpServerProperties;
 import org.springframework.ai.mcp.server.common.autoconfigure.properties.McpServerStreamableHttpProperties;
 import org.springframework.ai.mcp.server.webmvc.transport.WebMvcStatelessServerTransport;
 import org.springframework.ai.mcp.server.webmvc.transport.WebMvcStreamableServerTransportProvider;
@@ -25,8 +27,8 @@ import tools.jackson.databind.json.JsonMapper;
  * extractor that copies {@link dev.toolctx.ToolctxFilter}'s verdict into the
  * MCP transport context. Spring AI's beans back off (they are
  * {@code @ConditionalOnMissingBean} and come after these). The SSE transport
- * is not wired: a tool behind it finds no context and
- * {@link dev.toolctx.ToolContext#from} throws.
+ * has no place for the extractor: with it, startup stops rather than serve
+ * tools that would run without their verified context.
  */
 @Configuration(proxyBeanMethods = false)
 class ToolctxMcpTransportConfiguration {
@@ -62,5 +64,17 @@ class ToolctxMcpTransportConfiguration {
                 .messageEndpoint(properties.getMcpEndpoint())
                 .contextExtractor(onServerRequest(extractor))
                 .build();
+    }
+
+    /** Spring AI's SSE transport (its default protocol): refused at startup (see above). */
+    @Bean
+    @Conditional(McpServerStdioDisabledCondition.class)
+    McpServerProperties.ServerProtocol toolctxGuardedProtocol(McpServerProperties server) {
+        if (server.getProtocol() == McpServerProperties.ServerProtocol.SSE) {
+            throw new ToolctxException("transport_unsupported",
+                    "toolctx-spring guards Spring AI's STREAMABLE and STATELESS WebMvc transports; the SSE transport cannot carry "
+                            + "the verified context to a tool: set spring.ai.mcp.server.protocol to STREAMABLE or STATELESS");
+        }
+        return server.getProtocol();
     }
 }

@@ -18,6 +18,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
@@ -71,8 +72,10 @@ class ToolctxAutoConfigurationTest {
 
     private static ConfigurableApplicationContext start(String... settings) {
         List<String> args = new ArrayList<>(List.of(
-                "--server.port=0", "--server.address=127.0.0.1", "--spring.main.banner-mode=off", "--logging.level.root=OFF",
-                "--spring.ai.mcp.server.protocol=STREAMABLE"));
+                "--server.port=0", "--server.address=127.0.0.1", "--spring.main.banner-mode=off", "--logging.level.root=OFF"));
+        if (Arrays.stream(settings).noneMatch(s -> s.startsWith("--spring.ai.mcp.server.protocol="))) {
+            args.add("--spring.ai.mcp.server.protocol=STREAMABLE");
+        }
         args.addAll(List.of(settings));
         return SpringApplication.run(App.class, args.toArray(new String[0]));
     }
@@ -88,6 +91,12 @@ class ToolctxAutoConfigurationTest {
     @Test
     void noConfigurationStopsStartup() {
         assertEquals("config_missing", startupError().code());
+    }
+
+    @Test
+    void theSseTransportStopsStartup() {
+        assertEquals("transport_unsupported", startupError("--toolctx.instance-id=spring-test", "--toolctx.secrets[0]=" + SECRET,
+                "--spring.ai.mcp.server.protocol=SSE").code());
     }
 
     @Test
