@@ -9,7 +9,7 @@ import (
 	"time"
 
 	toolctx "github.com/toolctx/toolctx/go"
-	"github.com/toolctx/toolctx/go/internal/mint"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 // The middleware in front of any http.Handler: a refused call never
@@ -30,7 +30,7 @@ func ExampleMiddleware() {
 		fmt.Println("task", c.TaskID, "for", c.EndUserID)
 	}))
 
-	call := mint.NewCall("srv-1", "task-7", "get_order", time.Now())
+	call := toolctxtest.NewCall("srv-1", "task-7", "get_order", time.Now())
 	body := call.Body(1, "get_order", map[string]any{"orderId": "A-1"})
 	for _, token := range []string{call.Token(secret), ""} {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
@@ -68,7 +68,7 @@ func ExampleMemoryReplayGuard() {
 		panic(err)
 	}
 	defer v.Close()
-	call := mint.NewCall("srv-1", "task-7", "get_order", time.Now())
+	call := toolctxtest.NewCall("srv-1", "task-7", "get_order", time.Now())
 	header := http.Header{"Content-Type": {"application/json"}, "X-Agentarea-Context": {call.Token(secret)}}
 	for range 2 {
 		verdict, _ := v.Verify(context.Background(), http.MethodPost, header, call.Body(1, "get_order", map[string]any{}))

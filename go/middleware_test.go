@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolctx/toolctx/go/internal/mint"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 const (
@@ -80,7 +80,7 @@ func reason(t *testing.T, w *httptest.ResponseRecorder) string {
 func TestAcceptedCallCarriesTheContextAndTheBody(t *testing.T) {
 	u := &upstream{}
 	h := Middleware(newVerifier(t, Options{}))(u)
-	call := mint.NewCall(instanceID, "task-1", "get_order", time.Now())
+	call := toolctxtest.NewCall(instanceID, "task-1", "get_order", time.Now())
 	body := call.Body(7, "get_order", map[string]any{"orderId": "A-1"})
 	w := post(h, body, map[string]string{"X-AgentArea-Context": call.Token(secret)})
 	if w.Code != http.StatusNoContent || u.calls != 1 {
@@ -97,7 +97,7 @@ func TestAcceptedCallCarriesTheContextAndTheBody(t *testing.T) {
 func TestRefusalsAreWrittenAsTheCoreRenderedThem(t *testing.T) {
 	u := &upstream{}
 	h := Middleware(newVerifier(t, Options{}))(u)
-	call := mint.NewCall(instanceID, "task-1", "get_order", time.Now())
+	call := toolctxtest.NewCall(instanceID, "task-1", "get_order", time.Now())
 	body := call.Body(7, "get_order", map[string]any{})
 	for name, header := range map[string]map[string]string{
 		"token_missing":     {},
@@ -179,7 +179,7 @@ func TestBodyOverTheLimitIsRefusedUnread(t *testing.T) {
 func TestForwardedHeaders(t *testing.T) {
 	u := &upstream{}
 	h := Middleware(newVerifier(t, Options{Forward: &Forward{Headers: map[string]string{"task_id": "x-toolctx-task-id"}}}))(u)
-	call := mint.NewCall(instanceID, "task-9", "get_order", time.Now())
+	call := toolctxtest.NewCall(instanceID, "task-9", "get_order", time.Now())
 	post(h, call.Body(1, "get_order", map[string]any{}), map[string]string{"X-AgentArea-Context": call.Token(secret), "X-Toolctx-Task-Id": "spoofed"})
 	if got := u.header.Values("X-Toolctx-Task-Id"); len(got) != 1 || got[0] != "task-9" {
 		t.Fatalf("accepted: %q", got)
@@ -199,7 +199,7 @@ func TestMemoryReplayGuardAcrossThePool(t *testing.T) {
 	}
 	u := &upstream{}
 	h := Middleware(newVerifier(t, Options{ReplayGuard: guard}))(u)
-	call := mint.NewCall(instanceID, "task-1", "get_order", time.Now())
+	call := toolctxtest.NewCall(instanceID, "task-1", "get_order", time.Now())
 	body, token := call.Body(1, "get_order", map[string]any{}), call.Token(secret)
 	// The same token from many goroutines (so many instances): one runs.
 	var wg sync.WaitGroup
@@ -233,7 +233,7 @@ func (failingStore) FirstUse(context.Context, string, int64, int64) (string, err
 func TestAFailedStoreRefuses(t *testing.T) {
 	u := &upstream{}
 	h := Middleware(newVerifier(t, Options{ReplayGuard: failingStore{}}))(u)
-	call := mint.NewCall(instanceID, "task-1", "get_order", time.Now())
+	call := toolctxtest.NewCall(instanceID, "task-1", "get_order", time.Now())
 	w := post(h, call.Body(1, "get_order", map[string]any{}), map[string]string{"X-AgentArea-Context": call.Token(secret)})
 	if w.Code != http.StatusInternalServerError || reason(t, w) != "internal_error" || u.calls != 0 {
 		t.Fatalf("%d %s, %d calls", w.Code, w.Body, u.calls)
@@ -253,7 +253,7 @@ func TestATrappedInstanceIsDroppedAndRefused(t *testing.T) {
 		_ = in.mod.Close(t.Context())
 		v.pool.put(in)
 	}
-	call := mint.NewCall(instanceID, "task-1", "get_order", time.Now())
+	call := toolctxtest.NewCall(instanceID, "task-1", "get_order", time.Now())
 	body, token := call.Body(1, "get_order", map[string]any{}), call.Token(secret)
 	w := post(h, body, map[string]string{"X-AgentArea-Context": token})
 	if w.Code != http.StatusInternalServerError || reason(t, w) != "internal_error" || u.calls != 0 {
@@ -262,7 +262,7 @@ func TestATrappedInstanceIsDroppedAndRefused(t *testing.T) {
 	// The broken instances are gone one by one; fresh ones serve again.
 	var last *httptest.ResponseRecorder
 	for range v.pool.limit + 1 {
-		c := mint.NewCall(instanceID, "task-1", "get_order", time.Now())
+		c := toolctxtest.NewCall(instanceID, "task-1", "get_order", time.Now())
 		last = post(h, c.Body(1, "get_order", map[string]any{}), map[string]string{"X-AgentArea-Context": c.Token(secret)})
 	}
 	if last.Code != http.StatusNoContent {

@@ -7,9 +7,7 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,32 +18,13 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 const (
 	instanceID = "go-example-test"
 	secret     = "go-example-test-secret-0123456789abcdef"
 )
-
-// platform puts the next token on the tools/call request that carries it.
-type platform struct {
-	mu    sync.Mutex
-	token string
-}
-
-func (p *platform) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPost && r.Body != nil {
-		body, _ := io.ReadAll(r.Body)
-		r = r.Clone(r.Context())
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		p.mu.Lock()
-		if bytes.Contains(body, []byte(`"tools/call"`)) && p.token != "" {
-			r.Header.Set("X-AgentArea-Context", p.token)
-		}
-		p.mu.Unlock()
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 func start(t *testing.T, flags ...string) string {
 	t.Helper()
@@ -69,31 +48,21 @@ func start(t *testing.T, flags ...string) string {
 	return url
 }
 
-// call mints a token for tool on task (tests/support's format: claims and
-// _meta from one context) and calls the tool.
-func call(t *testing.T, cs *mcp.ClientSession, p *platform, tool, task, callID string, args map[string]any, progress bool) (*mcp.CallToolResult, error) {
+// call mints a token for tool on task (claims and _meta from one context,
+// as the platform sends them) and calls the tool.
+func call(t *testing.T, cs *mcp.ClientSession, p *toolctxtest.Platform, tool, task, callID string, args map[string]any, progress bool) (*mcp.CallToolResult, error) {
 	t.Helper()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
-	p.mu.Lock()
-	p.token = ""
+	p.SetToken("")
 	if task != "" {
-		ctx := map[string]any{"protocol": "1", "task_id": task, "tool_call_id": callID, "workspace_id": "ws-1",
-			"idempotency_key": task + ":" + callID, "end_user_id": "user-42"}
-		now := time.Now().Unix()
-		claims := map[string]any{"iss": "agentarea", "aud": instanceID, "iat": now, "exp": now + 300,
-			"jti": time.Now().Format(time.RFC3339Nano), "tool": tool}
-		meta := mcp.Meta{}
-		for k, v := range ctx {
-			claims[k] = v
-			meta["agentarea/"+k] = v
-		}
+		c := toolctxtest.NewCall(instanceID, task, tool, time.Now()).WithCallID(callID)
+		meta := mcp.Meta(c.Meta)
 		if progress {
 			meta["progressToken"] = "p-1"
 		}
 		params.Meta = meta
-		p.token = mintHS256(claims, secret)
+		p.SetToken(c.Token(secret))
 	}
-	p.mu.Unlock()
 	return cs.CallTool(t.Context(), params)
 }
 
@@ -118,7 +87,7 @@ func TestGoSDKClientAgainstTheExample(t *testing.T) {
 					mu.Unlock()
 				},
 			})
-			p := &platform{}
+			p := &toolctxtest.Platform{}
 			cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: p}},
 				&mcp.ClientSessionOptions{ProtocolVersion: mode.version})
 			if err != nil {

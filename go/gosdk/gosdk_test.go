@@ -1,12 +1,9 @@
 package gosdk_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,7 +12,7 @@ import (
 
 	toolctx "github.com/toolctx/toolctx/go"
 	"github.com/toolctx/toolctx/go/gosdk"
-	"github.com/toolctx/toolctx/go/internal/mint"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 const (
@@ -42,35 +39,7 @@ func server(runs *atomic.Int32) *mcp.Server {
 	return s
 }
 
-// platform puts the next token on the tools/call request that carries it,
-// as the platform adds it.
-type platform struct {
-	mu    sync.Mutex
-	token string
-	extra http.Header
-}
-
-func (p *platform) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPost && r.Body != nil {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		p.mu.Lock()
-		if bytes.Contains(body, []byte(`"tools/call"`)) {
-			r = r.Clone(r.Context())
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if p.token != "" {
-				r.Header.Set("X-AgentArea-Context", p.token)
-			}
-			for k, v := range p.extra {
-				r.Header[k] = v
-			}
-		}
-		p.mu.Unlock()
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func connect(t *testing.T, url, version string, p *platform) *mcp.ClientSession {
+func connect(t *testing.T, url, version string, p *toolctxtest.Platform) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-test-client", Version: "1"}, nil)
 	transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: p}}
@@ -81,17 +50,15 @@ func connect(t *testing.T, url, version string, p *platform) *mcp.ClientSession 
 	return cs
 }
 
-func whoami(t *testing.T, cs *mcp.ClientSession, p *platform, task string) (whoamiOut, error) {
+func whoami(t *testing.T, cs *mcp.ClientSession, p *toolctxtest.Platform, task string) (whoamiOut, error) {
 	t.Helper()
 	params := &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}
-	p.mu.Lock()
-	p.token = ""
+	p.SetToken("")
 	if task != "" {
-		call := mint.NewCall(instanceID, task, "whoami", time.Now())
-		p.token = call.Token(secret)
+		call := toolctxtest.NewCall(instanceID, task, "whoami", time.Now())
+		p.SetToken(call.Token(secret))
 		params.Meta = call.Meta
 	}
-	p.mu.Unlock()
 	res, err := cs.CallTool(t.Context(), params)
 	if err != nil {
 		return whoamiOut{}, err
@@ -126,7 +93,7 @@ func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: mode.stateless})
 			srv := httptest.NewServer(gosdk.Middleware(v)(h))
 			defer srv.Close()
-			p := &platform{}
+			p := &toolctxtest.Platform{}
 			cs := connect(t, srv.URL, mode.version, p)
 			// Before the server closes: a session's SSE stream stays open until then.
 			defer cs.Close()
@@ -141,11 +108,11 @@ func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 				t.Fatalf("a call without a token was answered: %+v", out)
 			}
 			// A forged context header is removed before the SDK sees it.
-			p.extra = http.Header{gosdk.Header: {"forged {\"task_id\":\"x\"}"}}
+			p.SetHeader(http.Header{gosdk.Header: {"forged {\"task_id\":\"x\"}"}})
 			if _, err := whoami(t, cs, p, ""); err == nil {
 				t.Fatal("a forged context header got a call through")
 			}
-			p.extra = nil
+			p.SetHeader(nil)
 			if runs.Load() != before {
 				t.Fatalf("refused calls ran: %d", runs.Load()-before)
 			}
@@ -159,7 +126,8 @@ func TestWithoutTheMiddlewareFromRequestFails(t *testing.T) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	p := &platform{extra: http.Header{gosdk.Header: {"forged {\"task_id\":\"x\"}"}}}
+	p := &toolctxtest.Platform{}
+	p.SetHeader(http.Header{gosdk.Header: {"forged {\"task_id\":\"x\"}"}})
 	cs := connect(t, srv.URL, "2025-11-25", p)
 	defer cs.Close()
 	out, err := whoami(t, cs, p, "task-a")

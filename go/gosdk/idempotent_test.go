@@ -13,7 +13,7 @@ import (
 
 	toolctx "github.com/toolctx/toolctx/go"
 	"github.com/toolctx/toolctx/go/gosdk"
-	"github.com/toolctx/toolctx/go/internal/mint"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 func TestIdempotentRunsOncePerKey(t *testing.T) {
@@ -39,21 +39,13 @@ func TestIdempotentRunsOncePerKey(t *testing.T) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
 	srv := httptest.NewServer(gosdk.Middleware(v)(h))
 	defer srv.Close()
-	p := &platform{}
+	p := &toolctxtest.Platform{}
 	cs := connect(t, srv.URL, "2025-11-25", p)
 	defer cs.Close()
-	call := mint.NewCall(instanceID, "task-i", "create_invoice", time.Now())
+	call := toolctxtest.NewCall(instanceID, "task-i", "create_invoice", time.Now())
 	invoke := func(amount int) *mcp.CallToolResult {
 		t.Helper()
-		c := call
-		c.Claims = map[string]any{}
-		for k, v := range call.Claims {
-			c.Claims[k] = v
-		}
-		c.Claims["jti"] = time.Now().String() // a fresh token per attempt, the same context
-		p.mu.Lock()
-		p.token = c.Token(secret)
-		p.mu.Unlock()
+		p.SetToken(call.Reissued().Token(secret)) // a fresh token per attempt, the same context
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "create_invoice", Arguments: map[string]any{"amount": amount}, Meta: call.Meta})
 		if err != nil {
 			t.Fatal(err)

@@ -1,12 +1,9 @@
 package mcpgo_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,34 +14,14 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	toolctx "github.com/toolctx/toolctx/go"
-	"github.com/toolctx/toolctx/go/internal/mint"
 	"github.com/toolctx/toolctx/go/mcpgo"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 const (
 	instanceID = "mcp-go-test"
 	secret     = "mcp-go-test-secret-0123456789abcdef"
 )
-
-// platform puts the next token on the tools/call request that carries it.
-type platform struct {
-	mu    sync.Mutex
-	token string
-}
-
-func (p *platform) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPost && r.Body != nil {
-		body, _ := io.ReadAll(r.Body)
-		r = r.Clone(r.Context())
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		p.mu.Lock()
-		if bytes.Contains(body, []byte(`"tools/call"`)) && p.token != "" {
-			r.Header.Set("X-AgentArea-Context", p.token)
-		}
-		p.mu.Unlock()
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instanceID, Secrets: []string{secret}})
@@ -65,7 +42,7 @@ func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 		})
 		h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(mcpgo.ContextFunc), server.WithStateLess(stateless))
 		srv := httptest.NewServer(toolctx.Middleware(v)(h))
-		p := &platform{}
+		p := &toolctxtest.Platform{}
 		c, err := client.NewStreamableHttpClient(srv.URL, transport.WithHTTPBasicClient(&http.Client{Transport: p}))
 		if err != nil {
 			t.Fatal(err)
@@ -83,14 +60,12 @@ func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 		call := func(task string) (string, error) {
 			req := mcp.CallToolRequest{}
 			req.Params.Name = "whoami"
-			p.mu.Lock()
-			p.token = ""
+			p.SetToken("")
 			if task != "" {
-				m := mint.NewCall(instanceID, task, "whoami", time.Now())
-				p.token = m.Token(secret)
+				m := toolctxtest.NewCall(instanceID, task, "whoami", time.Now())
+				p.SetToken(m.Token(secret))
 				req.Params.Meta = &mcp.Meta{AdditionalFields: m.Meta}
 			}
-			p.mu.Unlock()
 			res, err := c.CallTool(ctx, req)
 			if err != nil {
 				return "", err

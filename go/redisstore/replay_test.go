@@ -19,8 +19,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	toolctx "github.com/toolctx/toolctx/go"
-	"github.com/toolctx/toolctx/go/internal/mint"
 	"github.com/toolctx/toolctx/go/redisstore"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 const (
@@ -90,7 +90,7 @@ func newReplica(t *testing.T, client *redis.Client) replica {
 	return replica{h: h, runs: runs}
 }
 
-func call(h http.Handler, c mint.Call) *httptest.ResponseRecorder {
+func call(h http.Handler, c toolctxtest.Call) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(c.Body(1, "get_order", map[string]any{})))
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("X-AgentArea-Context", c.Token(secret))
@@ -115,7 +115,7 @@ func client(addr string) *redis.Client {
 func TestReplicasShareTheCoresKeys(t *testing.T) {
 	_, addr := startRedis(t)
 	a, b := newReplica(t, client(addr)), newReplica(t, client(addr))
-	c := mint.NewCall(instanceID, "task-1", "get_order", time.Now())
+	c := toolctxtest.NewCall(instanceID, "task-1", "get_order", time.Now())
 	if w := call(a.h, c); w.Code != http.StatusNoContent {
 		t.Fatalf("first use: %d %s", w.Code, w.Body)
 	}
@@ -129,7 +129,7 @@ func TestReplicasShareTheCoresKeys(t *testing.T) {
 		t.Fatalf("the claim's key: ttl %v, %v", ttl, err)
 	}
 	// Concurrent replays of one token across both replicas: one runs.
-	c2 := mint.NewCall(instanceID, "task-2", "get_order", time.Now())
+	c2 := toolctxtest.NewCall(instanceID, "task-2", "get_order", time.Now())
 	var wg sync.WaitGroup
 	var ok atomic.Int32
 	for i := range 20 {
@@ -157,7 +157,7 @@ func TestARetryingClientIsRefused(t *testing.T) {
 func TestPausedAndKilledRedisRefuses(t *testing.T) {
 	cmd, addr := startRedis(t)
 	r := newReplica(t, client(addr))
-	if w := call(r.h, mint.NewCall(instanceID, "task-1", "get_order", time.Now())); w.Code != http.StatusNoContent {
+	if w := call(r.h, toolctxtest.NewCall(instanceID, "task-1", "get_order", time.Now())); w.Code != http.StatusNoContent {
 		t.Fatalf("before: %d %s", w.Code, w.Body)
 	}
 	before := r.runs.Load()
@@ -166,7 +166,7 @@ func TestPausedAndKilledRedisRefuses(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	paused := mint.NewCall(instanceID, "task-2", "get_order", time.Now())
+	paused := toolctxtest.NewCall(instanceID, "task-2", "get_order", time.Now())
 	if w := call(r.h, paused); reasonOf(w) != "internal_error" || w.Code != http.StatusInternalServerError {
 		t.Fatalf("paused: %d %s", w.Code, w.Body)
 	}
@@ -178,14 +178,14 @@ func TestPausedAndKilledRedisRefuses(t *testing.T) {
 	if w.Code != http.StatusNoContent && reasonOf(w) != "token_replayed" {
 		t.Fatalf("after the pause: %d %s", w.Code, w.Body)
 	}
-	if w := call(r.h, mint.NewCall(instanceID, "task-3", "get_order", time.Now())); w.Code != http.StatusNoContent {
+	if w := call(r.h, toolctxtest.NewCall(instanceID, "task-3", "get_order", time.Now())); w.Code != http.StatusNoContent {
 		t.Fatalf("recovered: %d %s", w.Code, w.Body)
 	}
 	runsAfterPause := r.runs.Load()
 	// Killed: refused, never run unguarded.
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if w := call(r.h, mint.NewCall(instanceID, "task-4", "get_order", time.Now())); reasonOf(w) != "internal_error" {
+	if w := call(r.h, toolctxtest.NewCall(instanceID, "task-4", "get_order", time.Now())); reasonOf(w) != "internal_error" {
 		t.Fatalf("killed: %d %s", w.Code, w.Body)
 	}
 	if r.runs.Load() != runsAfterPause || runsAfterPause > before+2 {

@@ -15,8 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	toolctx "github.com/toolctx/toolctx/go"
-	"github.com/toolctx/toolctx/go/internal/mint"
 	"github.com/toolctx/toolctx/go/toolctxotel"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 const secret = "otel-test-secret-0123456789abcdef-0123"
@@ -36,7 +36,7 @@ func TestVerdictsUnderTheCoresNames(t *testing.T) {
 	}
 	defer v.Close()
 	h := toolctx.Middleware(v)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	call := mint.NewCall("otel", "task-1", "get_order", time.Now())
+	call := toolctxtest.NewCall("otel", "task-1", "get_order", time.Now())
 	for _, token := range []string{call.Token(secret), ""} {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(call.Body(1, "get_order", map[string]any{})))
 		if token != "" {

@@ -12,7 +12,7 @@ import (
 
 	toolctx "github.com/toolctx/toolctx/go"
 	"github.com/toolctx/toolctx/go/gosdk"
-	"github.com/toolctx/toolctx/go/internal/mint"
+	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 const (
@@ -33,7 +33,7 @@ func server() http.Handler {
 }
 
 func run(b *testing.B, h http.Handler) {
-	call := mint.NewCall(instance, "task-bench", "get_order", time.Now())
+	call := toolctxtest.NewCall(instance, "task-bench", "get_order", time.Now())
 	body := call.Body(1, "get_order", map[string]any{"orderId": "A-1"})
 	token := call.Token(secret)
 	b.ReportAllocs()
