@@ -4,6 +4,8 @@ time matters: idempotency outcomes, progress coalescing, result limits."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import anyio
 import pytest
@@ -34,6 +36,30 @@ def anyio_backend() -> str:
 
 def verified(tool_call_id: str = "call-1") -> toolctx.Context:
     return verified_as("task-1", tool_call_id)
+
+
+@contextmanager
+def running_as(ctx: toolctx.Context) -> Iterator[None]:
+    """Runs the block as a tool call that ctx's verified request carries."""
+    token = _current.set(ctx)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+async def refusal_of(store: object) -> tuple[toolctx.ToolctxError, list[int]]:
+    """The error an idempotent tool on store raises, and its runs."""
+    runs: list[int] = []
+
+    @idempotent(store=store)
+    async def tool(x: int) -> str:
+        runs.append(x)
+        return "ran"
+
+    with running_as(verified()), pytest.raises(toolctx.ToolctxError) as e:
+        await tool(1)
+    return e.value, runs
 
 
 def verified_as(task_id: str, tool_call_id: str) -> toolctx.Context:
@@ -76,8 +102,7 @@ async def test_a_running_first_call_is_not_run_twice_and_a_raise_releases() -> N
         await release.wait()
         return "done"
 
-    token = _current.set(verified())
-    try:
+    with running_as(verified()):
         results = []
         async with anyio.create_task_group() as tg:
             async def first():
@@ -101,8 +126,6 @@ async def test_a_running_first_call_is_not_run_twice_and_a_raise_releases() -> N
         with pytest.raises(RuntimeError):
             await flaky(5)
         assert (await flaky(5)).content[0].text == "ok"  # the claim was released: the retry runs
-    finally:
-        _current.reset(token)
 
 
 def test_canonical_hash_ignores_member_order() -> None:
@@ -222,20 +245,8 @@ async def test_a_failing_store_never_runs_the_tool() -> None:
         async def claim(self, key, entry, lease_s):
             raise ConnectionError("store down")
 
-    runs = []
-
-    @idempotent(store=Down())
-    async def tool(x: int) -> str:
-        runs.append(x)
-        return "ran"
-
-    token = _current.set(verified())
-    try:
-        with pytest.raises(toolctx.ToolctxError) as e:
-            await tool(1)
-    finally:
-        _current.reset(token)
-    assert e.value.code == "idempotency_store_failed" and isinstance(e.value.__cause__, ConnectionError)
+    error, runs = await refusal_of(Down())
+    assert error.code == "idempotency_store_failed" and isinstance(error.__cause__, ConnectionError)
     assert runs == []
 
 
@@ -273,8 +284,7 @@ async def test_a_store_error_after_the_tool_ran_never_escapes() -> None:
 
         return tool
 
-    token = _current.set(verified())
-    try:
+    with running_as(verified()):
         store = Scripted(fail_release=True)
         assert await tool_of(store, lambda: asks)(1) is asks and store.released == 1
 
@@ -292,8 +302,6 @@ async def test_a_store_error_after_the_tool_ran_never_escapes() -> None:
             return asks
 
         assert await asking(1) is asks
-    finally:
-        _current.reset(token)
     assert seen == ["release failed", "release failed", "complete failed"]
 
 
@@ -310,20 +318,8 @@ async def test_a_store_error_after_the_tool_ran_never_escapes() -> None:
     ],
 )
 async def test_a_malformed_entry_is_a_clear_refusal(held) -> None:
-    runs = []
-
-    @idempotent(store=Scripted(held=held))
-    async def tool(x: int) -> str:
-        runs.append(x)
-        return "ran"
-
-    token = _current.set(verified())
-    try:
-        with pytest.raises(toolctx.ToolctxError) as e:
-            await tool(1)
-    finally:
-        _current.reset(token)
-    assert e.value.code == "idempotency_entry_invalid" and runs == []
+    error, runs = await refusal_of(Scripted(held=held))
+    assert error.code == "idempotency_entry_invalid" and runs == []
 
 
 def test_a_malformed_stored_text_is_a_clear_refusal() -> None:
@@ -364,11 +360,8 @@ async def test_two_namespaces_in_one_store_are_apart() -> None:
         return tool
 
     for namespace, task in (("p", "t"), ("", "pt"), ("p", "t")):
-        token = _current.set(verified_as(task, "c"))
-        try:
+        with running_as(verified_as(task, "c")):
             result = await tool_in(namespace)(1)
-        finally:
-            _current.reset(token)
     assert result.meta[REPLAYED] is True and runs == ["p", ""]
 
 
@@ -379,12 +372,9 @@ async def test_a_replay_is_the_first_result_as_sent() -> None:
     async def tool(x: int) -> CallToolResult:
         return CallToolResult(content=[TextContent(type="text", text="hi")], structured_content={"n": [1, 2]}, _meta={"app/trace": "t-1", "nested": {"k": None}})
 
-    token = _current.set(verified())
-    try:
+    with running_as(verified()):
         first = await tool(1)
         again = await tool(1)
-    finally:
-        _current.reset(token)
     sent = first.model_dump(by_alias=True, exclude_none=True)
     replayed = again.model_dump(by_alias=True, exclude_none=True)
     assert replayed == {**sent, "_meta": {**sent["_meta"], REPLAYED: True}}
@@ -432,8 +422,7 @@ async def test_the_context_parameter_is_found_and_models_are_hashed() -> None:
     # A Context outside any HTTP request (stdio): no verified context, refused.
     refused = await place(Order(sku="a", qty=1), Context())
     assert refused.meta["toolctx/idempotency"] == "unverified" and runs == []
-    token = _current.set(verified())
-    try:
+    with running_as(verified()):
         # Without a Context parameter the context variable is read; the model is part of the hash.
         @idempotent(store=MemoryIdempotencyStore())
         async def place_plain(order: Order) -> str:
@@ -443,6 +432,4 @@ async def test_the_context_parameter_is_found_and_models_are_hashed() -> None:
         assert (await place_plain(Order(sku="a", qty=1))).content[0].text == "placed"
         assert (await place_plain(Order(sku="a", qty=1))).meta["agentarea/replayed"] is True
         assert (await place_plain(Order(sku="a", qty=2))).meta["toolctx/idempotency"] == "conflict"
-    finally:
-        _current.reset(token)
     assert runs == [1]
