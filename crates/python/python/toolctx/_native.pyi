@@ -267,6 +267,8 @@ REDIS_TIMEOUT_MS: int
 
 def redis_claim_answer(reply: object) -> ClaimAnswer: ...
 
+# capacity 0 (the default): the core's DEFAULT_REPLAY_CAPACITY; the core
+# refuses one outside 0 to 4294967295 (ConfigError, limit_out_of_range).
 @final
 class MemoryReplay:
     def __new__(cls, capacity: int = ...) -> Self: ...
