@@ -9,9 +9,6 @@
  * final verdict.
  */
 
-import { rethrow } from './boundary.js';
-import { ToolctxError } from './errors.js';
-
 /**
  * What a shared store may answer for a token id (the core's `ClaimAnswer`):
  * `first_use` accepts; `used` refuses `token_replayed` (401); `full` (the
@@ -28,8 +25,8 @@ export interface ReplayCore {
   redisKeyPrefix(): string;
   /** What Redis's reply to the claim means: `kind` (`nil`, `status`, `bulk`, `integer`, `error`, `other`) and its bytes. */
   redisClaimAnswer(kind: string, value: Uint8Array): string;
-  /** The in-memory capacity for the user's number (0: the default, 100,000); throws the core's `"<code>\n<message>"`. */
-  replayCapacity(raw: number): number;
+  /** The in-memory capacity unless told otherwise (100,000). */
+  defaultReplayCapacity(): number;
   /** How long one Redis command may wait for its reply, in milliseconds. */
   redisTimeoutMs(): number;
 }
@@ -66,7 +63,10 @@ export interface ReplayStore {
 /** The in-memory guard: one `ReplayCache` of the core per verifier. */
 export interface MemoryReplayStore {
   readonly kind: 'memory';
-  /** Live token ids kept at most; when all are live, fresh tokens are refused `replay_guard_full` (503). */
+  /**
+   * Live token ids kept at most, as given (0: the core's default, 100,000);
+   * when all are live, fresh tokens are refused `replay_guard_full` (503).
+   */
   readonly capacity: number;
 }
 
@@ -77,7 +77,8 @@ export interface MemoryReplayStoreOptions {
    * Live token ids kept at most. Size it for your call rate times the
    * token lifetime plus the clock skew (100 calls/s with 300 s tokens and
    * 30 s skew: 33,000). Default (and 0) 100,000, the core's; the core
-   * refuses a number outside 0 to 4294967295 (`limit_out_of_range`).
+   * refuses a number outside 0 to 4294967295 (`limit_out_of_range`, thrown
+   * by `createVerifier`).
    */
   capacity?: number;
 }
@@ -88,14 +89,6 @@ export interface MemoryReplayStoreOptions {
  * Several replicas need a shared store (`redisReplayStore`).
  */
 export function memoryReplayStore(options: MemoryReplayStoreOptions = {}): MemoryReplayStore {
-  const raw = options.capacity ?? 0;
-  if (typeof raw !== 'number') throw new ToolctxError('config_type', 'setting `capacity` has the wrong type');
-  let capacity: number;
-  try {
-    // The core reads the number (0: its default) or refuses it.
-    capacity = replayCore().replayCapacity(raw);
-  } catch (e) {
-    rethrow(e);
-  }
-  return Object.freeze({ kind: 'memory' as const, capacity });
+  // As given: `createVerifier` hands it to the core, which reads it (0: its default) or refuses it.
+  return Object.freeze({ kind: 'memory' as const, capacity: options.capacity ?? replayCore().defaultReplayCapacity() });
 }

@@ -6,7 +6,7 @@
 //! reply means is decided here, by the core.
 
 use toolctx_core::redis::TIMEOUT_MS;
-use toolctx_core::ClaimAnswer;
+use toolctx_core::{ClaimAnswer, DEFAULT_REPLAY_CAPACITY};
 use wasm_bindgen::prelude::*;
 
 /// What Redis's reply to the claim (`redisClaimArgs`) means, as an answer's
@@ -31,14 +31,10 @@ pub(crate) fn store_answer(answer: &JsValue) -> ClaimAnswer {
     }
 }
 
-/// The in-memory replay guard's capacity for the number a user gave
-/// (the core's `replay::capacity_of_f64`: 0 the default); throws the
-/// core's `limit_out_of_range` as `"<code>\n<message>"`.
-#[wasm_bindgen(js_name = replayCapacity)]
-pub fn replay_capacity(raw: f64) -> Result<u32, JsValue> {
-    toolctx_core::replay::capacity_of_f64(raw)
-        .map(|c| u32::try_from(c).unwrap_or(u32::MAX))
-        .map_err(|e| toolctx_wasm_boundary::config_error(&e))
+/// The in-memory replay guard's capacity unless told otherwise (100,000).
+#[wasm_bindgen(js_name = defaultReplayCapacity)]
+pub fn default_replay_capacity() -> u32 {
+    u32::try_from(DEFAULT_REPLAY_CAPACITY).unwrap_or(u32::MAX)
 }
 
 /// How long one Redis command may wait for its reply, in milliseconds

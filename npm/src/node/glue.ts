@@ -5,17 +5,17 @@
  */
 import {
   Verifier,
+  defaultReplayCapacity,
   describeRequest,
   wasmMemory,
   redisClaimAnswer,
   redisClaimArgs,
   redisKeyPrefix,
   redisTimeoutMs,
-  replayCapacity,
 } from '../wasm/node/toolctx_wasm.js';
 
 export const glue = {
   Verifier,
   /** The module's memory, where a verifier takes its requests and leaves its answers. */
   memory: wasmMemory() as WebAssembly.Memory,
-  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, replayCapacity, redisTimeoutMs };
+  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, defaultReplayCapacity, redisTimeoutMs };

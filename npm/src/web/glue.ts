@@ -6,6 +6,7 @@
  */
 import {
   Verifier,
+  defaultReplayCapacity,
   describeRequest,
   initSync,
   wasmMemory,
@@ -13,7 +14,6 @@ import {
   redisClaimArgs,
   redisKeyPrefix,
   redisTimeoutMs,
-  replayCapacity,
 } from '../wasm/web/toolctx_wasm.js';
 // @ts-ignore -- a .wasm import is a WebAssembly.Module where this entry runs
 import wasmModule from '../wasm/web/toolctx_wasm_bg.wasm';
@@ -24,4 +24,4 @@ export const glue = {
   Verifier,
   /** The module's memory, where a verifier takes its requests and leaves its answers. */
   memory: wasmMemory() as WebAssembly.Memory,
-  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, replayCapacity, redisTimeoutMs };
+  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, defaultReplayCapacity, redisTimeoutMs };

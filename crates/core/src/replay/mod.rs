@@ -39,11 +39,11 @@ pub const MAX_REPLAY_CAPACITY: u32 = u32::MAX;
 /// `limit_out_of_range` (`ConfigError::Limit("replay_capacity")`). Every
 /// front end asks this; none checks the number itself.
 pub fn capacity(raw: i64) -> Result<usize, ConfigError> {
-    let refused = ConfigError::Limit("replay_capacity");
     match u32::try_from(raw) {
         Ok(0) => Ok(DEFAULT_REPLAY_CAPACITY),
-        Ok(n) => usize::try_from(n).map_err(|_| refused),
-        Err(_) => Err(refused),
+        // Every target toolctx builds for has a usize of 32 bits or more.
+        Ok(n) => Ok(n as usize),
+        Err(_) => Err(ConfigError::Limit("replay_capacity")),
     }
 }
 
