@@ -267,11 +267,11 @@ REDIS_TIMEOUT_MS: int
 
 def redis_claim_answer(reply: object) -> ClaimAnswer: ...
 
-# capacity 0 (the default): the core's DEFAULT_REPLAY_CAPACITY; the core
-# refuses one outside 0 to 4294967295 (ConfigError, limit_out_of_range).
+# capacity None or 0: the core's DEFAULT_REPLAY_CAPACITY; the core refuses
+# one outside 0 to 4294967295 (ConfigError, limit_out_of_range).
 @final
 class MemoryReplay:
-    def __new__(cls, capacity: int = ...) -> Self: ...
+    def __new__(cls, capacity: int | None = None) -> Self: ...
     @property
     def capacity(self) -> int: ...
 
