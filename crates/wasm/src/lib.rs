@@ -91,9 +91,10 @@ impl Verifier {
     ///
     /// `replay_capacity` (a number, or `undefined` for no guard here)
     /// turns on the in-memory replay guard, sized by the core
-    /// (`replay::capacity_of_f64`: 0 the default, refused
-    /// `limit_out_of_range` outside 1..=4294967295); `shared_store` turns
-    /// on the claims for a shared store instead (`c`, `settle`).
+    /// (`replay::capacity_of_f64`: 0 the default; refused
+    /// `limit_out_of_range` unless a whole number from 0 to 4294967295);
+    /// `shared_store` turns on the claims for a shared store instead (`c`,
+    /// `settle`).
     ///
     /// Throws a string `"<code>\n<message>"`: the core's stable
     /// `ConfigError::code` and its message, which never contains a secret.

@@ -1,7 +1,7 @@
 //! The replay guard's vocabulary for the npm package, from the core: the
 //! answers a store gives (`first_use`, `used`, `full`, `failed`), the one
-//! reading of Redis's reply to the claim, the in-memory capacity (the
-//! core's reading of the user's number) and the store timeout. The TypeScript layer converts its Redis
+//! reading of Redis's reply to the claim, and the defaults (the in-memory
+//! capacity, the store timeout). The TypeScript layer converts its Redis
 //! client's reply into a kind and bytes (`npm/src/redis.ts`); what that
 //! reply means is decided here, by the core.
 
