@@ -192,6 +192,24 @@ func TestForwardedHeaders(t *testing.T) {
 	}
 }
 
+// The capacity is the core's to read: 0 its default, 1 to 4294967295
+// itself, anything else refused with the core's own code and message (a
+// check of Go's own would answer another message).
+func TestMemoryReplayGuardCapacityIsTheCores(t *testing.T) {
+	for _, ok := range []int{0, 1, 4294967295} {
+		if _, err := MemoryReplayGuard(ok); err != nil {
+			t.Fatalf("capacity %d: %v", ok, err)
+		}
+	}
+	for _, refused := range []int{-1, 4294967296, int(^uint(0) >> 1)} {
+		_, err := MemoryReplayGuard(refused)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != "limit_out_of_range" || e.Message != "setting `replay_capacity` is out of range" {
+			t.Fatalf("capacity %d: %v", refused, err)
+		}
+	}
+}
+
 func TestMemoryReplayGuardAcrossThePool(t *testing.T) {
 	guard, err := MemoryReplayGuard(0)
 	if err != nil {

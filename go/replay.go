@@ -30,17 +30,16 @@ type memoryGuard struct {
 
 // MemoryReplayGuard is the replay guard for a server with one process: the
 // core's bounded cache of live token ids; capacity 0 is the core's default
-// (100,000). When all are live, fresh tokens are refused replay_guard_full.
+// (100,000), and the core refuses a capacity outside 0 to 4294967295
+// (limit_out_of_range). When all are live, fresh tokens are refused
+// replay_guard_full.
 func MemoryReplayGuard(capacity int) (ReplayStore, error) {
 	in, err := newInstance(verifierWasm, &shared().verifier)
 	if err != nil {
 		return nil, err
 	}
-	if capacity < 0 || int64(capacity) > 1<<31-1 {
-		in.close()
-		return nil, &Error{Code: "limit_out_of_range", Message: "MemoryReplayGuard capacity must be from 1 to 2147483647 (0: the core's default)"}
-	}
-	if _, err := in.number("toolctx_replay_memory", uint64(capacity)); err != nil {
+	// The number as given: the core reads it (an i64 parameter).
+	if _, err := in.text("toolctx_replay_memory", nil, uint64(int64(capacity))); err != nil {
 		in.close()
 		return nil, err
 	}

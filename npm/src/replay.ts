@@ -63,7 +63,10 @@ export interface ReplayStore {
 /** The in-memory guard: one `ReplayCache` of the core per verifier. */
 export interface MemoryReplayStore {
   readonly kind: 'memory';
-  /** Live token ids kept at most; when all are live, fresh tokens are refused `replay_guard_full` (503). */
+  /**
+   * Live token ids kept at most, as given (0: the core's default, 100,000);
+   * when all are live, fresh tokens are refused `replay_guard_full` (503).
+   */
   readonly capacity: number;
 }
 
@@ -73,7 +76,9 @@ export interface MemoryReplayStoreOptions {
   /**
    * Live token ids kept at most. Size it for your call rate times the
    * token lifetime plus the clock skew (100 calls/s with 300 s tokens and
-   * 30 s skew: 33,000). Default 100,000 (the core's).
+   * 30 s skew: 33,000). Default (and 0) 100,000, the core's; the core
+   * refuses a number outside 0 to 4294967295 (`limit_out_of_range`, thrown
+   * by `createVerifier`).
    */
   capacity?: number;
 }
@@ -84,5 +89,6 @@ export interface MemoryReplayStoreOptions {
  * Several replicas need a shared store (`redisReplayStore`).
  */
 export function memoryReplayStore(options: MemoryReplayStoreOptions = {}): MemoryReplayStore {
+  // As given: `createVerifier` hands it to the core, which reads it (0: its default) or refuses it.
   return Object.freeze({ kind: 'memory' as const, capacity: options.capacity ?? replayCore().defaultReplayCapacity() });
 }

@@ -33,7 +33,7 @@ export interface WasmVerifier extends WasmInputGlue {
   describe(): string;
   free(): void;
 }
-export type WasmVerifierClass = new (config: Uint8Array, includeReason: boolean, replayCapacity: number, sharedStore: boolean) => WasmVerifier;
+export type WasmVerifierClass = new (config: Uint8Array, includeReason: boolean, replayCapacity: number | undefined, sharedStore: boolean) => WasmVerifier;
 
 /** `createVerifier`'s options and their names in the core's configuration JSON. */
 const OPTION_NAMES: Record<string, string> = {
@@ -233,21 +233,22 @@ function clock(options: VerifyOptions | undefined): number {
   return now;
 }
 
-/** The in-memory capacity (0: none) or the shared store of `replayGuard`. */
-function replayGuard(guard: ReplayGuard | null | undefined): [number, ReplayStore | undefined] {
-  if (guard == null) return [0, undefined];
+/**
+ * The in-memory capacity as given (the core reads it; `undefined`: no
+ * in-memory guard) or the shared store of `replayGuard`.
+ */
+function replayGuard(guard: ReplayGuard | null | undefined): [number | undefined, ReplayStore | undefined] {
+  if (guard == null) return [undefined, undefined];
   if (typeof guard !== 'object') throw new ToolctxError('config_type', 'setting `replayGuard` has the wrong type');
   if ('kind' in guard && guard.kind === 'memory') {
     const { capacity } = guard;
-    if (!Number.isSafeInteger(capacity) || capacity < 1 || capacity > 0xffff_ffff) {
-      throw new ToolctxError('limit_out_of_range', 'replayGuard capacity must be an integer from 1 to 4294967295');
-    }
+    if (typeof capacity !== 'number') throw new ToolctxError('config_type', 'setting `capacity` has the wrong type');
     return [capacity, undefined];
   }
   if (typeof (guard as Partial<ReplayStore>).firstUse !== 'function') {
     throw new ToolctxError('config_type', 'setting `replayGuard` needs memoryReplayStore(), redisReplayStore() or a store with firstUse');
   }
-  return [0, guard as ReplayStore];
+  return [undefined, guard as ReplayStore];
 }
 
 /**
@@ -281,7 +282,7 @@ export function verifierFactory(Wasm: WasmVerifierClass, memory: WebAssembly.Mem
     const json = configJson(config, OPTION_NAMES, 'createVerifier');
     const includeReason = options.includeReason ?? true;
     if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
-    let capacity: number;
+    let capacity: number | undefined;
     let store: ReplayStore | undefined;
     let wasm: WasmVerifier;
     try {

@@ -186,7 +186,7 @@ test('checked: a header result lets its own request skip steps 0 and 1, and noth
 test('the glue answers u for a ticket it does not hold, and never a verdict', async () => {
   const { Verifier: Glue, wasmMemory } = await import('../dist/wasm/node/toolctx_wasm.js');
   const config = new TextEncoder().encode(JSON.stringify({ instance_id: INSTANCE, secrets: [SECRET] }));
-  const glue = new Glue(config, true, 0);
+  const glue = new Glue(config, true, undefined, false);
   // The glue's input and answer are in the module's memory (crates/wasm/src/lib.rs).
   const put = (bytes, lens = []) => {
     glue.reserve(bytes.length, lens.length);

@@ -391,11 +391,28 @@ describe('a shared store through verifyAsync', () => {
 });
 
 describe('replayGuard configuration', () => {
+  test('the capacity is the core\'s to read: 0 its default, 1 to 4294967295 itself', async () => {
+    for (const capacity of [0, 1, 4294967295]) {
+      assert.equal(replayVerifier({ replayGuard: memoryReplayStore({ capacity }) }).verifiesAsync, false, String(capacity));
+    }
+    // 0 is a guard, of the core's default size: the second use is refused.
+    const verifier = replayVerifier({ replayGuard: memoryReplayStore({ capacity: 0 }) });
+    const c = callContext();
+    assert.equal((await verifier.verifyAsync(request(c))).outcome, 'accept');
+    assert.equal((await verifier.verifyAsync(request(c))).reason, 'token_replayed');
+    // Anything else is refused with the core's code and message (a check
+    // of the package's own would answer another message).
+    for (const capacity of [-1, 1.5, 2 ** 32, Number.NaN, Infinity, Number.MAX_SAFE_INTEGER]) {
+      const refused = (e) => e instanceof ToolctxError && e.code === 'limit_out_of_range' && e.message === 'setting `replay_capacity` is out of range';
+      assert.throws(() => replayVerifier({ replayGuard: memoryReplayStore({ capacity }) }), refused, String(capacity));
+    }
+  });
+
   test('bad settings throw ToolctxError with stable codes', () => {
     const cases = [
-      [memoryReplayStore({ capacity: 0 }), 'limit_out_of_range'],
       [memoryReplayStore({ capacity: 1.5 }), 'limit_out_of_range'],
       [memoryReplayStore({ capacity: 2 ** 32 }), 'limit_out_of_range'],
+      [{ kind: 'memory', capacity: '5' }, 'config_type'],
       [{}, 'config_type'],
       [{ firstUse: 'no' }, 'config_type'],
       ['memory', 'config_type'],

@@ -198,6 +198,21 @@ def test_a_custom_store_answers_the_cores_four_answers() -> None:
     assert toolctx.MemoryReplay().capacity == toolctx.DEFAULT_REPLAY_CAPACITY == 100_000
 
 
+def test_the_memory_guards_capacity_is_the_cores_to_read() -> None:
+    # 0 is the core's default; 1 to 4294967295 itself.
+    assert toolctx.MemoryReplay(0).capacity == 100_000
+    assert toolctx.MemoryReplay(1).capacity == 1
+    assert toolctx.MemoryReplay(4_294_967_295).capacity == 4_294_967_295
+    # Anything else is refused with the core's code and message (a check of
+    # the binding's own would answer another message).
+    for refused in [-1, 4_294_967_296, 2**63, 2**100, -(2**100)]:
+        with pytest.raises(toolctx.ConfigError) as e:
+            toolctx.MemoryReplay(refused)
+        assert (e.value.code, str(e.value)) == ("limit_out_of_range", "setting `replay_capacity` is out of range"), refused
+    with pytest.raises(TypeError):
+        toolctx.MemoryReplay(1.5)  # type: ignore[arg-type]
+
+
 def test_the_core_reads_a_redis_py_reply() -> None:
     read = toolctx.redis_claim_answer
     A = toolctx.ClaimAnswer

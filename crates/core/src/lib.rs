@@ -49,7 +49,8 @@ pub use forward::{Forward, ForwardError, ForwardField, Upstream, FORWARD_FIELDS,
 pub use reason::Reason;
 pub use refusal::Refusal;
 pub use replay::{
-    ClaimAnswer, Claimed, FirstUse, PendingClaim, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
+    ClaimAnswer, Claimed, FirstUse, PendingClaim, ReplayCache, ReplayClaim,
+    DEFAULT_REPLAY_CAPACITY, MAX_REPLAY_CAPACITY,
 };
 pub use token::{
     decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,

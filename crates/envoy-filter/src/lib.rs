@@ -27,7 +27,7 @@ mod entry {
 
     proxy_wasm::main! {{
         std::panic::set_hook(Box::new(|info| {
-            log(LogLevel::Critical, &format!("panic, the VM stops and requests fail closed: {info}"));
+            log(LogLevel::Critical, &toolctx_gateway_config::panic_line("the VM stops and requests fail closed", info));
         }));
         proxy_wasm::set_root_context(|_| -> Box<dyn RootContext> {
             Box::new(root_context::Root::default())

@@ -48,8 +48,10 @@ pub fn take_headers<'b>(settings: &Settings, block: &'b [u8]) -> Result<Headers<
 #[allow(clippy::panic)]
 pub fn crash_if_asked(headers: &[(&[u8], &[u8])], callback: &str) {
     if request::crash_asked(headers, callback) {
+        // The message stands for a request's data: the tests check that
+        // the panic hook never logs it.
         panic!(
-            "test crash in on_http_request_{callback} ({})",
+            "test crash in on_http_request_{callback} ({}): toolctx-panic-payload-5f1c",
             request::TEST_CRASH_HEADER
         );
     }

@@ -551,10 +551,15 @@ fn request_hook<T: Copy>(
 
 #[no_mangle]
 pub extern "C" fn envoy_dynamic_module_on_program_init() -> *const c_char {
+    // Once per process (Envoy loads the module once). The line never holds
+    // the panic's message, which may quote the request.
     std::panic::set_hook(Box::new(|info| {
         log(
             Level::Critical,
-            &format!("panic, the request is refused with 500 and Envoy goes on: {info}"),
+            &toolctx_gateway_config::panic_line(
+                "the request is refused with 500 and Envoy goes on",
+                info,
+            ),
         );
     }));
     ABI_VERSION.as_ptr().cast()

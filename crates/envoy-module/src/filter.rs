@@ -70,8 +70,10 @@ impl Default for Filter {
 #[allow(clippy::panic)]
 fn crash_if_asked(headers: &[(&[u8], &[u8])], hook: &str) {
     if request::crash_asked(headers, hook) {
+        // The message stands for a request's data: the tests check that
+        // the panic hook never logs it.
         panic!(
-            "test crash in the request {hook} hook ({})",
+            "test crash in the request {hook} hook ({}): toolctx-panic-payload-5f1c",
             request::TEST_CRASH_HEADER
         );
     }

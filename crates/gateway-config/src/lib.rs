@@ -63,5 +63,14 @@ pub fn error_line(why: &str) -> String {
     format!("request refused with 500: {why}")
 }
 
+/// The Envoy front ends' panic hook's log line: what happens next and
+/// where it panicked, never the panic's message (it may quote the request).
+pub fn panic_line(what: &str, info: &std::panic::PanicHookInfo<'_>) -> String {
+    match info.location() {
+        Some(at) => format!("panic, {what} (at {}:{})", at.file(), at.line()),
+        None => format!("panic, {what}"),
+    }
+}
+
 #[cfg(test)]
 mod tests;

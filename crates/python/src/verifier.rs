@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt};
 use toolctx_core::{
@@ -38,12 +38,20 @@ pub struct MemoryReplay {
 
 #[pymethods]
 impl MemoryReplay {
+    /// `capacity` as given, read by the core (0: its default); anything
+    /// else it refuses raises its `ConfigError` (`limit_out_of_range`).
     #[new]
-    #[pyo3(signature = (capacity = toolctx_core::DEFAULT_REPLAY_CAPACITY))]
-    fn new(capacity: usize) -> PyResult<MemoryReplay> {
-        if capacity == 0 {
-            return Err(PyValueError::new_err("capacity must be at least 1"));
-        }
+    #[pyo3(signature = (capacity = None))]
+    fn new(py: Python<'_>, capacity: Option<&Bound<'_, PyInt>>) -> PyResult<MemoryReplay> {
+        // An int past i64 is out of range either way: the core says so.
+        let raw = capacity.map_or(0, |c| {
+            c.extract::<i64>().unwrap_or(if c.lt(0).unwrap_or(false) {
+                i64::MIN
+            } else {
+                i64::MAX
+            })
+        });
+        let capacity = toolctx_core::replay::capacity(raw).map_err(|e| config_error(py, &e))?;
         Ok(MemoryReplay { capacity })
     }
 

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
-use toolctx_core::{ClaimAnswer, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY};
+use toolctx_core::{ClaimAnswer, ConfigError, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY};
 
 /// The future a [`ReplayStore`] answers with.
 pub type ClaimFuture<'a> = Pin<Box<dyn Future<Output = ClaimAnswer> + Send + 'a>>;
@@ -33,18 +33,23 @@ pub struct MemoryReplayStore {
 
 impl MemoryReplayStore {
     /// A store for at most `capacity` live token ids (the call rate times
-    /// the token lifetime: 1000 calls/s x 330 s is 330,000).
-    pub fn new(capacity: usize) -> MemoryReplayStore {
-        MemoryReplayStore {
-            cache: Mutex::new(ReplayCache::new(capacity)),
-        }
+    /// the token lifetime: 1000 calls/s x 330 s is 330,000), read by the
+    /// core ([`toolctx_core::replay::capacity`]): 0 is its default
+    /// ([`DEFAULT_REPLAY_CAPACITY`], 100,000), and a capacity outside 0 to
+    /// 4294967295 is refused (`limit_out_of_range`).
+    pub fn new(capacity: i64) -> Result<MemoryReplayStore, ConfigError> {
+        Ok(MemoryReplayStore {
+            cache: Mutex::new(ReplayCache::with_capacity(capacity)?),
+        })
     }
 }
 
 impl Default for MemoryReplayStore {
     /// The core's default capacity ([`DEFAULT_REPLAY_CAPACITY`], 100,000).
     fn default() -> MemoryReplayStore {
-        MemoryReplayStore::new(DEFAULT_REPLAY_CAPACITY)
+        MemoryReplayStore {
+            cache: Mutex::new(ReplayCache::new(DEFAULT_REPLAY_CAPACITY)),
+        }
     }
 }
 

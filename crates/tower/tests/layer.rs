@@ -179,6 +179,26 @@ impl ReplayStore for Answers {
     }
 }
 
+#[test]
+fn the_memory_stores_capacity_is_the_cores_to_read() {
+    // 0 is the core's default; 1 to 4294967295 itself.
+    for ok in [0, 1, 4_294_967_295] {
+        assert!(MemoryReplayStore::new(ok).is_ok(), "{ok}");
+    }
+    // Anything else is refused with the core's code and message.
+    for refused in [-1, 4_294_967_296, i64::MIN, i64::MAX] {
+        let e = MemoryReplayStore::new(refused).err().unwrap();
+        assert_eq!(
+            (e.code(), e.to_string().as_str()),
+            (
+                "limit_out_of_range",
+                "setting `replay_capacity` is out of range"
+            ),
+            "{refused}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_replay_guard_settles_as_the_core_says() {
     let c = claims("j3");
@@ -186,7 +206,7 @@ async fn the_replay_guard_settles_as_the_core_says() {
     let token = c.mint(SECRET).unwrap();
     let once = ToolctxLayer::new(config(""))
         .clock(|| NOW)
-        .replay_guard(MemoryReplayStore::new(10));
+        .replay_guard(MemoryReplayStore::new(10).unwrap());
     let mut svc = once.layer(Inner::default());
     assert_eq!(
         answer(&mut svc, post(&body, &[("x-agentarea-context", &token)]))

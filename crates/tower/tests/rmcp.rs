@@ -199,7 +199,7 @@ async fn serve(sessions: bool, layer: bool, require_context: bool) -> Server {
     let mut config = Config::new(INSTANCE, vec![SECRET.to_vec()]);
     config.require_context = require_context;
     let guarded = ToolctxLayer::new(Verifier::new(config).unwrap())
-        .replay_guard(MemoryReplayStore::new(10_000));
+        .replay_guard(MemoryReplayStore::new(10_000).unwrap());
     let router = if layer {
         axum::Router::new().route_service("/mcp", guarded.layer(mcp))
     } else {

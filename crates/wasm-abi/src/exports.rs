@@ -143,7 +143,7 @@ mod verifier_ops {
     use super::*;
 
     exports! {
-        text toolctx_configure / toolctx_native_configure(flags: i32, replay_capacity: i32) -> i64
+        text toolctx_configure / toolctx_native_configure(flags: i32, replay_capacity: i64) -> i64
             = |st, i| v::configure(st, i, flags, replay_capacity);
         text toolctx_describe / toolctx_native_describe() -> i64 = v::describe;
         text toolctx_check_headers / toolctx_native_check_headers() -> i64 = v::check_headers;
@@ -157,8 +157,8 @@ mod verifier_ops {
         text toolctx_redis_claim_args / toolctx_native_redis_claim_args(until: i64, now: i64) -> i64
             = |st, i| v::redis_claim_args(st, i, until, now);
         text toolctx_redis_claim_answer / toolctx_native_redis_claim_answer() -> i64 = v::redis_claim_reply;
-        number toolctx_replay_memory / toolctx_native_replay_memory(capacity: i32) -> i32
-            = |st| v::replay_memory(st, capacity);
+        text toolctx_replay_memory / toolctx_native_replay_memory(capacity: i64) -> i64
+            = |st, i| v::replay_memory(st, i, capacity);
         text toolctx_replay_first_use / toolctx_native_replay_first_use(until: i64, now: i64) -> i64
             = |st, i| v::replay_first_use(st, i, until, now);
         text toolctx_core_codes / toolctx_native_core_codes() -> i64 = v::codes;

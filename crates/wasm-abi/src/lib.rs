@@ -29,7 +29,7 @@
 //! | export | input fields | answer after `=` |
 //! | --- | --- | --- |
 //! | `toolctx_version() -> i32` | | the ABI version (1) |
-//! | `toolctx_configure(flags: i32, replay_capacity: i32)` | config JSON | fields: max body bytes (decimal), then each header name to remove upstream |
+//! | `toolctx_configure(flags: i32, replay_capacity: i64)` | config JSON | fields: max body bytes (decimal), then each header name to remove upstream |
 //! | `toolctx_describe()` | | the verifier, secrets redacted |
 //! | `toolctx_check_headers()` | lens, heads | `p`, `r` + refusal JSON, `b` + ticket |
 //! | `toolctx_verify(now: i64)` | lens, heads, body | `p`, `a` + context..., `r` + refusal JSON, `c` + claim |
@@ -40,7 +40,7 @@
 //! | `toolctx_replay_defaults()` | | fields: Redis key prefix, in-memory capacity, store timeout ms |
 //! | `toolctx_redis_claim_args(until: i64, now: i64)` | prefix, jti | fields: the command |
 //! | `toolctx_redis_claim_answer()` | reply kind, reply value | `first_use`, `used`, `full` or `failed` |
-//! | `toolctx_replay_memory(capacity: i32) -> i32` | | the capacity: this instance now holds the in-memory replay guard (capacity <= 0: the core's default) |
+//! | `toolctx_replay_memory(capacity: i64)` | | the capacity (decimal): this instance now holds the in-memory replay guard (`capacity` as the user gave it: see below) |
 //! | `toolctx_replay_first_use(until: i64, now: i64)` | jti | `first_use`, `used` or `full` (that guard's answer) |
 //! | `toolctx_core_codes()` | | JSON: reasons, config errors, telemetry names |
 //! | `toolctx_idem_defaults()` | | JSON |
@@ -71,8 +71,12 @@
 //! instance handle of its own and with a panic caught (`native.rs`).
 //!
 //! `flags` bit 0: refusals carry `data.reason`; bit 1: a shared replay
-//! store answers the claims (`c`, `toolctx_settle`). `replay_capacity` > 0:
-//! the in-memory replay guard. `lens` is `u32` little-endian lengths (the
+//! store answers the claims (`c`, `toolctx_settle`); bit 2: the in-memory
+//! replay guard, of `replay_capacity` ids (ignored without bit 2). A replay
+//! capacity is the user's number, unchanged (an `i64` carries any host's
+//! integer): the core's `replay::capacity` reads it (0: the default,
+//! 100,000; 1 to 4294967295: itself) and refuses anything else
+//! `!limit_out_of_range`. `lens` is `u32` little-endian lengths (the
 //! method, then name and value per header, duplicates kept) cutting `heads`
 //! (`toolctx_wasm_boundary::split`). `now` is Unix seconds; `total` NaN is
 //! no total. Progress answers are `toolctx_wasm_boundary::helpers::Progress`'s.

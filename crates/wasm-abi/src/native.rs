@@ -20,10 +20,14 @@
 //!   panicked. The handle is poisoned (every later operation answers
 //!   `TRAP`): the host frees it, refuses the request with the core's
 //!   `internal_error` refusal (asked of another handle) and keeps serving.
+//!   The library's panic hook (installed by the first `toolctx_native_new`)
+//!   writes one fixed line to stderr, with where it panicked and never
+//!   the panic's message, which may hold the request's data.
 #![forbid(unsafe_code)]
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Mutex, PoisonError};
+use std::io::Write;
+use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
+use std::sync::{Mutex, Once, PoisonError};
 
 use crate::state::{answer, Op, State};
 
@@ -38,8 +42,32 @@ pub struct Handle {
     state: Mutex<Option<State>>,
 }
 
+/// What the panic hook writes, before the panic's `file:line`.
+pub const PANIC_LINE: &str =
+    "toolctx: internal error (a panic was caught; the request was refused)";
+
+/// Replaces the default panic hook, which prints the panic's message
+/// (it may quote the request) to the host's stderr, with [`PANIC_LINE`].
+/// The hook is this library's own: a native library links its own copy
+/// of std, so the host's other Rust code keeps its hook.
+fn quiet_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| std::panic::set_hook(Box::new(panic_line)));
+}
+
+fn panic_line(info: &PanicHookInfo<'_>) {
+    let mut line = String::from(PANIC_LINE);
+    if let Some(at) = info.location() {
+        line.push_str(&format!(" at {}:{}", at.file(), at.line()));
+    }
+    line.push('\n');
+    // Nothing to do if stderr is gone.
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
 impl Handle {
     pub fn new() -> Handle {
+        quiet_panics();
         Handle {
             state: Mutex::new(Some(State::new())),
         }
@@ -91,13 +119,14 @@ impl Default for Handle {
 
 /// The test build's panic on demand (feature `test-panic`, never shipped):
 /// any input that holds the marker panics, so the Java tests see a panic
-/// refused and the next request served.
+/// refused and the next request served. Its message stands for a
+/// request's data: the Java tests check it never reaches stderr.
 #[cfg(feature = "test-panic")]
 #[allow(clippy::panic)]
 fn test_panic(input: &[u8]) {
     const MARKER: &[u8] = b"toolctx-test-panic";
     if input.windows(MARKER.len()).any(|w| w == MARKER) {
-        panic!("toolctx-test-panic: a panic on demand");
+        panic!("a panic on demand: toolctx-panic-payload-5f1c (the request's data)");
     }
 }
 

@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use toolctx_core::digits::u64_text;
-use toolctx_core::replay::redis as replay_redis;
+use toolctx_core::replay::{self, redis as replay_redis};
 use toolctx_core::{
     ClaimAnswer, Reason, Refusal, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
 };
@@ -32,10 +32,14 @@ fn lengths(lens: &[u8]) -> Result<Vec<u32>, Error> {
         .collect())
 }
 
-pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i32) -> Result<Answer, Error> {
+pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i64) -> Result<Answer, Error> {
     let [config] = exact(input)?;
-    let capacity = usize::try_from(capacity).unwrap_or(0);
-    let profile = AgentArea::new(config, capacity, flags & 2 != 0, accepted)?;
+    // Bit 2: the in-memory guard, sized by the core from the host's number.
+    let memory = (flags & 4 != 0)
+        .then(|| replay::capacity(capacity))
+        .transpose()
+        .map_err(|e| Error::config(&e))?;
+    let profile = AgentArea::new(config, memory, flags & 2 != 0, accepted)?;
     let mut list = vec![u64_text(profile.max_body_bytes() as u64).into_bytes()];
     list.extend(profile.removed().iter().map(|n| n.clone().into_bytes()));
     s.verifier = Some(Boundary::new(profile, flags & 1 != 0));
@@ -130,16 +134,15 @@ pub fn codes(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
 }
 
 /// `toolctx_replay_memory`: this instance holds the core's in-memory replay
-/// guard for `capacity` ids (0 or less: the core's default), so a host with
-/// a pool of verifiers (each configured with a shared store) sends every
-/// claim to this one instance.
-pub fn replay_memory(s: &mut State, capacity: i32) -> i32 {
-    let capacity = usize::try_from(capacity)
-        .ok()
-        .filter(|c| *c > 0)
-        .unwrap_or(DEFAULT_REPLAY_CAPACITY);
-    s.replay = Some(ReplayCache::new(capacity));
-    i32::try_from(capacity).unwrap_or(i32::MAX)
+/// guard for the host's number of ids (the core's `replay::capacity`: 0 the
+/// default), so a host with a pool of verifiers (each configured with a
+/// shared store) sends every claim to this one instance. Answers the
+/// capacity, or the core's `limit_out_of_range`.
+pub fn replay_memory(s: &mut State, _: &[u8], capacity: i64) -> Result<Answer, Error> {
+    let cache = ReplayCache::with_capacity(capacity).map_err(|e| Error::config(&e))?;
+    let held = u64_text(cache.capacity() as u64);
+    s.replay = Some(cache);
+    Ok(held.into())
 }
 
 /// `toolctx_replay_first_use`: the in-memory guard's answer to a claim.

@@ -27,8 +27,9 @@ const WAITING_CLAIMS: usize = 4096;
 impl AgentArea {
     /// Reads the configuration in the core's JSON form (snake_case setting
     /// names, `forward` included; an unknown setting is refused) and
-    /// validates it. `replay_capacity` above 0 turns on the in-memory replay
-    /// guard for at most that many live token ids; `shared_store` turns on
+    /// validates it. `memory` turns on the in-memory replay guard for at
+    /// most that many live token ids (the core's `replay::capacity` of the
+    /// host's number, which the caller asked); `shared_store` turns on
     /// the claims for a shared store instead (`c`, [`AgentArea::settle`]).
     /// An accepted call is answered in `form`: [`accepted`](crate::accepted)'s
     /// `a` + JSON (the raw module), or a module's own form (the npm
@@ -36,7 +37,7 @@ impl AgentArea {
     /// without `JSON.parse`).
     pub fn new(
         config_json: &[u8],
-        replay_capacity: usize,
+        memory: Option<usize>,
         shared_store: bool,
         form: fn(&Context) -> String,
     ) -> Result<AgentArea, Error> {
@@ -45,7 +46,7 @@ impl AgentArea {
             .map_err(|e| Error::config(&e))?;
         Ok(AgentArea {
             core,
-            replay: (replay_capacity > 0).then(|| ReplayCache::new(replay_capacity)),
+            replay: memory.map(ReplayCache::new),
             claims: shared_store.then(|| Tickets::new(WAITING_CLAIMS)),
             form,
         })

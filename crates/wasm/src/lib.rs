@@ -89,9 +89,12 @@ impl Verifier {
     /// names, `forward` included; an unknown setting is refused) and
     /// validates it.
     ///
-    /// `replay_capacity` above 0 turns on the in-memory replay guard, for
-    /// at most that many live token ids (0: no guard here); `shared_store`
-    /// turns on the claims for a shared store instead (`c`, `settle`).
+    /// `replay_capacity` (a number, or `undefined` for no guard here)
+    /// turns on the in-memory replay guard, sized by the core
+    /// (`replay::capacity_of_f64`: 0 the default; refused
+    /// `limit_out_of_range` unless a whole number from 0 to 4294967295);
+    /// `shared_store` turns on the claims for a shared store instead (`c`,
+    /// `settle`).
     ///
     /// Throws a string `"<code>\n<message>"`: the core's stable
     /// `ConfigError::code` and its message, which never contains a secret.
@@ -99,15 +102,14 @@ impl Verifier {
     pub fn new(
         config_json: &[u8],
         include_reason: bool,
-        replay_capacity: u32,
+        replay_capacity: Option<f64>,
         shared_store: bool,
     ) -> Result<Verifier, JsValue> {
-        let profile = AgentArea::new(
-            config_json,
-            replay_capacity as usize,
-            shared_store,
-            record::record,
-        )?;
+        let memory = replay_capacity
+            .map(toolctx_core::replay::capacity_of_f64)
+            .transpose()
+            .map_err(|e| Error::config(&e))?;
+        let profile = AgentArea::new(config_json, memory, shared_store, record::record)?;
         Ok(Verifier {
             boundary: Boundary::new(profile, include_reason),
             input: Vec::new(),

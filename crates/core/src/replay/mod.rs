@@ -7,7 +7,7 @@
 //! store (the only I/O it does) and gives the answer to
 //! [`crate::Verifier::settle`]; a synchronous store does all three inside
 //! [`crate::Verifier::check_body_once`]. Stores only record and answer: a
-//! ready one for one process ([`ReplayCache`], [`DEFAULT_REPLAY_CAPACITY`]),
+//! ready one for one process ([`ReplayCache`], sized by [`capacity`]),
 //! and Redis ([`redis`]: the command every front end sends and the one
 //! reading of its reply).
 
@@ -16,6 +16,7 @@ use alloc::collections::BinaryHeap;
 use alloc::string::String;
 use core::cmp::Reverse;
 
+use crate::config::ConfigError;
 use crate::context::Context;
 use crate::reason::Reason;
 
@@ -27,6 +28,37 @@ use ids::IdSet;
 /// How many live token ids an in-process store holds unless told
 /// otherwise: 300 calls/s with 300 s tokens and 30 s of clock skew.
 pub const DEFAULT_REPLAY_CAPACITY: usize = 100_000;
+
+/// The largest capacity a front end may ask for: what a `u32` holds, so
+/// that every host (a 32-bit wasm one too) holds the same ids.
+pub const MAX_REPLAY_CAPACITY: u32 = u32::MAX;
+
+/// The in-memory replay guard's capacity from the number a user gave a
+/// front end, unchanged: 0 is [`DEFAULT_REPLAY_CAPACITY`], 1 to
+/// [`MAX_REPLAY_CAPACITY`] is itself, anything else is refused
+/// `limit_out_of_range` (`ConfigError::Limit("replay_capacity")`). Every
+/// front end asks this; none checks the number itself.
+pub fn capacity(raw: i64) -> Result<usize, ConfigError> {
+    match u32::try_from(raw) {
+        Ok(0) => Ok(DEFAULT_REPLAY_CAPACITY),
+        // Every target toolctx builds for has a usize of 32 bits or more.
+        Ok(n) => Ok(n as usize),
+        Err(_) => Err(ConfigError::Limit("replay_capacity")),
+    }
+}
+
+/// [`capacity`] for a host whose numbers are doubles (JavaScript): a
+/// number that is not a whole one is refused as one out of range.
+pub fn capacity_of_f64(raw: f64) -> Result<usize, ConfigError> {
+    // `as` saturates (NaN is 0): a whole number in range survives the
+    // round trip, anything else does not.
+    let whole = raw as i64;
+    if whole as f64 == raw {
+        capacity(whole)
+    } else {
+        Err(ConfigError::Limit("replay_capacity"))
+    }
+}
 
 /// What a replay store answers when asked to record a token id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -161,12 +193,19 @@ pub struct ReplayCache {
 impl ReplayCache {
     /// A cache for at most `capacity` live token ids (size it for the call
     /// rate times the token lifetime: 1000 calls/s x 330 s is 330,000).
+    /// A number from a user goes through [`capacity`] first
+    /// ([`ReplayCache::with_capacity`]).
     pub fn new(capacity: usize) -> ReplayCache {
         ReplayCache {
             ids: IdSet::default(),
             expiry: BinaryHeap::new(),
             capacity,
         }
+    }
+
+    /// A cache sized by [`capacity`] from the number a user gave.
+    pub fn with_capacity(raw: i64) -> Result<ReplayCache, ConfigError> {
+        capacity(raw).map(ReplayCache::new)
     }
 
     /// Records `jti` until `until`, at Unix second `now`. Ids whose `until`
@@ -249,6 +288,37 @@ mod tests {
         }
         assert_eq!(ClaimAnswer::of(true), ClaimAnswer::FirstUse);
         assert_eq!(ClaimAnswer::of(false), ClaimAnswer::Used);
+    }
+
+    #[test]
+    fn capacity_zero_is_the_default_and_the_range_is_a_u32s() {
+        assert_eq!(capacity(0), Ok(DEFAULT_REPLAY_CAPACITY));
+        assert_eq!(capacity(1), Ok(1));
+        assert_eq!(capacity(4_294_967_295), Ok(4_294_967_295));
+        assert_eq!(MAX_REPLAY_CAPACITY, 4_294_967_295);
+        for refused in [-1, i64::MIN, 4_294_967_296, i64::MAX] {
+            let e = capacity(refused).err();
+            assert_eq!(e, Some(ConfigError::Limit("replay_capacity")), "{refused}");
+            let e = e.map(|e| (e.code(), alloc::format!("{e}")));
+            assert_eq!(
+                e,
+                Some((
+                    "limit_out_of_range",
+                    String::from("setting `replay_capacity` is out of range")
+                ))
+            );
+        }
+        assert_eq!(capacity_of_f64(0.0), Ok(DEFAULT_REPLAY_CAPACITY));
+        assert_eq!(capacity_of_f64(-0.0), Ok(DEFAULT_REPLAY_CAPACITY));
+        assert_eq!(capacity_of_f64(4_294_967_295.0), Ok(4_294_967_295));
+        for refused in [1.5, -1.0, 4_294_967_296.0, f64::NAN, f64::INFINITY, 1e300] {
+            assert!(capacity_of_f64(refused).is_err(), "{refused}");
+        }
+        assert_eq!(
+            ReplayCache::with_capacity(0).map(|c| c.capacity()),
+            Ok(DEFAULT_REPLAY_CAPACITY)
+        );
+        assert!(ReplayCache::with_capacity(-1).is_err());
     }
 
     #[test]

@@ -30,6 +30,7 @@ import java.util.function.Function;
 public final class Verifier {
     private static final int FLAG_REASON = 1;
     private static final int FLAG_SHARED_STORE = 2;
+    private static final int FLAG_MEMORY_GUARD = 4;
     /** Idle instances kept per verifier: about one per thread that calls at once. */
     private static final int IDLE = 64;
 
@@ -49,11 +50,12 @@ public final class Verifier {
     private Verifier(VerifierOptions options) {
         byte[] config = Fields.utf8(options.config.toString());
         int flags = (options.includeReason ? FLAG_REASON : 0) | (options.replayStore != null ? FLAG_SHARED_STORE : 0);
-        int capacity = options.replayCapacity;
+        boolean memory = options.replayCapacity != null;
         this.store = options.replayStore;
-        // Check the configuration once, on the first instance, and keep what it says.
+        // Check the configuration once, on the first instance, and keep what
+        // it says; the core reads the capacity as given and may refuse it.
         CoreInstance first = CoreRuntime.verifier();
-        List<byte[]> said = configure(first, config, flags, capacity);
+        List<byte[]> said = configure(first, config, flags | (memory ? FLAG_MEMORY_GUARD : 0), memory ? options.replayCapacity : 0);
         this.maxBodyBytes = Integer.parseInt(Fields.text(said.get(0)));
         List<String> names = new ArrayList<>();
         for (byte[] n : said.subList(1, said.size())) names.add(Fields.text(n));
@@ -61,13 +63,12 @@ public final class Verifier {
         this.pass = new Verdict(Verdict.Outcome.PASS, null, null, removed, List.of());
         this.describe = Fields.text(text(first.call("toolctx_describe", new byte[0][])));
         // Refusal-only instances of the in-memory guard's verifier hold no cache.
-        int pooled = capacity > 0 ? 0 : capacity;
         this.pool = new Pool<>(() -> {
             CoreInstance w = CoreRuntime.verifier();
-            configure(w, config, flags, pooled);
+            configure(w, config, flags, 0);
             return w;
         }, IDLE);
-        this.only = capacity > 0 ? first : null;
+        this.only = memory ? first : null;
     }
 
     /** A verifier for {@code options}; throws the core's configuration error. */
@@ -75,7 +76,7 @@ public final class Verifier {
         return new Verifier(options);
     }
 
-    private static List<byte[]> configure(CoreInstance w, byte[] config, int flags, int capacity) {
+    private static List<byte[]> configure(CoreInstance w, byte[] config, int flags, long capacity) {
         return Fields.decode(text(w.call("toolctx_configure", new byte[][] {config}, flags, capacity)), 0);
     }
 

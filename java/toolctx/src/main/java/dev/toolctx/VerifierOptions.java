@@ -25,7 +25,8 @@ public final class VerifierOptions {
 
     final ObjectNode config;
     boolean includeReason = true;
-    int replayCapacity;
+    /** The in-memory guard's capacity as given (the core reads it), or null: no in-memory guard. */
+    Long replayCapacity;
     ReplayStore replayStore;
 
     private VerifierOptions(ObjectNode config) {
@@ -117,17 +118,24 @@ public final class VerifierOptions {
 
     /**
      * The in-memory replay guard: the core's bounded cache, for a server
-     * with one process. {@code capacity} 0 is the core's default.
+     * with one process. {@code capacity} 0 is the core's default (100,000);
+     * the core refuses one outside 0 to 4294967295 with
+     * {@code limit_out_of_range} when the verifier is created.
      */
-    public VerifierOptions memoryReplayGuard(int capacity) {
+    public VerifierOptions memoryReplayGuard(long capacity) {
         this.replayStore = null;
-        this.replayCapacity = capacity == 0 ? Verifier.defaultReplayCapacity() : capacity;
+        this.replayCapacity = capacity;
         return this;
+    }
+
+    /** {@link #memoryReplayGuard(long)}, kept for callers compiled against it. */
+    public VerifierOptions memoryReplayGuard(int capacity) {
+        return memoryReplayGuard((long) capacity);
     }
 
     /** A replay store shared by the replicas ({@link RedisReplayStore}). */
     public VerifierOptions replayStore(ReplayStore store) {
-        this.replayCapacity = 0;
+        this.replayCapacity = null;
         this.replayStore = store;
         return this;
     }

@@ -1,12 +1,16 @@
 package dev.toolctx;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,6 +56,44 @@ class RuntimeTest {
         Verdict head = v.checkHeaders("POST", List.of(new Header("x-test", PANIC)));
         assertEquals("internal_error", head.refusal().orElseThrow().reason());
         assertEquals(Verdict.Outcome.READ_BODY, v.checkHeaders("POST", List.of()).outcome());
+    }
+
+    /** The test build's panic message (crates/wasm-abi native.rs), standing for a request's data. */
+    static final String PAYLOAD = "toolctx-panic-payload-5f1c";
+
+    /**
+     * The native library's own stderr (a JVM of its own, as this one's is
+     * not the test's to read): one fixed line per panic, with where, and
+     * never the panic's message.
+     */
+    @Test
+    void aPanicsMessageNeverReachesStderr() throws Exception {
+        assumeTrue(Verifier.runtime().equals("native"), "the native runtime only");
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path"), PanicChild.class.getName())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.PIPE)
+                .start();
+        String err = new String(child.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child JVM ended");
+        assertEquals(0, child.exitValue(), err);
+        assertTrue(err.contains("toolctx: internal error (a panic was caught; the request was refused) at "), err);
+        assertTrue(err.contains("native.rs:"), err);
+        assertFalse(err.contains(PAYLOAD), err);
+        assertFalse(err.contains("panicked at"), err);
+    }
+
+    /** The child of {@link #aPanicsMessageNeverReachesStderr}: one panic refused, then a request served. */
+    static final class PanicChild {
+        public static void main(String[] args) {
+            Verifier v = Verifier.create(VerifierTest.options());
+            JsonNode c = VerifierTest.VALID.get("cases").get(0);
+            VerifierTest.Req r = panicking(c);
+            String refused = v.verify(r.method(), r.headers(), r.body(), VerifierTest.now()).refusal().orElseThrow().reason();
+            Verdict next = VerifierTest.verify(v, c);
+            if (!refused.equals("internal_error") || next.outcome() != Verdict.Outcome.ACCEPT) System.exit(3);
+        }
     }
 
     @Test

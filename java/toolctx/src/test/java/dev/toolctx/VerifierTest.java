@@ -128,6 +128,19 @@ class VerifierTest {
     }
 
     @Test
+    void theMemoryGuardsCapacityIsTheCoresToRead() {
+        // 0 is the core's default; 1 to 4294967295 itself.
+        for (long ok : new long[] {0, 1, 4294967295L}) Verifier.create(options().memoryReplayGuard(ok));
+        // Anything else is refused with the core's code and message (a
+        // check of Java's own would answer another message).
+        for (long refused : new long[] {-1, 4294967296L, Long.MIN_VALUE, Long.MAX_VALUE}) {
+            ToolctxException e = assertThrows(ToolctxException.class, () -> Verifier.create(options().memoryReplayGuard(refused)));
+            assertEquals("limit_out_of_range", e.code());
+            assertEquals("setting `replay_capacity` is out of range", e.getMessage());
+        }
+    }
+
+    @Test
     void theMemoryGuardRefusesTheSecondUseAcrossThreads() throws Exception {
         Verifier v = Verifier.create(options().memoryReplayGuard(0));
         JsonNode c = VALID.get("cases").get(0);
