@@ -501,13 +501,13 @@ impl<'a> Reader<'a> {
     /// Records a value that ends here; returns its index.
     // Positions and counts fit 32 bits: `read` refuses longer documents,
     // and every node or unescaped string takes at least one byte.
+    // Natively inlined: it runs for every value kept, and its rare case is
+    // a call apart.
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn push(&mut self, start: usize, kind: Kind, escaped: bool) -> usize {
         let index = self.nodes.len();
         let link = match escaped {
-            true => {
-                self.unescaped.push(self.scratch.clone());
-                self.unescaped.len() - 1
-            }
+            true => self.keep_unescaped(),
             false => index + 1,
         };
         self.nodes.push(Node {
@@ -518,6 +518,15 @@ impl<'a> Reader<'a> {
             escaped,
         });
         index
+    }
+
+    /// Keeps the string just read, unescaped; its index in `unescaped`
+    /// (inlined in the size-bound wasm builds).
+    #[cfg_attr(not(target_arch = "wasm32"), cold, inline(never))]
+    #[cfg_attr(target_arch = "wasm32", inline(always))]
+    fn keep_unescaped(&mut self) -> usize {
+        self.unescaped.push(self.scratch.clone());
+        self.unescaped.len() - 1
     }
 
     /// Ends the container recorded at `index` here.
@@ -609,15 +618,28 @@ impl<'a> Reader<'a> {
 
     /// Reads the string whose opening quote is here; whether it has an
     /// escape. If it has, its unescaped text is left in `scratch`.
+    // Natively inlined: the usual string (one run in a document checked
+    // whole) is a few instructions; the rest is a call apart.
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn string(&mut self) -> Result<bool, JsonError> {
         let start = self.pos + 1;
         self.pos = start;
         self.plain();
+        if self.peek() == Some(b'"') && self.text.is_some() {
+            self.pos += 1;
+            return Ok(false);
+        }
+        self.string_rest(start)
+    }
+
+    /// [`Reader::string`] past its first run, which started at `start`
+    /// (one function with it in the size-bound wasm builds).
+    #[cfg_attr(not(target_arch = "wasm32"), inline(never))]
+    #[cfg_attr(target_arch = "wasm32", inline(always))]
+    fn string_rest(&mut self, start: usize) -> Result<bool, JsonError> {
         if self.peek() == Some(b'"') {
-            // The usual string: one run, and the text was checked whole.
-            if self.text.is_none() {
-                self.run(start)?;
-            }
+            // One run in a document not checked whole: checked here.
+            self.run(start)?;
             self.pos += 1;
             return Ok(false);
         }
