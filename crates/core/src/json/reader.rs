@@ -169,6 +169,16 @@ impl<'d, 'a> Item<'d, 'a> {
         self.node.kind == Kind::Object
     }
 
+    /// The value's JSON text as written, as bytes (no character
+    /// boundaries to check).
+    fn bytes(self) -> &'a [u8] {
+        self.doc
+            .text
+            .as_bytes()
+            .get(self.node.span())
+            .unwrap_or_default()
+    }
+
     /// The value's JSON text as written.
     pub fn text(self) -> &'a str {
         self.doc.text.get(self.node.span()).unwrap_or_default()
@@ -329,8 +339,7 @@ impl<'d, 'a> Item<'d, 'a> {
     /// JSON equality (as [`Value`]'s): the same text is the same value;
     /// anything else is compared as trees.
     pub fn json_eq(self, other: Item<'_, '_>) -> bool {
-        scan::equal(self.text().as_bytes(), other.text().as_bytes())
-            || self.to_value() == other.to_value()
+        scan::equal(self.bytes(), other.bytes()) || self.to_value() == other.to_value()
     }
 }
 
