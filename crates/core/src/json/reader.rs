@@ -68,8 +68,11 @@ pub(crate) enum Keep {
 
 impl Keep {
     fn member(self, name: &[u8]) -> Keep {
+        // Most names are read under `All` or `Nothing`: no name to compare.
+        if matches!(self, Keep::All | Keep::Nothing) {
+            return self;
+        }
         match (self, name) {
-            (Keep::All, _) => Keep::All,
             (Keep::Request, b"method" | b"id") | (Keep::BatchElement, b"method") => Keep::All,
             (Keep::Request, b"params") => Keep::Params,
             (Keep::Params, b"name" | b"_meta") => Keep::All,
