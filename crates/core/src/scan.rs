@@ -54,19 +54,37 @@ pub(crate) fn find(hay: &[u8], needle: u8) -> Option<usize> {
 
 /// Equal byte strings, eight bytes at a time: the wasm builds' `memcmp`
 /// goes byte by byte, and what is compared here (member names, values
-/// written alike) is short.
+/// written alike) is short. The last word (or half word) overlaps the one
+/// before it instead of a byte loop over the rest.
 pub(crate) fn equal(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    let word = |s: &[u8]| s.try_into().map(u64::from_ne_bytes).ok();
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    for (p, q) in (&mut x).zip(&mut y) {
-        if word(p) != word(q) {
-            return false;
+    let word = |s: &[u8], at: usize| {
+        s.get(at..at + 8)
+            .and_then(|w| w.try_into().ok())
+            .map(u64::from_ne_bytes)
+    };
+    let half = |s: &[u8], at: usize| {
+        s.get(at..at + 4)
+            .and_then(|w| w.try_into().ok())
+            .map(u32::from_ne_bytes)
+    };
+    match n {
+        0..4 => a == b,
+        4..8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        _ => {
+            let mut at = 0;
+            while at + 8 < n {
+                if word(a, at) != word(b, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            word(a, n - 8) == word(b, n - 8)
         }
     }
-    x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
 }
 
 #[cfg(test)]
@@ -104,6 +122,16 @@ mod tests {
             (b"ab", b"abc"),
         ] {
             assert!(!equal(a, b));
+        }
+        // Every length up to three words, a difference at every place.
+        let text = b"abcdefghijklmnopqrstuvwx";
+        for n in 0..=text.len() {
+            assert!(equal(&text[..n], &text[..n]));
+            for at in 0..n {
+                let mut other = text[..n].to_vec();
+                other[at] = b'#';
+                assert!(!equal(&text[..n], &other), "{n} {at}");
+            }
         }
         let hay = b"abcdefghijklmnop.qrs.t";
         assert_eq!(find(hay, b'.'), Some(16));

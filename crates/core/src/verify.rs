@@ -251,18 +251,23 @@ impl Verifier {
         }
         let segments = token::split(token).ok_or(Reason::TokenMalformed)?;
         // Natively, the header every minted token has passes the header's
-        // checks as it is: an empty object is read in its place, and not
-        // checked. The size-bound wasm builds read every header (the code
-        // for the shortcut is not worth its bytes there).
+        // checks as it is: it is neither read nor checked. The size-bound
+        // wasm builds read every header (the code for the shortcut is not
+        // worth its bytes there).
         #[cfg(not(target_arch = "wasm32"))]
         let minted = segments.header() == token::MINTED_HEADER;
         #[cfg(target_arch = "wasm32")]
         let minted = false;
-        let header: &[u8] = if minted { b"{}" } else { segments.header() };
-        let (jose, payload) = (read_token(header)?, read_token(segments.payload())?);
-        let (jose, payload) = (token_object(&jose)?, token_object(&payload)?);
-        if !minted {
-            check_jose(jose)?;
+        // Every failure to read either segment is `token_malformed`, so
+        // the header may be read apart; its checks come after both reads.
+        let jose = match minted {
+            true => None,
+            false => Some(read_token(segments.header())?),
+        };
+        let payload = read_token(segments.payload())?;
+        let payload = token_object(&payload)?;
+        if let Some(jose) = &jose {
+            check_jose(token_object(jose)?)?;
         }
         let claims = Claims::read(payload);
         let secret_index = self

@@ -68,8 +68,11 @@ pub(crate) enum Keep {
 
 impl Keep {
     fn member(self, name: &[u8]) -> Keep {
+        // Most names are read under `All` or `Nothing`: no name to compare.
+        if matches!(self, Keep::All | Keep::Nothing) {
+            return self;
+        }
         match (self, name) {
-            (Keep::All, _) => Keep::All,
             (Keep::Request, b"method" | b"id") | (Keep::BatchElement, b"method") => Keep::All,
             (Keep::Request, b"params") => Keep::Params,
             (Keep::Params, b"name" | b"_meta") => Keep::All,
@@ -169,6 +172,16 @@ impl<'d, 'a> Item<'d, 'a> {
         self.node.kind == Kind::Object
     }
 
+    /// The value's JSON text as written, as bytes (no character
+    /// boundaries to check).
+    fn bytes(self) -> &'a [u8] {
+        self.doc
+            .text
+            .as_bytes()
+            .get(self.node.span())
+            .unwrap_or_default()
+    }
+
     /// The value's JSON text as written.
     pub fn text(self) -> &'a str {
         self.doc.text.get(self.node.span()).unwrap_or_default()
@@ -226,16 +239,39 @@ impl<'d, 'a> Item<'d, 'a> {
 
     /// Fills `found[slot_of(name)]` with each member whose name has a
     /// slot, in one pass over the object.
+    // Walks the nodes themselves, not [`Item::members`]: a payload's
+    // claims are found this way, and the walk is half the instructions.
     #[inline(never)]
     pub fn find_each(
         self,
         slot_of: impl Fn(&[u8]) -> Option<usize>,
         found: &mut [Option<Item<'d, 'a>>],
     ) {
-        for (k, v) in self.members() {
-            let slot = k.str_bytes().and_then(&slot_of);
-            if let Some(slot) = slot.and_then(|i| found.get_mut(i)) {
-                *slot = Some(v);
+        let doc = self.doc;
+        let end = match self.node.kind {
+            Kind::Object => self.node.link(),
+            _ => return,
+        };
+        let mut at = self.index + 1;
+        while at < end {
+            let (Some(&name), Some(&value)) = (doc.nodes.get(at), doc.nodes.get(at + 1)) else {
+                return;
+            };
+            let index = at + 1;
+            at = match value.kind {
+                Kind::Array | Kind::Object => value.link(),
+                _ => index + 1,
+            };
+            let name = match name.escaped {
+                false => doc.text.as_bytes().get(name.inner()),
+                true => doc.unescaped.get(name.link()).map(String::as_bytes),
+            };
+            if let Some(slot) = name.and_then(&slot_of).and_then(|i| found.get_mut(i)) {
+                *slot = Some(Item {
+                    doc,
+                    index,
+                    node: value,
+                });
             }
         }
     }
@@ -306,8 +342,7 @@ impl<'d, 'a> Item<'d, 'a> {
     /// JSON equality (as [`Value`]'s): the same text is the same value;
     /// anything else is compared as trees.
     pub fn json_eq(self, other: Item<'_, '_>) -> bool {
-        scan::equal(self.text().as_bytes(), other.text().as_bytes())
-            || self.to_value() == other.to_value()
+        scan::equal(self.bytes(), other.bytes()) || self.to_value() == other.to_value()
     }
 }
 
@@ -501,13 +536,13 @@ impl<'a> Reader<'a> {
     /// Records a value that ends here; returns its index.
     // Positions and counts fit 32 bits: `read` refuses longer documents,
     // and every node or unescaped string takes at least one byte.
+    // Natively inlined: it runs for every value kept, and its rare case is
+    // a call apart.
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn push(&mut self, start: usize, kind: Kind, escaped: bool) -> usize {
         let index = self.nodes.len();
         let link = match escaped {
-            true => {
-                self.unescaped.push(self.scratch.clone());
-                self.unescaped.len() - 1
-            }
+            true => self.keep_unescaped(),
             false => index + 1,
         };
         self.nodes.push(Node {
@@ -520,6 +555,15 @@ impl<'a> Reader<'a> {
         index
     }
 
+    /// Keeps the string just read, unescaped; its index in `unescaped`
+    /// (inlined in the size-bound wasm builds).
+    #[cfg_attr(not(target_arch = "wasm32"), cold, inline(never))]
+    #[cfg_attr(target_arch = "wasm32", inline(always))]
+    fn keep_unescaped(&mut self) -> usize {
+        self.unescaped.push(self.scratch.clone());
+        self.unescaped.len() - 1
+    }
+
     /// Ends the container recorded at `index` here.
     fn close(&mut self, index: Option<usize>) {
         let (end, link) = (self.pos as u32, self.nodes.len() as u32);
@@ -529,6 +573,9 @@ impl<'a> Reader<'a> {
         }
     }
 
+    // Natively inlined into the member and element loops: a scalar value
+    // then costs no call (containers still recurse through a call).
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn value(&mut self, depth: usize, keep: Keep) -> Result<(), JsonError> {
         let start = self.pos;
         let (kind, escaped) = match self.peek() {
@@ -609,15 +656,28 @@ impl<'a> Reader<'a> {
 
     /// Reads the string whose opening quote is here; whether it has an
     /// escape. If it has, its unescaped text is left in `scratch`.
+    // Natively inlined: the usual string (one run in a document checked
+    // whole) is a few instructions; the rest is a call apart.
+    #[cfg_attr(not(target_arch = "wasm32"), inline(always))]
     fn string(&mut self) -> Result<bool, JsonError> {
         let start = self.pos + 1;
         self.pos = start;
         self.plain();
+        if self.peek() == Some(b'"') && self.text.is_some() {
+            self.pos += 1;
+            return Ok(false);
+        }
+        self.string_rest(start)
+    }
+
+    /// [`Reader::string`] past its first run, which started at `start`
+    /// (one function with it in the size-bound wasm builds).
+    #[cfg_attr(not(target_arch = "wasm32"), inline(never))]
+    #[cfg_attr(target_arch = "wasm32", inline(always))]
+    fn string_rest(&mut self, start: usize) -> Result<bool, JsonError> {
         if self.peek() == Some(b'"') {
-            // The usual string: one run, and the text was checked whole.
-            if self.text.is_none() {
-                self.run(start)?;
-            }
+            // One run in a document not checked whole: checked here.
+            self.run(start)?;
             self.pos += 1;
             return Ok(false);
         }
