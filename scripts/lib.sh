@@ -395,7 +395,16 @@ build_wheel() { # build_wheel TARGET COMPAT OUT
 # scripts/release ships, built into target/wheels and installed into
 # .tools/venv, with the frameworks the example server runs on; sets
 # PYTHON_WHEEL (and VENV_PY).
-ensure_python_package() { with_lock venv _build_python_package; }
+# The wheel is built under its own lock, the venv's held only to install
+# it: the other lane's PyPI installs do not wait for maturin.
+ensure_python_package() {
+  with_lock wheels _build_python_wheel
+  with_lock venv _install_python_package
+}
+_build_python_wheel() {
+  rm -rf "$ROOT/target/wheels"
+  build_wheel x86_64-unknown-linux-gnu manylinux_2_17 "$ROOT/target/wheels"
+}
 
 # The wheel scripts/test-python installed, reused: built and installed
 # (ensure_python_package) only when .tools/venv cannot import MODULES
@@ -404,17 +413,17 @@ ensure_python_package() { with_lock venv _build_python_package; }
 ensure_python_installed() { # ensure_python_installed MODULES
   VENV_PY="$TOOLS/venv/bin/python"
   export VENV_PY
-  with_lock venv _python_installed "$1"
-}
-_python_installed() {
-  if ! "$VENV_PY" -c "import $1" 2>/dev/null; then
+  with_lock venv _python_importable "$1"
+  if [ "$PYTHON_IMPORTABLE" = 0 ]; then
     step "the wheel is missing: build and install it (maturin)"
-    _build_python_package
+    ensure_python_package
   fi
 }
-_build_python_package() {
-  rm -rf "$ROOT/target/wheels"
-  build_wheel x86_64-unknown-linux-gnu manylinux_2_17 "$ROOT/target/wheels"
+_python_importable() {
+  PYTHON_IMPORTABLE=0
+  if "$VENV_PY" -c "import $1" 2>/dev/null; then PYTHON_IMPORTABLE=1; fi
+}
+_install_python_package() {
   PYTHON_WHEEL="$(ls "$ROOT"/target/wheels/toolctx-*.whl)"
   "$VENV_PY" -m pip install --quiet --force-reinstall --no-deps "$PYTHON_WHEEL"
   "$VENV_PY" -m pip install --quiet -r "$ROOT/tests/python/requirements.txt"
