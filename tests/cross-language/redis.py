@@ -51,6 +51,7 @@ IDEM_PREFIX = b"toolctx:idem:"
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
 from checks import Checks, mint  # noqa: E402
+import ports  # noqa: E402
 
 
 class Call:
@@ -95,9 +96,7 @@ def post(url: str, body: bytes, token: str) -> tuple[int, dict]:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return ports.free_port()
 
 
 class Redis:

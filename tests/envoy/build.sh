@@ -32,12 +32,19 @@ ensure_wasm_opt() {
 finish_envoy_filter() {
   local built="$ROOT/target/wasm32-wasip1/wasm/toolctx_envoy.wasm"
   python3 "$ROOT/tests/envoy/trim_exports.py" "$built" "$built.trimmed"
-  "$WASM_OPT" -O3 --strip-debug --strip-producers "$built.trimmed" -o "$1"
+  # Renamed into place: an Envoy of the other lane loading it meanwhile
+  # reads the old file or the new one, never half of one.
+  "$WASM_OPT" -O3 --strip-debug --strip-producers "$built.trimmed" -o "$1.tmp"
+  mv -f "$1.tmp" "$1"
 }
 
 # `build_envoy_filter release` builds the release module alone (what
 # scripts/release ships and scripts/test-release loads).
-build_envoy_filter() { # build_envoy_filter [profile|release]
+# Each variant goes through the one file rustc writes: under a lock, so that
+# a part in scripts/test's other lane building at the same time cannot swap
+# it between cargo and wasm-opt.
+build_envoy_filter() { with_lock envoy-filter _build_envoy_filter "$@"; }
+_build_envoy_filter() { # build_envoy_filter [profile|release]
   local out="$ROOT/target/envoy"
   local tuning=(--config 'profile.wasm.package.toolctx-core.opt-level=3')
   ensure_wasm_opt
@@ -81,7 +88,8 @@ build_envoy_filter() { # build_envoy_filter [profile|release]
 # remapped, as for the filter) never touch the workspace's host builds; the
 # release profile (LTO, unwinding panics: a hook's panic must be caught).
 # Symbols the module does not export are stripped.
-build_envoy_module() { # build_envoy_module [profile]
+build_envoy_module() { with_lock envoy-module _build_envoy_module "$@"; }
+_build_envoy_module() { # build_envoy_module [profile]
   local out="$ROOT/target/envoy" host built
   host="$(rustc -vV | sed -n 's/^host: //p')"
   built="$ROOT/target/$host/release/libtoolctx_envoy_module.so"
@@ -105,7 +113,8 @@ build_envoy_module() { # build_envoy_module [profile]
     (cd "$ROOT" && cargo build -q -p toolctx-envoy-module --release --target "$host" "${features[@]}")
     local name="libtoolctx_envoy_module.so"
     [ "$variant" = release ] || name="libtoolctx_envoy_module_$variant.so"
-    strip --strip-unneeded -o "$out/$name" "$built"
+    strip --strip-unneeded -o "$out/$name.tmp" "$built"
+    mv -f "$out/$name.tmp" "$out/$name"
   done
   unset "$flags_var"
 }

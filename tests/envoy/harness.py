@@ -21,6 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+# tests/support/ports.py: the one port picker of the Python tests.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "support"))
+import ports  # noqa: E402
 
 _children = []
 _tempdirs = []
@@ -65,15 +68,7 @@ def start(argv, **kw):
 
 
 def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
+    return ports.free_ports(n)
 
 
 # Which toolctx front end the tests drive: the proxy-wasm filter, or with

@@ -8,6 +8,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -18,6 +19,10 @@ import pytest
 import uvicorn
 
 import toolctx
+
+# tests/support/ports.py: the one port picker of the Python tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+import ports  # noqa: E402
 
 INSTANCE = "0b6f2c4e-6a7d-4d8e-9f10-1a2b3c4d5e6f"
 SECRET = "a test secret of at least thirty-two bytes, for toolctx"
@@ -40,9 +45,7 @@ def verifier() -> toolctx.Verifier:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return ports.free_port()
 
 
 class Server:
