@@ -110,8 +110,9 @@ impl<F: FnOnce(&mut State, &[u8]) -> Result<Answer, Error>> Op for F {}
 pub fn run(op: impl Op) -> i64 {
     STATE.with_borrow_mut(|s| {
         let input = core::mem::take(&mut s.input);
-        answer(s, &input, op);
+        let answer = op(s, &input);
         s.input = input;
+        keep(s, answer);
         let ptr = pointer(s.output.as_ptr()) as u32;
         let len = u32::try_from(s.output.len()).unwrap_or(u32::MAX);
         ((u64::from(ptr) << 32) | u64::from(len)) as i64
@@ -119,9 +120,18 @@ pub fn run(op: impl Op) -> i64 {
 }
 
 /// Runs `op` on `input` and keeps its answer in `s` (`=` + payload or `!`
-/// + error), for the wasm module's one state and a native handle's alike.
+/// + error): a native handle's state (`native.rs`).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn answer(s: &mut State, input: &[u8], op: impl Op) {
     let answer = op(s, input);
+    keep(s, answer);
+}
+
+/// Writes an operation's answer where the host reads it. Apart from the
+/// generic callers, and never inlined: one copy, not one per export, in
+/// the size-bound module.
+#[inline(never)]
+fn keep(s: &mut State, answer: Result<Answer, Error>) {
     s.output.clear();
     match answer {
         Ok(Answer::Text(text)) => {
