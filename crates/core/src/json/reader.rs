@@ -434,7 +434,8 @@ pub(crate) struct NameIndex<const N: usize> {
 #[cfg(not(target_arch = "wasm32"))]
 const SHARED: u8 = u8::MAX;
 
-#[cfg(not(target_arch = "wasm32"))]
+/// A name's key in a [`NameIndex`], and its bit in an object's mask of the
+/// names read so far ([`Reader::members`]).
 const fn slot_key(name: &[u8]) -> usize {
     let ends = match (name.first(), name.last()) {
         (Some(&first), Some(&last)) => first as usize + last as usize,
@@ -846,6 +847,8 @@ impl<'a> Reader<'a> {
         index: Option<usize>,
         base: usize,
     ) -> Result<(), JsonError> {
+        // The keys of the names read so far, one bit each.
+        let mut keys = 0u64;
         loop {
             self.ws();
             if self.peek() != Some(b'"') {
@@ -853,10 +856,16 @@ impl<'a> Reader<'a> {
             }
             let name_start = self.pos;
             let (name, escaped) = self.name()?;
-            let held = self.names.get(base..).unwrap_or(&[]);
-            if held.len() <= LINEAR_DUPLICATE_SCAN && held.iter().any(|n| same(n, &name)) {
-                return Err(JsonError::Duplicate);
+            // Only a name whose key an earlier name has can repeat one:
+            // the scan is skipped for most names.
+            let bit = 1u64 << slot_key(&name);
+            if keys & bit != 0 {
+                let held = self.names.get(base..).unwrap_or(&[]);
+                if held.len() <= LINEAR_DUPLICATE_SCAN && held.iter().any(|n| same(n, &name)) {
+                    return Err(JsonError::Duplicate);
+                }
             }
+            keys |= bit;
             let child = keep.member(&name);
             self.names.push(name);
             if child != Keep::Nothing {
@@ -909,6 +918,22 @@ mod tests {
         ] {
             assert_eq!(index.position(name), position(&NAMES, name), "{name:?}");
         }
+    }
+
+    #[test]
+    fn duplicates_are_found_whatever_keys_the_names_share() {
+        // `ab` and `ba` share a key, `a` and `ab` do not.
+        assert_eq!(slot_key(b"ab"), slot_key(b"ba"));
+        assert!(read(br#"{"ab":1,"ba":2,"a":3}"#, Keep::All).is_ok());
+        for dup in [
+            &br#"{"ab":1,"ba":2,"ab":3}"#[..],
+            br#"{"a":1,"ab":2,"a":3}"#,
+            br#"{"x":{"a":1},"a":{"a":2,"\u0061":3}}"#,
+        ] {
+            assert_eq!(read(dup, Keep::All).err(), Some(JsonError::Duplicate));
+        }
+        // A name in an inner object is not a duplicate of an outer one.
+        assert!(read(br#"{"a":{"a":{"a":1}},"b":2}"#, Keep::Nothing).is_ok());
     }
 
     #[test]
