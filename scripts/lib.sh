@@ -5,6 +5,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# CI builds a clean clone once: incremental state would only take disk
+# (a run once failed on a full disk) and time.
+if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"; fi
 mkdir -p "$TOOLS"
 
 # The wasm-bindgen version pinned with `=x.y.z` in crates/wasm/Cargo.toml.

@@ -6,15 +6,22 @@
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
-/// The high bit of each zero byte of `x` (see the module's note).
-fn zero_bytes(x: u64) -> u64 {
-    x.wrapping_sub(ONES) & !x & HIGH
+/// The high bit of each byte of `x` below `n`, at most 128 (see the
+/// module's note).
+fn below(x: u64, n: u8) -> u64 {
+    x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH
 }
 
-/// Bytes of `w` that are `"`, `\\` or below 0x20.
+/// The high bit of each zero byte of `x`.
+fn zero_bytes(x: u64) -> u64 {
+    below(x, 1)
+}
+
+/// Bytes of `w` that are `"`, `\\` or below 0x20. With bit 1 flipped, `"`
+/// (0x22) becomes 0x20 and the control bytes stay below it, while 0x20 and
+/// 0x21 go above: one test finds both.
 fn attention(w: u64) -> u64 {
-    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    control | zero_bytes(w ^ (ONES * u64::from(b'"'))) | zero_bytes(w ^ (ONES * u64::from(b'\\')))
+    below(w ^ (ONES * 0x02), 0x21) | zero_bytes(w ^ (ONES * u64::from(b'\\')))
 }
 
 fn is_attention(b: u8) -> bool {
