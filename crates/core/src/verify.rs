@@ -16,6 +16,7 @@ use crate::json::{self, Doc, Item, JsonText, Keep, Kind as JsonKind, Members, Na
 use crate::reason::Reason;
 use crate::refusal::Refusal;
 use crate::replay::{ClaimAnswer, Claimed, FirstUse, PendingClaim, ReplayClaim};
+use crate::scan;
 use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
 use crate::verdict::{Checked, HeadersVerdict, Verdict};
 
@@ -481,11 +482,12 @@ impl<'d, 'b> Iterator for ContextMeta<'d, 'b> {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let (k, v) = self.0.next()?;
-            if let Some(k) = k
-                .str_bytes()
-                .and_then(|k| k.strip_prefix(META_PREFIX.as_bytes()))
-            {
-                return Some((k, v));
+            // The prefix compared in words (`strip_prefix` calls `memcmp`).
+            let prefix = META_PREFIX.as_bytes();
+            if let Some((head, k)) = k.str_bytes().and_then(|k| k.split_at_checked(prefix.len())) {
+                if scan::equal(head, prefix) {
+                    return Some((k, v));
+                }
             }
         }
     }

@@ -519,6 +519,10 @@ impl<'a> Reader<'a> {
     }
 
     fn ws(&mut self) {
+        // Most calls find a byte above the space: one compare.
+        if self.peek() > Some(b' ') {
+            return;
+        }
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
             self.spaced = true;
