@@ -18,8 +18,9 @@ pub fn push_u64(mut v: u64, out: &mut String) {
             break;
         }
     }
-    for &d in buf.get(start..).unwrap_or_default() {
-        out.push(char::from(d));
+    // ASCII digits: appended at once, not char by char.
+    if let Ok(digits) = core::str::from_utf8(buf.get(start..).unwrap_or_default()) {
+        out.push_str(digits);
     }
 }
 
