@@ -6,7 +6,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # CI builds a clean clone once: incremental state would only take disk
-# (a run once failed on a full disk) and time.
+# (a run once failed on a full disk; toolctx-core's test build: 416 MB
+# with it, 352 MB without) and time.
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"; fi
 mkdir -p "$TOOLS"
 
