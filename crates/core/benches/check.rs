@@ -2,7 +2,9 @@
 //! `tools/call` with an 871-character token (toolctx-fixture), side by
 //! side with the `jsonwebtoken`
 //! crate's HS256 `decode` of the same token (token only, same iss/aud/exp
-//! validation, no `_meta` binding). Compare the two figures of one run.
+//! validation, no `_meta` binding). Compare the two figures of one run;
+//! on a shared machine, `-- --rounds 21 20000` runs the sides in turn and
+//! gives the median of the rounds' ratios.
 #![forbid(unsafe_code)]
 #![allow(
     clippy::unwrap_used,
@@ -110,12 +112,64 @@ fn bench(c: &mut Criterion, sides: &Sides) {
     group.finish();
 }
 
+/// The two sides in turn, `rounds` rounds of `calls` calls each (the side
+/// that goes first alternates), so that a burst of load on a shared machine
+/// hits both alike: each side's median time per call, and the median of
+/// the rounds' own ratios.
+fn alternate(sides: &Sides, rounds: usize, calls: u32) {
+    let time = |f: &dyn Fn()| {
+        let start = std::time::Instant::now();
+        for _ in 0..calls {
+            f();
+        }
+        start.elapsed().as_secs_f64() * 1e6 / f64::from(calls)
+    };
+    let ours = || drop(black_box(sides.toolctx()));
+    let peer = || drop(black_box(sides.peer()));
+    time(&ours);
+    time(&peer);
+    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (x, y) = if round % 2 == 0 {
+            let x = time(&ours);
+            (x, time(&peer))
+        } else {
+            let y = time(&peer);
+            (time(&ours), y)
+        };
+        a.push(x);
+        b.push(y);
+        ratios.push(x / y);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let round_ratios: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
+    println!(
+        "toolctx full check {:.3} us, jsonwebtoken decode {:.3} us (medians of {rounds} rounds of {calls} calls)",
+        median(&mut a),
+        median(&mut b)
+    );
+    println!(
+        "ratio: {:.3} (median of the rounds' ratios: {})",
+        median(&mut ratios),
+        round_ratios.join(", ")
+    );
+}
+
 /// `check --calls <toolctx|jsonwebtoken> <n>` runs one side n times and
 /// nothing else, for instruction counts under `valgrind --tool=callgrind`
-/// (scripts/bench-instructions); without `--calls`, criterion.
+/// (scripts/bench-instructions); `check --rounds <r> <calls>`, the sides in
+/// turn ([`alternate`]); otherwise criterion.
 fn main() {
     let sides = Sides::new();
     let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--rounds") {
+        let number = |at: usize, default: u32| args.get(at).map_or(default, |n| n.parse().unwrap());
+        alternate(&sides, number(i + 1, 21) as usize, number(i + 2, 20_000));
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "--calls") {
         let n: u64 = args.get(i + 2).map_or(0, |n| n.parse().unwrap());
         match args.get(i + 1).map(String::as_str) {
