@@ -135,12 +135,14 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const results = candidates.map(([name], i) => [name, median(samples[i])]);
-console.log(`${ROUNDS} rounds of ${SLICE_MS} ms per candidate, median round`);
-const mine = results[0][1];
+// Each ratio is the median of the rounds' own ratios: a burst of load
+// within one round moves both sides of it.
+const ratios = samples.map((theirs) => median(samples[0].map((mine, round) => mine / theirs[round])));
+console.log(`${ROUNDS} rounds of ${SLICE_MS} ms per candidate, median round; ratios: median of the rounds' ratios`);
 console.log('');
 console.log('candidate                              ops/s     us/op   toolctx is');
-for (const [name, ops] of results) {
-  const ratio = name.startsWith('toolctx') ? '' : `${(mine / ops).toFixed(2)}x`;
+for (const [i, [name, ops]] of results.entries()) {
+  const ratio = name.startsWith('toolctx') ? '' : `${ratios[i].toFixed(2)}x`;
   console.log(`${name.padEnd(36)} ${Math.round(ops).toString().padStart(8)} ${(1e6 / ops).toFixed(1).padStart(9)}   ${ratio}`);
 }
 
