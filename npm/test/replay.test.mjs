@@ -352,19 +352,30 @@ describe('a shared store through verifyAsync', () => {
     assert.equal(refused.id, 3);
   });
 
-  test('redisReplayStore over a Redis that never answers refuses internal_error once timeoutMs is up', async () => {
+  test('redisReplayStore over a Redis that never answers refuses internal_error once timeoutMs is up', async (t) => {
+    // The timers are mocked: the refusal comes when timeoutMs is up and not
+    // a millisecond before, however fast the machine is.
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
     const silent = () => new Promise(() => {});
     for (const [store, bound] of [
       [redisReplayStore(silent, { timeoutMs: 50 }), 50],
       [redisReplayStore({ sendCommand: silent }, { timeoutMs: 80 }), 80],
     ]) {
       const verifier = replayVerifier({ replayGuard: store });
-      const started = performance.now();
-      const refused = await verifier.verifyAsync(request(callContext(), 4));
-      const waited = performance.now() - started;
+      let refused;
+      const answered = verifier.verifyAsync(request(callContext(), 4)).then((r) => {
+        refused = r;
+      });
+      await turn();
+      t.mock.timers.tick(bound - 1);
+      await turn();
+      assert.equal(refused, undefined, `answered before the ${bound} ms bound`);
+      t.mock.timers.tick(1);
+      await answered;
       assert.deepEqual([refused.status, refused.reason, refused.id], [500, 'internal_error', 4]);
-      assert.ok(waited >= bound - 5 && waited < bound + 900, `waited ${waited} ms for a ${bound} ms bound`);
     }
+    t.mock.timers.reset();
     // A send that throws at once is a failed claim too.
     const throwing = redisReplayStore(() => {
       throw new Error('not connected');
