@@ -35,6 +35,8 @@ export interface CoreFunctions {
   idemRedisArgs(command: string, key: string, entry: string, ms: number): string;
   idemRedisMeaning(command: string, kind: string, value: Uint8Array): string;
   idemDefaults(): string;
+  /** The core's store timeout rule (as `ReplayCore.redisTimeoutMs`); throws `"<code>\n<message>"`. */
+  redisTimeoutMs(raw: number | undefined): number;
 }
 
 /** The core's progress coalescing for one call; answers are tagged strings (see `progress.ts`). */

@@ -9,15 +9,16 @@
  */
 import { core } from './core-functions.js';
 import { decodeEntry, encodeEntry, idempotencyDefaults, type IdempotencyStore } from './idempotency.js';
-import { replyParts, sender, type RedisCommandClient, type RedisSend } from './redis.js';
+import { replyParts, sender, storeTimeout, type RedisCommandClient, type RedisSend } from './redis.js';
 
 export interface RedisIdempotencyStoreOptions {
   /** Prefixed to every store key. Default the core's, `"toolctx:idem:"`. */
   prefix?: string;
   /**
    * How long a command may wait for its reply, in milliseconds, before it
-   * fails (the call then fails, never runs unguarded). Default the core's
-   * store timeout (500).
+   * fails (the call then fails, never runs unguarded). Default (and 0) the
+   * core's store timeout, 500; the core rounds it to whole milliseconds and
+   * refuses anything outside 1 to 60,000 (`limit_out_of_range`, thrown here).
    */
   timeoutMs?: number;
 }
@@ -38,7 +39,7 @@ export function redisArgs(command: RedisIdempotencyCommand, key: string, entry: 
 
 export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, options: RedisIdempotencyStoreOptions = {}): IdempotencyStore {
   const defaults = idempotencyDefaults();
-  const send = sender(client, options.timeoutMs ?? defaults.storeTimeoutMs);
+  const send = sender(client, storeTimeout(options.timeoutMs, core().redisTimeoutMs));
   const prefix = options.prefix ?? defaults.keyPrefix;
   const ask = async (command: RedisIdempotencyCommand, args: string[], expected: string[]): Promise<{ means: string; held?: Uint8Array }> => {
     // A timeout or a lost connection throws: the store failed.

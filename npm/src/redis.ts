@@ -14,6 +14,7 @@
  * command, e.g. node-redis v4+ (`client.sendCommand(args)`) or a function
  * (`(args) => ioredis.call(...args)`).
  */
+import { throughGlue } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import { replayCore, type ClaimAnswer, type ReplayStore } from './replay.js';
 
@@ -26,8 +27,8 @@ export interface RedisCommandClient {
 }
 
 /**
- * The client's send, each reply bounded by `timeoutMs` (the caller's, or the
- * core's default: a paused Redis fails calls, it does not hold them). node-redis's own
+ * The client's send, each reply bounded by `timeoutMs` (as the core's
+ * store timeout rule gave it: a paused Redis fails calls, it does not hold them). node-redis's own
  * `timeout` covers a command only until it is written, and a Redis that is
  * paused or cut off answers nothing: without a bound, every guarded call
  * would wait for it. A command that timed out may still be applied later;
@@ -36,9 +37,6 @@ export interface RedisCommandClient {
  */
 export function sender(client: RedisCommandClient | RedisSend, timeoutMs: number): RedisSend {
   const ms = timeoutMs;
-  if (!Number.isSafeInteger(ms) || ms < 1) {
-    throw new ToolctxError('limit_out_of_range', 'redis timeoutMs must be a positive integer (milliseconds)');
-  }
   if (typeof client !== 'function' && typeof client?.sendCommand !== 'function') {
     throw new ToolctxError('config_type', 'the Redis client needs sendCommand(args), or pass a function (args) => reply');
   }
@@ -60,13 +58,25 @@ export function sender(client: RedisCommandClient | RedisSend, timeoutMs: number
     });
 }
 
+/**
+ * The user's `timeoutMs` as the core's store timeout rule reads it
+ * (`redisTimeoutMs` of the module at hand: undefined or 0 the default,
+ * else whole milliseconds from 1 to 60,000); what it refuses throws.
+ */
+export function storeTimeout(raw: unknown, rule: (raw: number | undefined) => number): number {
+  if (raw !== undefined && typeof raw !== 'number') throw new ToolctxError('config_type', 'setting `timeoutMs` has the wrong type');
+  return throughGlue(() => rule(raw));
+}
+
 export interface RedisReplayStoreOptions {
   /** Prefixed to every token id. Default `"toolctx:jti:"` (the core's). */
   prefix?: string;
   /**
    * How long the claim may wait for its reply, in milliseconds, before the
-   * call is refused (`internal_error`). Default the core's store timeout
-   * (500). The claim is sent once, never retried.
+   * call is refused (`internal_error`). Default (and 0) the core's store
+   * timeout, 500; the core rounds it to whole milliseconds and refuses
+   * anything outside 1 to 60,000 (`limit_out_of_range`, thrown here). The
+   * claim is sent once, never retried.
    */
   timeoutMs?: number;
 }
@@ -99,7 +109,7 @@ export function replyParts(reply: unknown): [string, Uint8Array] {
  */
 export function redisReplayStore(client: RedisCommandClient | RedisSend, options: RedisReplayStoreOptions = {}): ReplayStore {
   const core = replayCore();
-  const send = sender(client, options.timeoutMs ?? core.redisTimeoutMs());
+  const send = sender(client, storeTimeout(options.timeoutMs, core.redisTimeoutMs));
   const prefix = options.prefix ?? core.redisKeyPrefix();
   return {
     async firstUse(jti, until, now) {

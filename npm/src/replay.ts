@@ -27,8 +27,12 @@ export interface ReplayCore {
   redisClaimAnswer(kind: string, value: Uint8Array): string;
   /** The in-memory capacity unless told otherwise (100,000). */
   defaultReplayCapacity(): number;
-  /** How long one Redis command may wait for its reply, in milliseconds. */
-  redisTimeoutMs(): number;
+  /**
+   * How long one Redis command may wait for its reply, in milliseconds: the
+   * core's rule over the user's `timeoutMs` (undefined or 0: the default,
+   * 500); throws `"<code>\n<message>"` for a number it refuses.
+   */
+  redisTimeoutMs(raw: number | undefined): number;
 }
 
 let core: ReplayCore | undefined;

@@ -109,18 +109,40 @@ describe('memoryIdempotencyStore', () => {
 });
 
 describe('idempotent', () => {
-  test('over a Redis that never answers, the call fails once timeoutMs is up and the tool does not run', async () => {
+  test('over a Redis that never answers, the call fails once timeoutMs is up and the tool does not run', async (t) => {
+    // The timers are mocked: the failure comes when timeoutMs is up and not
+    // a millisecond before, however fast the machine is.
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
     let runs = 0;
     const tool = idempotent(async () => ({ content: [], run: ++runs }), { store: redisIdempotencyStore(() => new Promise(() => {}), { timeoutMs: 50 }) });
-    const ctx = callContext().ctx;
-    const started = performance.now();
-    await assert.rejects(
-      tool({ a: 1 }, extraFor(ctx)),
-      (e) => e.code === 'idempotency_store_failed' && /redis: no reply within 50 ms \(SET\)/.test(e.message) && e.cause instanceof Error,
+    let failure;
+    const settled = tool({ a: 1 }, extraFor(callContext().ctx)).then(
+      () => (failure = 'ran'),
+      (e) => (failure = e),
     );
-    assert.ok(performance.now() - started < 1000);
+    await turn();
+    t.mock.timers.tick(49);
+    await turn();
+    assert.equal(failure, undefined, 'failed before the 50 ms bound');
+    t.mock.timers.tick(1);
+    await settled;
+    t.mock.timers.reset();
+    assert.equal(failure.code, 'idempotency_store_failed');
+    assert.match(failure.message, /redis: no reply within 50 ms \(SET\)/);
+    assert.ok(failure.cause instanceof Error);
     assert.equal(runs, 0);
-    assert.throws(() => redisIdempotencyStore(() => Promise.resolve(null), { timeoutMs: 0 }), (e) => e.code === 'limit_out_of_range');
+  });
+
+  test('timeoutMs is the core\'s to read: 0 its default, whole milliseconds up to 60,000', () => {
+    const client = () => Promise.resolve(null);
+    for (const timeoutMs of [undefined, 0, 1, 1.5, 60000]) redisIdempotencyStore(client, { timeoutMs });
+    // The core's code and message (a check of the package's own would answer another message).
+    const refused = (e) => e.code === 'limit_out_of_range' && e.message === 'setting `store_timeout_ms` is out of range';
+    for (const timeoutMs of [-1, 0.4, 60000.5, 2 ** 31, Number.NaN, Infinity]) {
+      assert.throws(() => redisIdempotencyStore(client, { timeoutMs }), refused, String(timeoutMs));
+    }
+    assert.throws(() => redisIdempotencyStore(client, { timeoutMs: '100' }), (e) => e.code === 'config_type');
   });
 
   test('a call without verified context is refused (the tool does not run) unless plain calls are allowed', async () => {

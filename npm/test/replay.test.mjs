@@ -384,9 +384,14 @@ describe('a shared store through verifyAsync', () => {
   });
 
   test('redisReplayStore refuses a bad timeoutMs or something that is not a client', () => {
-    for (const timeoutMs of [0, -1, 1.5, Number.NaN, '100']) {
-      assert.throws(() => redisReplayStore(() => Promise.resolve('OK'), { timeoutMs }), (e) => e instanceof ToolctxError && e.code === 'limit_out_of_range');
+    const client = () => Promise.resolve('OK');
+    // The core's rule: 0 its default, rounded to whole milliseconds, 1 to 60,000.
+    for (const timeoutMs of [undefined, 0, 1, 1.5, 60000]) redisReplayStore(client, { timeoutMs });
+    const refused = (e) => e instanceof ToolctxError && e.code === 'limit_out_of_range' && e.message === 'setting `store_timeout_ms` is out of range';
+    for (const timeoutMs of [-1, 0.4, 60000.5, 2 ** 31, Number.NaN, Infinity]) {
+      assert.throws(() => redisReplayStore(client, { timeoutMs }), refused, String(timeoutMs));
     }
+    assert.throws(() => redisReplayStore(client, { timeoutMs: '100' }), (e) => e instanceof ToolctxError && e.code === 'config_type');
     for (const client of [null, {}, { send: () => {} }]) {
       assert.throws(() => redisReplayStore(client), (e) => e instanceof ToolctxError && e.code === 'config_type');
     }

@@ -9,6 +9,8 @@
 //! its own first write as a replay, and a late first reply could never be
 //! told from the retry's.
 
+use crate::config::ConfigError;
+
 /// How long one store command may wait for its reply, in milliseconds,
 /// before the store counts as failed (the call is refused, never let
 /// through). One value for every front end: the replay claim sits on every
@@ -16,6 +18,33 @@
 /// well under a millisecond, and a paused one should fail calls in half a
 /// second rather than hold them (the gateways' limit since they took Redis).
 pub const TIMEOUT_MS: u64 = 500;
+
+/// The longest store timeout [`timeout_ms`] accepts, in milliseconds: a
+/// store that has not answered in a minute is down, and a longer bound
+/// would only hold every guarded call that long before refusing it. It is
+/// also well under the longest timer every host keeps (JavaScript's
+/// `setTimeout` fires at once past 2^31 - 1 ms).
+pub const MAX_TIMEOUT_MS: u64 = 60_000;
+
+/// The store timeout a front end's user gave, in milliseconds as the host
+/// counts them (a JavaScript number, seconds times 1000, a duration's
+/// nanoseconds over 10^6): 0 is the default, [`TIMEOUT_MS`]; anything else
+/// is rounded to the nearest millisecond and must come to 1 to
+/// [`MAX_TIMEOUT_MS`], or it is refused (`limit_out_of_range`), a negative,
+/// NaN or infinite number included. One rule, so that no front end lets a
+/// store through with a bound that fails every call or none.
+pub fn timeout_ms(raw: f64) -> Result<u64, ConfigError> {
+    if raw == 0.0 {
+        return Ok(TIMEOUT_MS);
+    }
+    // `as` saturates (NaN is 0); `raw > 0.0` is false for NaN and below 0.
+    let ms = (raw + 0.5) as u64;
+    if raw > 0.0 && (1..=MAX_TIMEOUT_MS).contains(&ms) {
+        Ok(ms)
+    } else {
+        Err(ConfigError::Limit("store_timeout_ms"))
+    }
+}
 
 /// A Redis reply as a binding hands it over, whatever its client: nil, a
 /// status or a string the client decoded, bulk bytes, an integer, an error
@@ -81,6 +110,40 @@ impl<'a> Reply<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn a_store_timeout_is_the_default_or_in_range() {
+        for (raw, want) in [
+            (0.0, TIMEOUT_MS),
+            (-0.0, TIMEOUT_MS),
+            (1.0, 1),
+            (0.5, 1),
+            (250.0, 250),
+            (1.1 * 1000.0, 1100),
+            (1499.4, 1499),
+            (1499.5, 1500),
+            (60_000.0, 60_000),
+            (60_000.4, 60_000),
+        ] {
+            assert_eq!(timeout_ms(raw), Ok(want), "{raw}");
+        }
+        for raw in [
+            0.4,
+            1e-9,
+            -1.0,
+            -0.6,
+            60_000.5,
+            1e300,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            let e = timeout_ms(raw).unwrap_err();
+            assert_eq!(e.code(), "limit_out_of_range", "{raw}");
+            assert_eq!(e.to_string(), "setting `store_timeout_ms` is out of range");
+        }
+    }
 
     #[test]
     fn every_kind_reads_back_from_its_parts() {

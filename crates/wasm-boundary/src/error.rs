@@ -23,6 +23,8 @@ impl Error {
     }
 
     /// A configuration the core refused, under its `ConfigError::code`.
+    /// Never inlined, as `internal`.
+    #[inline(never)]
     pub fn config(e: &ConfigError) -> Error {
         Error::new(e.code(), e)
     }

@@ -106,6 +106,15 @@ pub fn redis_meaning(command: &str, kind: &str, value: &[u8]) -> String {
     h::idem_redis_meaning(command, kind, value).into()
 }
 
+/// How long one Redis command may wait for its reply, in milliseconds: the
+/// core's store timeout rule over the user's `timeoutMs` (`undefined` or 0:
+/// the default, 500; else rounded to whole milliseconds, 1 to 60,000);
+/// throws `limit_out_of_range` for any other number.
+#[wasm_bindgen(js_name = redisTimeoutMs)]
+pub fn redis_timeout_ms(raw: Option<f64>) -> Result<u32, JsValue> {
+    toolctx_wasm_boundary::redis_timeout_ms(raw)
+}
+
 /// The defaults and names as JSON (`toolctx_wasm_boundary::helpers::idem_defaults`).
 #[wasm_bindgen(js_name = idemDefaults)]
 pub fn defaults() -> String {

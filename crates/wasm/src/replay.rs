@@ -1,11 +1,10 @@
 //! The replay guard's vocabulary for the npm package, from the core: the
 //! answers a store gives (`first_use`, `used`, `full`, `failed`), the one
 //! reading of Redis's reply to the claim, and the defaults (the in-memory
-//! capacity, the store timeout). The TypeScript layer converts its Redis
+//! capacity, the store timeout's rule). The TypeScript layer converts its Redis
 //! client's reply into a kind and bytes (`npm/src/redis.ts`); what that
 //! reply means is decided here, by the core.
 
-use toolctx_core::redis::TIMEOUT_MS;
 use toolctx_core::{ClaimAnswer, DEFAULT_REPLAY_CAPACITY};
 use wasm_bindgen::prelude::*;
 
@@ -37,9 +36,12 @@ pub fn default_replay_capacity() -> u32 {
     u32::try_from(DEFAULT_REPLAY_CAPACITY).unwrap_or(u32::MAX)
 }
 
-/// How long one Redis command may wait for its reply, in milliseconds
-/// (the core's one store timeout).
+/// How long one Redis command may wait for its reply, in milliseconds:
+/// the core's store timeout rule (`redis::timeout_ms`) over the user's
+/// `timeoutMs` (`undefined` or 0: the default, 500; else rounded to whole
+/// milliseconds, 1 to 60,000). Throws `"<code>\n<message>"`
+/// (`limit_out_of_range`) for any other number.
 #[wasm_bindgen(js_name = redisTimeoutMs)]
-pub fn redis_timeout_ms() -> u32 {
-    u32::try_from(TIMEOUT_MS).unwrap_or(u32::MAX)
+pub fn redis_timeout_ms(raw: Option<f64>) -> Result<u32, JsValue> {
+    toolctx_wasm_boundary::redis_timeout_ms(raw)
 }
