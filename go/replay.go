@@ -2,8 +2,10 @@ package toolctx
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // ReplayStore answers the core's replay claims (CONTRACT §3): record jti
@@ -83,6 +85,24 @@ func CoreReplayDefaults() (ReplayDefaults, error) {
 			return ReplayDefaults{}, &Error{Code: "internal", Message: "the core's replay defaults are not numbers"}
 		}
 		return ReplayDefaults{RedisKeyPrefix: items[0], Capacity: capacity, TimeoutMs: timeout}, nil
+	})
+}
+
+// RedisTimeout is the core's store timeout rule over a user's timeout for
+// one Redis command: 0 is the core's default (500 ms); anything else is
+// rounded to whole milliseconds and must come to 1 ms to 1 minute, or it is
+// refused (limit_out_of_range).
+func RedisTimeout(d time.Duration) (time.Duration, error) {
+	return withCore(func(in *instance) (time.Duration, error) {
+		out, err := in.text("toolctx_redis_timeout", nil, math.Float64bits(float64(d)/float64(time.Millisecond)))
+		if err != nil {
+			return 0, err
+		}
+		ms, err := strconv.ParseInt(out, 10, 64)
+		if err != nil {
+			return 0, &Error{Code: "internal", Message: "the core's store timeout is not a number"}
+		}
+		return time.Duration(ms) * time.Millisecond, nil
 	})
 }
 

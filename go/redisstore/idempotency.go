@@ -11,7 +11,8 @@ import (
 
 // IdempotencyOptions of the idempotency store; zero values are the core's.
 type IdempotencyOptions struct {
-	Prefix  string
+	Prefix string
+	// Timeout for one command: as ReplayOptions.Timeout (toolctx.RedisTimeout).
 	Timeout time.Duration
 }
 
@@ -33,12 +34,13 @@ func NewIdempotency(client Doer, o IdempotencyOptions) (*IdempotencyStore, error
 	if err != nil {
 		return nil, err
 	}
-	s := &IdempotencyStore{client: client, prefix: o.Prefix, timeout: o.Timeout, rounds: d.ClaimRounds}
+	timeout, err := toolctx.RedisTimeout(o.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &IdempotencyStore{client: client, prefix: o.Prefix, timeout: timeout, rounds: d.ClaimRounds}
 	if s.prefix == "" {
 		s.prefix = d.KeyPrefix
-	}
-	if s.timeout == 0 {
-		s.timeout = time.Duration(d.StoreTimeoutMs) * time.Millisecond
 	}
 	return s, nil
 }

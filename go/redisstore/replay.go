@@ -30,8 +30,9 @@ type Doer interface {
 type ReplayOptions struct {
 	// Prefix of the keys (the core's default: toolctx:jti:).
 	Prefix string
-	// Timeout for one command (the core's default: 500 ms). A command is
-	// sent once, never retried: give a client with MaxRetries: -1.
+	// Timeout for one command: 0 the core's default (500 ms), else rounded
+	// to whole milliseconds, 1 ms to 1 minute (toolctx.RedisTimeout). A
+	// command is sent once, never retried: give a client with MaxRetries: -1.
 	Timeout time.Duration
 }
 
@@ -53,12 +54,13 @@ func NewReplay(client Doer, o ReplayOptions) (*ReplayStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ReplayStore{client: client, prefix: o.Prefix, timeout: o.Timeout}
+	timeout, err := toolctx.RedisTimeout(o.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	s := &ReplayStore{client: client, prefix: o.Prefix, timeout: timeout}
 	if s.prefix == "" {
 		s.prefix = defaults.RedisKeyPrefix
-	}
-	if s.timeout == 0 {
-		s.timeout = time.Duration(defaults.TimeoutMs) * time.Millisecond
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -151,6 +152,42 @@ func TestARetryingClientIsRefused(t *testing.T) {
 	_, err := redisstore.NewReplay(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), redisstore.ReplayOptions{})
 	if err == nil {
 		t.Fatal("a client that retries commands was taken")
+	}
+}
+
+func TestTimeoutIsTheCoresRule(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer c.Close()
+	for d, want := range map[time.Duration]time.Duration{
+		0:                              500 * time.Millisecond,
+		time.Millisecond:               time.Millisecond,
+		1500 * time.Microsecond:        2 * time.Millisecond,
+		1499 * time.Microsecond:        time.Millisecond,
+		time.Minute:                    time.Minute,
+		time.Minute + time.Microsecond: time.Minute,
+	} {
+		if got, err := toolctx.RedisTimeout(d); err != nil || got != want {
+			t.Fatalf("RedisTimeout(%v) = %v, %v; want %v", d, got, err, want)
+		}
+		if _, err := redisstore.NewReplay(c, redisstore.ReplayOptions{Timeout: d}); err != nil {
+			t.Fatalf("replay store, %v: %v", d, err)
+		}
+		if _, err := redisstore.NewIdempotency(c, redisstore.IdempotencyOptions{Timeout: d}); err != nil {
+			t.Fatalf("idempotency store, %v: %v", d, err)
+		}
+	}
+	refused := func(what string, d time.Duration, err error) {
+		t.Helper()
+		var e *toolctx.Error
+		if !errors.As(err, &e) || e.Code != "limit_out_of_range" || e.Message != "setting `store_timeout_ms` is out of range" {
+			t.Fatalf("%s, %v: %v", what, d, err)
+		}
+	}
+	for _, d := range []time.Duration{-time.Millisecond, 400 * time.Microsecond, time.Minute + time.Millisecond, time.Hour} {
+		_, err := redisstore.NewReplay(c, redisstore.ReplayOptions{Timeout: d})
+		refused("replay store", d, err)
+		_, err = redisstore.NewIdempotency(c, redisstore.IdempotencyOptions{Timeout: d})
+		refused("idempotency store", d, err)
 	}
 }
 

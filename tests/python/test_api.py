@@ -213,6 +213,17 @@ def test_the_memory_guards_capacity_is_the_cores_to_read() -> None:
         toolctx.MemoryReplay(1.5)  # type: ignore[arg-type]
 
 
+def test_a_redis_stores_timeout_is_the_cores_to_read() -> None:
+    from toolctx.helpers import RedisIdempotencyStore
+
+    assert [toolctx.redis_timeout_ms(ms) for ms in [0, 1, 1.5, 1.1 * 1000, 60_000]] == [500, 1, 2, 1100, 60_000]
+    RedisIdempotencyStore(None, timeout_s=0.25)  # type: ignore[arg-type]  # the client is not touched
+    for refused in [-1, 0.0004, 60.001, float("nan"), float("inf")]:
+        with pytest.raises(toolctx.ConfigError) as e:
+            RedisIdempotencyStore(None, timeout_s=refused)  # type: ignore[arg-type]
+        assert (e.value.code, str(e.value)) == ("limit_out_of_range", "setting `store_timeout_ms` is out of range"), refused
+
+
 def test_the_core_reads_a_redis_py_reply() -> None:
     read = toolctx.redis_claim_answer
     A = toolctx.ClaimAnswer

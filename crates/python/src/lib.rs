@@ -54,6 +54,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(conventions::redis_claim_args, m)?)?;
     m.add_class::<replay::ClaimAnswer>()?;
     m.add_function(wrap_pyfunction!(replay::redis_claim_answer, m)?)?;
+    m.add_function(wrap_pyfunction!(replay::redis_timeout_ms, m)?)?;
     m.add(
         "DEFAULT_REPLAY_CAPACITY",
         toolctx_core::DEFAULT_REPLAY_CAPACITY,

@@ -87,6 +87,15 @@ pub fn store_answer(answer: &Bound<'_, PyAny>) -> PyResult<toolctx_core::ClaimAn
     ))
 }
 
+/// A Redis store's wait for a reply, in whole milliseconds, as the core's
+/// rule reads the user's (`redis::timeout_ms`: 0 the default, 500; else
+/// rounded to whole milliseconds, 1 to 60,000); `ConfigError`
+/// (`limit_out_of_range`) for anything else.
+#[pyfunction]
+pub fn redis_timeout_ms(py: Python<'_>, ms: f64) -> PyResult<u64> {
+    toolctx_core::redis::timeout_ms(ms).map_err(|e| crate::errors::config_error(py, &e))
+}
+
 /// What a redis-py reply to the claim (`redis_claim_args`) means:
 /// `FIRST_USE`, `USED`, or `FAILED` for anything but `OK` and nil (the
 /// reply read by `crate::redis::read_reply`).

@@ -50,8 +50,14 @@ impl std::fmt::Debug for Redis {
 
 impl Redis {
     /// Connects to `url` (`redis://127.0.0.1:6379`); commands time out after
-    /// `timeout`. The error names the problem, never the URL.
+    /// `timeout` as the core's rule reads it (`toolctx_core::redis::timeout_ms`:
+    /// zero is its default, 500 ms; anything else is rounded to whole
+    /// milliseconds and must come to 1 ms to 1 minute, or connecting fails
+    /// with the core's message). The error names the problem, never the URL.
     pub async fn connect(url: &str, timeout: Duration) -> Result<Redis, String> {
+        let ms = toolctx_core::redis::timeout_ms(timeout.as_nanos() as f64 / 1e6)
+            .map_err(|e| e.to_string())?;
+        let timeout = Duration::from_millis(ms);
         let client = redis::Client::open(url)
             .map_err(|e| format!("the Redis URL is invalid ({:?})", e.kind()))?;
         let config = ConnectionManagerConfig::new()

@@ -165,6 +165,17 @@ mod verifier_ops {
     }
 }
 
+/// The operations both modules carry (either feature).
+#[cfg(any(feature = "verifier", feature = "helpers"))]
+mod store_ops {
+    use super::*;
+
+    exports! {
+        text toolctx_redis_timeout / toolctx_native_redis_timeout(ms: f64) -> i64
+            = |st, i| crate::store::redis_timeout(st, i, ms);
+    }
+}
+
 /// The server helpers' operations (feature `helpers`).
 #[cfg(feature = "helpers")]
 mod helper_ops {

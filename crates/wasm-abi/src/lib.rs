@@ -42,6 +42,7 @@
 //! | `toolctx_redis_claim_answer()` | reply kind, reply value | `first_use`, `used`, `full` or `failed` |
 //! | `toolctx_replay_memory(capacity: i64)` | | the capacity (decimal): this instance now holds the in-memory replay guard (`capacity` as the user gave it: see below) |
 //! | `toolctx_replay_first_use(until: i64, now: i64)` | jti | `first_use`, `used` or `full` (that guard's answer) |
+//! | `toolctx_redis_timeout(ms: f64)` | | the store timeout in whole ms (decimal): the core's rule over the user's (0 the default); both modules |
 //! | `toolctx_core_codes()` | | JSON: reasons, config errors, telemetry names |
 //! | `toolctx_idem_defaults()` | | JSON |
 //! | `toolctx_idem_store_key()` | namespace, key | the store key |
@@ -92,6 +93,8 @@ mod helpers;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 mod state;
+#[cfg(any(feature = "verifier", feature = "helpers"))]
+mod store;
 #[cfg(feature = "verifier")]
 mod verifier;
 

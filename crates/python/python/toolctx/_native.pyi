@@ -267,6 +267,11 @@ REDIS_TIMEOUT_MS: int
 
 def redis_claim_answer(reply: object) -> ClaimAnswer: ...
 
+# A Redis store's wait in whole ms by the core's rule: 0 its default (500);
+# anything else rounded, and refused outside 1 to 60,000 (ConfigError,
+# limit_out_of_range).
+def redis_timeout_ms(ms: float) -> int: ...
+
 # capacity None or 0: the core's DEFAULT_REPLAY_CAPACITY; the core refuses
 # one outside 0 to 4294967295 (ConfigError, limit_out_of_range).
 @final

@@ -207,15 +207,17 @@ class RedisIdempotencyStore:
     (atomic), the result a ``SET key value PX ttl``, the release the core's
     compare-and-delete script. A command that fails, takes longer than
     ``timeout_s`` or answers what the core does not recognise fails the
-    call (it never runs unguarded). ``client`` is a ``redis.asyncio`` client
-    (``pip install toolctx[redis]``)."""
+    call (it never runs unguarded); the core reads ``timeout_s`` (0 its
+    default, 0.5 s; else whole milliseconds from 0.001 to 60 s, or
+    ``ConfigError``, ``limit_out_of_range``). ``client`` is a
+    ``redis.asyncio`` client (``pip install toolctx[redis]``)."""
 
     def __init__(
         self, client: AsyncRedis, *, prefix: str = _native.IDEMPOTENCY_KEY_PREFIX, timeout_s: float = TIMEOUT_S
     ) -> None:
         self._client = client
         self._prefix = prefix
-        self._timeout_s = timeout_s
+        self._timeout_s = _native.redis_timeout_ms(timeout_s * 1000) / 1000
 
     async def _send(self, command: _Command, args: list[str]) -> tuple[str, bytes | None]:
         """Sends ``args``; the reply as the core means it for ``command``."""

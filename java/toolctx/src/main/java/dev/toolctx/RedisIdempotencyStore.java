@@ -22,9 +22,18 @@ public final class RedisIdempotencyStore implements IdempotencyStore {
 
     /** With the core's key prefix and store timeout. */
     public static RedisIdempotencyStore create(StatefulRedisConnection<?, ?> connection) {
-        var d = HelpersCore.defaults();
-        return new RedisIdempotencyStore(new RedisCommands(connection, d.path("storeTimeoutMs").asLong()), d.path("keyPrefix").asText(),
-                d.path("claimRounds").asInt());
+        return create(connection, HelpersCore.defaults().path("keyPrefix").asText(), 0);
+    }
+
+    /**
+     * With your key prefix and the wait for a reply in ms (a reply that does
+     * not come fails the call; the tool does not run): 0 is the core's
+     * store timeout (500); the core refuses anything outside 1 to 60,000
+     * ({@code limit_out_of_range}).
+     */
+    public static RedisIdempotencyStore create(StatefulRedisConnection<?, ?> connection, String prefix, long timeoutMs) {
+        return new RedisIdempotencyStore(new RedisCommands(connection, Verifier.redisTimeoutMs(timeoutMs)), prefix,
+                HelpersCore.defaults().path("claimRounds").asInt());
     }
 
     private RedisCommands.Reply ask(String command, String key, String entry, long ms, List<String> expected) {

@@ -20,13 +20,16 @@ public final class RedisReplayStore implements ReplayStore {
 
     /** With the core's key prefix and store timeout. */
     public static RedisReplayStore create(StatefulRedisConnection<?, ?> connection) {
-        List<String> d = Verifier.replayDefaults();
-        return create(connection, d.get(0), Long.parseLong(d.get(2)));
+        return create(connection, Verifier.replayDefaults().get(0), 0);
     }
 
-    /** With your key prefix and the wait for a reply in ms (a reply that does not come is {@code failed}). */
+    /**
+     * With your key prefix and the wait for a reply in ms (a reply that does
+     * not come is {@code failed}): 0 is the core's store timeout (500);
+     * the core refuses anything outside 1 to 60,000 ({@code limit_out_of_range}).
+     */
     public static RedisReplayStore create(StatefulRedisConnection<?, ?> connection, String prefix, long timeoutMs) {
-        return new RedisReplayStore(new RedisCommands(connection, timeoutMs), prefix);
+        return new RedisReplayStore(new RedisCommands(connection, Verifier.redisTimeoutMs(timeoutMs)), prefix);
     }
 
     @Override

@@ -112,6 +112,16 @@ public final class Verifier {
         return out;
     }
 
+    /**
+     * The core's store timeout rule over a Redis store's wait for a reply,
+     * in ms: 0 is its default (500); anything else must be 1 to 60,000, or
+     * this throws {@code limit_out_of_range}.
+     */
+    static long redisTimeoutMs(long raw) {
+        byte[] ms = PLAIN.with(w -> text(w.call("toolctx_redis_timeout", new byte[0][], Double.doubleToRawLongBits(raw))));
+        return Long.parseLong(Fields.text(ms));
+    }
+
     /** Runs an operation of the core without a configuration. */
     static <R> R plain(Function<CoreInstance, R> op) {
         return PLAIN.with(op);

@@ -22,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 
 /** The verifier on the public vector files' requests (tests/vectors), through the embedded module. */
 class VerifierTest {
@@ -137,6 +138,22 @@ class VerifierTest {
             ToolctxException e = assertThrows(ToolctxException.class, () -> Verifier.create(options().memoryReplayGuard(refused)));
             assertEquals("limit_out_of_range", e.code());
             assertEquals("setting `replay_capacity` is out of range", e.getMessage());
+        }
+    }
+
+    @Test
+    void theRedisStoresTimeoutIsTheCoresToRead() {
+        // 0 is the core's default; 1 to 60,000 ms itself.
+        assertEquals(500, Verifier.redisTimeoutMs(0));
+        for (long ok : new long[] {1, 250, 60000}) assertEquals(ok, Verifier.redisTimeoutMs(ok));
+        // Refused before the connection is touched, with the core's code and message.
+        for (long refused : new long[] {-1, 60001, Long.MIN_VALUE, Long.MAX_VALUE}) {
+            for (Executable make : List.<Executable>of(
+                    () -> RedisReplayStore.create(null, "p:", refused), () -> RedisIdempotencyStore.create(null, "p:", refused))) {
+                ToolctxException e = assertThrows(ToolctxException.class, make);
+                assertEquals("limit_out_of_range", e.code());
+                assertEquals("setting `store_timeout_ms` is out of range", e.getMessage());
+            }
         }
     }
 
