@@ -27,6 +27,10 @@
  *   (`WasmInput.answer`).
  * - `removedHeaders`: the header names to remove upstream on pass and
  *   accept, one per line, fixed per configuration: read once (`Verdicts`).
+ *   The AgentArea verifier's `headerNames` holds the names its check reads
+ *   before them (`headerNames` below): from fetch's `Headers` only those
+ *   are written, each asked by name, since walking every header costs
+ *   more there than the rest of the boundary.
  * - Headers, then body: `checkHeaders` answers `b<ticket>` and the glue
  *   object keeps the core's proof with the method and headers it checked;
  *   `verifyBody(ticket, body, ...)` goes on from step 2 on those (`Held`
@@ -97,9 +101,11 @@ function byteString(s: string): Uint8Array {
 
 /**
  * Collects the method and the headers into `parts` as
- * `[method, name, value, name, value, ...]`, keeping repeated headers repeated.
+ * `[method, name, value, name, value, ...]`, keeping repeated headers
+ * repeated; from fetch's `Headers`, only the names in `read` when given
+ * (the core's list of the headers its check reads).
  */
-function collect(method: string, headers: HeadersInput | null | undefined): HeaderValue[] {
+function collect(method: string, headers: HeadersInput | null | undefined, read?: readonly string[]): HeaderValue[] {
   const parts: HeaderValue[] = [method];
   if (headers == null) return parts;
   if (Array.isArray(headers)) {
@@ -123,7 +129,14 @@ function collect(method: string, headers: HeadersInput | null | undefined): Head
   if (isHeaders(headers)) {
     // fetch joins repeated fields with ", ": split the token header back
     // into its field lines (a compact JWS never contains a comma).
-    headers.forEach((value, name) => pushJoined(parts, name, value));
+    if (read === undefined) {
+      headers.forEach((value, name) => pushJoined(parts, name, value));
+      return parts;
+    }
+    for (const name of read) {
+      const value = headers.get(name);
+      if (value !== null) pushJoined(parts, name, value);
+    }
     return parts;
   }
   if (typeof headers !== 'object') throw invalid('headers must be Headers, a record, or a list');
@@ -199,13 +212,13 @@ function encodeParts(parts: HeaderValue[], input: Input): number {
  * Writes the method and headers into `input` as the module takes them:
  * the bytes back to back and their lengths; returns how many of each.
  */
-function encodeHead(method: string, headers: HeadersInput | null | undefined, input: Input): [number, number] {
+function encodeHead(method: string, headers: HeadersInput | null | undefined, input: Input, read?: readonly string[]): [number, number] {
   // Node's flat rawHeaders, without the list `collect` would build.
   if (Array.isArray(headers) && typeof headers[0] === 'string' && headers.length % 2 === 0) {
     const n = encodeAscii(method, headers as readonly string[], 0, input);
     if (n >= 0) return [n, headers.length + 1];
   }
-  const parts = collect(method, headers);
+  const parts = collect(method, headers, read);
   return [encodeParts(parts, input), parts.length];
 }
 
@@ -219,6 +232,8 @@ function encodeHead(method: string, headers: HeadersInput | null | undefined, in
 export class WasmInput implements Input {
   readonly #glue: WasmInputGlue;
   readonly #memory: WebAssembly.Memory;
+  /** The headers the check reads (`headerNames`). */
+  readonly #read: readonly string[];
   #buffer: ArrayBuffer | undefined;
   #memoryBytes = EMPTY;
   #bytes = EMPTY;
@@ -230,9 +245,10 @@ export class WasmInput implements Input {
   /** The last answer's length in bytes. */
   answered = 0;
 
-  constructor(glue: WasmInputGlue, memory: WebAssembly.Memory) {
+  constructor(glue: WasmInputGlue, memory: WebAssembly.Memory, read: readonly string[]) {
     this.#glue = glue;
     this.#memory = memory;
+    this.#read = read;
   }
 
   bytes(n: number): Uint8Array {
@@ -249,7 +265,7 @@ export class WasmInput implements Input {
 
   /** Writes the method and headers of `request`, then `body` after them; returns the byte count of the first, and how many lengths. */
   write(request: Pick<VerifyRequest, 'method' | 'headers'>, body: Uint8Array = EMPTY): [number, number] {
-    const [n, count] = encodeHead(request.method, request.headers, this);
+    const [n, count] = encodeHead(request.method, request.headers, this, this.#read);
     if (body.length > 0) this.bytes(n + body.length).set(body, n);
     return [n, count];
   }
@@ -301,6 +317,18 @@ export class WasmInput implements Input {
 export interface WasmInputGlue {
   reserve(bytes: number, lens: number): void;
   readonly answerPtr: number;
+}
+
+/**
+ * The AgentArea verifier's `headerNames`: each name its check reads, an
+ * empty line, then each name to remove upstream, every name ending in a
+ * newline. Returns the names read, and the removed ones as `Verdicts`
+ * takes them.
+ */
+export function headerNames(text: string): [readonly string[], string] {
+  const gap = text.indexOf('\n\n');
+  if (gap < 0) throw unexpected();
+  return [Object.freeze(text.slice(0, gap).split('\n')), text.slice(gap + 2, -1)];
 }
 
 export function toBytes(body: VerifyRequest['body']): Uint8Array {

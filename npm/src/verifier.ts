@@ -4,7 +4,7 @@
  * `web/glue.ts`, which pass their class to `verifierFactory`). What crosses
  * into WebAssembly and back is `boundary.ts`.
  */
-import { configJson, Held, invalid, rethrow, throughGlue, toBytes, Verdicts, WasmInput, type WasmInputGlue } from './boundary.js';
+import { configJson, headerNames, Held, invalid, rethrow, throughGlue, toBytes, Verdicts, WasmInput, type WasmInputGlue } from './boundary.js';
 import { ToolctxError } from './errors.js';
 import type { ReplayGuard, ReplayStore } from './replay.js';
 import { DESCRIBE, Recorder, recordedBy, TELEMETRY_OPTIONS, type DescribeRequest, type Seen, type TelemetryOptions } from './telemetry.js';
@@ -25,7 +25,8 @@ import type {
  */
 export interface WasmVerifier extends WasmInputGlue {
   readonly maxBodyBytes: number;
-  readonly removedHeaders: string;
+  /** The headers the check reads, then those removed upstream (`headerNames` in boundary.ts). */
+  readonly headerNames: string;
   checkHeaders(heads: number, lens: number): number;
   verify(heads: number, lens: number, body: number, now: number): number;
   verifyBody(ticket: number, body: number, now: number): number;
@@ -119,10 +120,11 @@ export class Verifier extends WasmBacked implements CallVerifier<ToolContext> {
   constructor(wasm: WasmVerifier, memory: WebAssembly.Memory, describe: DescribeRequest, store?: ReplayStore, telemetry: TelemetryOptions = {}) {
     super(wasm, describe, telemetry);
     this.#wasm = wasm;
-    this.#input = new WasmInput(wasm, memory);
+    const [read, removed] = headerNames(wasm.headerNames);
+    this.#input = new WasmInput(wasm, memory, read);
     this.#store = store;
     this.verifiesAsync = store !== undefined;
-    this.#verdicts = new Verdicts(wasm.removedHeaders);
+    this.#verdicts = new Verdicts(removed);
     this.#held = new Held(this.#verdicts);
   }
 

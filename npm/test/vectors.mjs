@@ -28,6 +28,7 @@
 // convention files.
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 
 import { createAivaxVerifier } from 'toolctx/aivax';
 import { qualifiedToolName, tuixIdempotencyKey } from 'toolctx/conventions';
@@ -291,6 +292,44 @@ export function nodeVerdict(opts, req, now) {
   }
 }
 
+/** `nodeVerdict`, checked against the verdict through fetch's `Headers` (`sameThroughHeaders`). */
+function nodeVerdictAndHeaders(opts, req, now) {
+  const result = nodeVerdict(opts, req, now);
+  sameThroughHeaders(opts, req, now, result);
+  return result;
+}
+
+/**
+ * From fetch's `Headers` the package writes only the headers the core's
+ * check reads (`headerNames`): the verdict must be the one every header
+ * gives (`result`, from the case's list of pairs). Compared where a
+ * `Headers` holds the same request: no name twice (fetch joins them), no
+ * value it would trim or refuse.
+ */
+function sameThroughHeaders(opts, req, now, result) {
+  const names = new Set(req.headers.map(([n]) => n.toLowerCase()));
+  if (names.size !== req.headers.length) return;
+  let headers;
+  try {
+    headers = new Headers(req.headers.map(([n, v]) => [n, latin1(v)]));
+  } catch {
+    return;
+  }
+  if (req.headers.some(([n, v]) => headers.get(n) !== latin1(v))) return;
+  headersCompared++;
+  const verifier = createVerifier(opts);
+  let read;
+  try {
+    read = verifier.verify({ ...req, headers }, { now });
+  } finally {
+    verifier.free();
+  }
+  if (!isDeepStrictEqual(read, result)) throw new Error(`through Headers: ${show(read)}, not ${show(result)} as with every header`);
+}
+
+/** How many cases `sameThroughHeaders` compared. */
+let headersCompared = 0;
+
 /** A header value as Node's `rawHeaders` holds it: one char per byte. */
 const latin1 = (v) => (typeof v === 'string' ? v : Buffer.from(v).toString('latin1'));
 
@@ -450,6 +489,7 @@ export async function runVectors(paths, verdict, conventions, forwarded) {
   for (const p of paths) await runFile(p, tally, verdict, conventions, counted);
   for (const line of [...tally.failures, ...tally.broken]) console.log(line);
   if (tally.forward > 0) console.log(`${tally.forward} cases checked expect.forward through the front end`);
+  if (headersCompared > 0) console.log(`${headersCompared} cases gave the same verdict through fetch's Headers (only the headers the check reads)`);
   console.log(`${tally.passed} passed, ${tally.failed + tally.broken.length} failed`);
   process.exitCode = tally.failed === 0 && tally.broken.length === 0 ? 0 : 1;
 }
@@ -460,5 +500,5 @@ if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.me
     console.error('usage: node npm/test/vectors.mjs FILE...');
     process.exit(2);
   }
-  await runVectors(paths, nodeVerdict, nodeConventions, nodeForwarded);
+  await runVectors(paths, nodeVerdictAndHeaders, nodeConventions, nodeForwarded);
 }

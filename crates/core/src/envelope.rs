@@ -16,6 +16,9 @@ use crate::verdict::{Checked, HeadersVerdict, Sealed, Verdict};
 
 const MCP_METHOD_HEADER: &str = "mcp-method";
 const MCP_NAME_HEADER: &str = "mcp-name";
+/// The MCP headers the envelope reads (step 7); with the credential's, the
+/// only request headers it reads.
+pub(crate) const MCP_HEADERS: [&str; 2] = [MCP_METHOD_HEADER, MCP_NAME_HEADER];
 pub(crate) const TOOLS_CALL: &str = "tools/call";
 /// The only HTTP method whose body is read (step 0).
 const POST: &str = "POST";

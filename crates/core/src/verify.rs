@@ -10,7 +10,7 @@ use hmac::{KeyInit, Mac};
 use crate::claims::{self, protocol_major, Claim};
 use crate::config::{Config, ConfigError};
 use crate::context::Context;
-use crate::envelope::{header, next_verifier_id, Call, Envelope, Lookup};
+use crate::envelope::{header, next_verifier_id, Call, Envelope, Lookup, MCP_HEADERS};
 use crate::forward::Upstream;
 use crate::json::{self, Doc, Item, JsonText, Keep, Kind as JsonKind, Members, NameIndex};
 use crate::reason::Reason;
@@ -65,6 +65,20 @@ impl Verifier {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The request headers the check reads, by name (compared
+    /// case-insensitively): the credential's when one is configured,
+    /// `mcp-method`, `mcp-name` and the token's ([`TOKEN_HEADER`]). It reads
+    /// no other, so a front end whose headers are a map asked by name
+    /// (fetch's `Headers`, where walking every header costs more than the
+    /// rest of the boundary) may pass these alone, each as often as it
+    /// came, and gets the verdict every header would give. `None` in the
+    /// credential's place when none is configured.
+    pub fn read_headers(&self) -> [Option<&str>; 4] {
+        let [method, name] = MCP_HEADERS;
+        let credential = self.config.credential.as_ref().map(|c| c.header.as_str());
+        [credential, Some(method), Some(name), Some(TOKEN_HEADER)]
     }
 
     /// The body limit a front end should buffer up to; one more byte is

@@ -65,6 +65,22 @@ impl AgentArea {
         lines(self.core.config().forward.removed())
     }
 
+    /// The request headers the check reads (the core's
+    /// `Verifier::read_headers`), an empty line, then the names of
+    /// [`AgentArea::removed_headers`], one per line: both lists in one
+    /// answer, read once per verifier.
+    pub fn header_names(&self) -> String {
+        let mut out = String::new();
+        for name in self.core.read_headers().into_iter().flatten() {
+            line(name, &mut out);
+        }
+        line("", &mut out);
+        for name in self.removed() {
+            line(name, &mut out);
+        }
+        out
+    }
+
     /// The names as the core holds them.
     pub fn removed(&self) -> &[String] {
         self.core.config().forward.removed()
@@ -143,6 +159,14 @@ impl Profile for AgentArea {
             }
         }
     }
+}
+
+/// `text` and a newline. Never inlined: one copy for every line (the
+/// modules' sizes are budgeted).
+#[inline(never)]
+fn line(text: &str, out: &mut String) {
+    out.push_str(text);
+    out.push('\n');
 }
 
 /// What Redis's reply to the replay claim means: `kind` is `nil`, `status`,

@@ -27,9 +27,11 @@
 //!   claim's `until` and its `jti` on lines of their own (see the replay
 //!   guard below), `r` + the refusal as JSON (`status`, `code`, `reason`,
 //!   `message`, `id`, `body`, every field as the core rendered it);
-//! - `removedHeaders`: the lower-case header names to remove from every
-//!   request that passes or is accepted (every copy, any case) before the
-//!   accepted call's headers are set, one per line, fixed per configuration.
+//! - `headerNames`: the request headers the check reads (the TypeScript
+//!   layer passes only these from fetch's `Headers`), then the lower-case
+//!   header names to remove from every request that passes or is accepted
+//!   (every copy, any case) before the accepted call's headers are set;
+//!   fixed per configuration.
 //! - `describeRequest(method, body, reason)`: the request's JSON-RPC method
 //!   and tool as the core read them (`telemetry::describe`), asked by the
 //!   TypeScript layer only when a span or a verdict event will use them.
@@ -150,12 +152,14 @@ impl Verifier {
         self.boundary.profile.max_body_bytes()
     }
 
-    /// The header names to remove upstream from every request that passes
-    /// or is accepted, lower-case, one per line (the core's
-    /// `Forward::removed`); empty when nothing is forwarded.
-    #[wasm_bindgen(getter, js_name = removedHeaders)]
-    pub fn removed_headers(&self) -> String {
-        self.boundary.profile.removed_headers()
+    /// The request headers the check reads (the core's
+    /// `Verifier::read_headers`), each followed by a newline; an empty line;
+    /// then the header names to remove upstream from every request that
+    /// passes or is accepted, lower-case, one per line (the core's
+    /// `Forward::removed`), nothing when nothing is forwarded.
+    #[wasm_bindgen(getter, js_name = headerNames)]
+    pub fn header_names(&self) -> String {
+        self.boundary.profile.header_names()
     }
 
     /// Steps 0 and 1 (method and static credential), before the body is
