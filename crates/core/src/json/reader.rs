@@ -421,17 +421,13 @@ fn position(names: &[&[u8]], name: &[u8]) -> Option<usize> {
 /// A fixed list of names found through a 64-slot table keyed on their
 /// length and first and last bytes instead of a scan: the token's claims
 /// are looked up once for each member of its payload and of `_meta`.
-/// Natively only: the size-bound wasm builds scan the list (the table and
-/// its code cost npm's module more than its budget leaves).
 pub(crate) struct NameIndex<const N: usize> {
     names: [&'static [u8]; N],
     /// For each key: 1 + the index of its one name, 0 for none, [`SHARED`]
     /// when several names have it (then they are scanned).
-    #[cfg(not(target_arch = "wasm32"))]
     slots: [u8; 64],
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 const SHARED: u8 = u8::MAX;
 
 /// A name's key in a [`NameIndex`], and its bit in an object's mask of the
@@ -446,7 +442,6 @@ const fn slot_key(name: &[u8]) -> usize {
 
 impl<const N: usize> NameIndex<N> {
     pub(crate) const fn new(names: [&'static [u8]; N]) -> Self {
-        #[cfg(not(target_arch = "wasm32"))]
         let slots = {
             let mut slots = [0u8; 64];
             let mut i = 0;
@@ -466,17 +461,12 @@ impl<const N: usize> NameIndex<N> {
             }
             slots
         };
-        NameIndex {
-            names,
-            #[cfg(not(target_arch = "wasm32"))]
-            slots,
-        }
+        NameIndex { names, slots }
     }
 
     /// Where `name` stands in the list (the first place, as [`position`]).
     pub(crate) fn position(&self, name: &[u8]) -> Option<usize> {
-        // Natively, the table answers unless several names share the key.
-        #[cfg(not(target_arch = "wasm32"))]
+        // The table answers unless several names share the key.
         match self.slots.get(slot_key(name)).copied()? {
             0 => return None,
             SHARED => {}
@@ -489,12 +479,9 @@ impl<const N: usize> NameIndex<N> {
     }
 
     /// Fills `found` with the members of `object` the list names, in one
-    /// pass over it (the wasm builds: as [`Item::get_all`] does).
+    /// pass over it.
     pub(crate) fn get_all<'d, 'a>(&self, object: Item<'d, 'a>, found: &mut [Option<Item<'d, 'a>>]) {
-        #[cfg(not(target_arch = "wasm32"))]
         object.find_each(|k| self.position(k), found);
-        #[cfg(target_arch = "wasm32")]
-        object.get_all(&self.names, found);
     }
 
     /// Whether no two names share a slot (every lookup is then one compare).
