@@ -114,13 +114,18 @@ async def test_progress_is_coalesced_to_the_platforms_rate(serve) -> None:
         seen.append((p, total, message))
 
     async with connect(f"{s.url}/mcp") as (session, platform):
+        started = time.monotonic()
         result = await platform.call(
             session, "slow", {"steps": 10, "pause_ms": 20}, claims("slow"), SECRET, progress_callback=on_progress
         )
+        took = time.monotonic() - started
         assert result.content[0].text == "done"
-        # 10 reports within ~0.2 s: the first at once, the final at once, nothing between.
+        # 10 reports within ~0.2 s: the first at once, the final at once, and
+        # between them one per 0.5 s interval that ended (none on a machine
+        # that keeps pace; the exact coalescing is test_helpers.py's, on a
+        # fake clock).
         assert seen[0][0] == 1 and seen[-1] == (10, 10, "step 10"), seen
-        assert len(seen) == 2, seen
+        assert 2 <= len(seen) <= 2 + math.floor(took / 0.5), (seen, took)
         seen.clear()
         # 6 reports over ~0.9 s: a held-back one goes out when its 0.5 s interval ends.
         started = time.monotonic()
