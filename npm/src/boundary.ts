@@ -102,7 +102,7 @@ function byteString(s: string): Uint8Array {
 /**
  * Collects the method and the headers into `parts` as
  * `[method, name, value, name, value, ...]`, keeping repeated headers
- * repeated; from fetch's `Headers`, only the names in `read` when given
+ * repeated; from a fetch `Headers`, only the names in `read` when given
  * (the core's list of the headers its check reads).
  */
 function collect(method: string, headers: HeadersInput | null | undefined, read?: readonly string[]): HeaderValue[] {
@@ -128,15 +128,17 @@ function collect(method: string, headers: HeadersInput | null | undefined, read?
   }
   if (isHeaders(headers)) {
     // fetch joins repeated fields with ", ": split the token header back
-    // into its field lines (a compact JWS never contains a comma).
-    if (read === undefined) {
-      headers.forEach((value, name) => pushJoined(parts, name, value));
+    // into its field lines (a compact JWS never contains a comma). Only a
+    // real `Headers` is asked by name: its `get` is case-insensitive, which
+    // a look-alike's (a `Map`) need not be.
+    if (read !== undefined && typeof Headers !== 'undefined' && headers instanceof Headers) {
+      for (const name of read) {
+        const value = headers.get(name);
+        if (value !== null) pushJoined(parts, name, value);
+      }
       return parts;
     }
-    for (const name of read) {
-      const value = headers.get(name);
-      if (value !== null) pushJoined(parts, name, value);
-    }
+    headers.forEach((value, name) => pushJoined(parts, name, value));
     return parts;
   }
   if (typeof headers !== 'object') throw invalid('headers must be Headers, a record, or a list');

@@ -88,6 +88,8 @@ test('every header shape reaches the core, repeats kept', () => {
     { 'x-agentarea-context': [token] },
     new Headers({ 'x-agentarea-context': token }),
     [['x-agentarea-context', new TextEncoder().encode(token)]],
+    // A Headers look-alike whose get is case-sensitive: walked whole, not asked by name.
+    new Map([['X-AgentArea-Context', token]]),
   ]) {
     const r = verifier.verify({ method: 'POST', headers, body: Buffer.from(body) }, { now: NOW });
     assert.equal(r.outcome, 'accept', JSON.stringify(r));
