@@ -9,7 +9,7 @@
  */
 import { core } from './core-functions.js';
 import { decodeEntry, encodeEntry, idempotencyDefaults, type IdempotencyStore } from './idempotency.js';
-import { replyParts, sender, storeTimeout, type RedisCommandClient, type RedisSend } from './redis.js';
+import { replyParts, sender, type RedisCommandClient, type RedisSend } from './redis.js';
 
 export interface RedisIdempotencyStoreOptions {
   /** Prefixed to every store key. Default the core's, `"toolctx:idem:"`. */
@@ -39,7 +39,7 @@ export function redisArgs(command: RedisIdempotencyCommand, key: string, entry: 
 
 export function redisIdempotencyStore(client: RedisCommandClient | RedisSend, options: RedisIdempotencyStoreOptions = {}): IdempotencyStore {
   const defaults = idempotencyDefaults();
-  const send = sender(client, storeTimeout(options.timeoutMs, core().redisTimeoutMs));
+  const send = sender(client, options.timeoutMs, core().redisTimeoutMs);
   const prefix = options.prefix ?? defaults.keyPrefix;
   const ask = async (command: RedisIdempotencyCommand, args: string[], expected: string[]): Promise<{ means: string; held?: Uint8Array }> => {
     // A timeout or a lost connection throws: the store failed.

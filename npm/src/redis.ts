@@ -27,16 +27,20 @@ export interface RedisCommandClient {
 }
 
 /**
- * The client's send, each reply bounded by `timeoutMs` (as the core's
- * store timeout rule gave it: a paused Redis fails calls, it does not hold them). node-redis's own
+ * The client's send, each reply bounded by the user's `timeoutMs` as the
+ * core's store timeout rule reads it (`rule`, the `redisTimeoutMs` of the
+ * module at hand: undefined or 0 the default, else whole milliseconds from
+ * 1 to 60,000; what it refuses throws): a paused Redis fails calls, it
+ * does not hold them. node-redis's own
  * `timeout` covers a command only until it is written, and a Redis that is
  * paused or cut off answers nothing: without a bound, every guarded call
  * would wait for it. A command that timed out may still be applied later;
  * both stores stay on the safe side of that (a late claim only refuses or
  * holds back a retry, never runs a call twice).
  */
-export function sender(client: RedisCommandClient | RedisSend, timeoutMs: number): RedisSend {
-  const ms = timeoutMs;
+export function sender(client: RedisCommandClient | RedisSend, timeoutMs: unknown, rule: (raw: number | undefined) => number): RedisSend {
+  if (timeoutMs !== undefined && typeof timeoutMs !== 'number') throw new ToolctxError('config_type', 'setting `timeoutMs` has the wrong type');
+  const ms = throughGlue(() => rule(timeoutMs));
   if (typeof client !== 'function' && typeof client?.sendCommand !== 'function') {
     throw new ToolctxError('config_type', 'the Redis client needs sendCommand(args), or pass a function (args) => reply');
   }
@@ -56,16 +60,6 @@ export function sender(client: RedisCommandClient | RedisSend, timeoutMs: number
       }
       sent.then(settle(resolve), settle(reject));
     });
-}
-
-/**
- * The user's `timeoutMs` as the core's store timeout rule reads it
- * (`redisTimeoutMs` of the module at hand: undefined or 0 the default,
- * else whole milliseconds from 1 to 60,000); what it refuses throws.
- */
-export function storeTimeout(raw: unknown, rule: (raw: number | undefined) => number): number {
-  if (raw !== undefined && typeof raw !== 'number') throw new ToolctxError('config_type', 'setting `timeoutMs` has the wrong type');
-  return throughGlue(() => rule(raw));
 }
 
 export interface RedisReplayStoreOptions {
@@ -109,7 +103,7 @@ export function replyParts(reply: unknown): [string, Uint8Array] {
  */
 export function redisReplayStore(client: RedisCommandClient | RedisSend, options: RedisReplayStoreOptions = {}): ReplayStore {
   const core = replayCore();
-  const send = sender(client, storeTimeout(options.timeoutMs, core.redisTimeoutMs));
+  const send = sender(client, options.timeoutMs, core.redisTimeoutMs);
   const prefix = options.prefix ?? core.redisKeyPrefix();
   return {
     async firstUse(jti, until, now) {

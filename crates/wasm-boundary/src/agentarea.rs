@@ -9,7 +9,7 @@ use toolctx_core::{
     ReplayCache, ReplayClaim, UnknownSettings, Verdict, Verifier,
 };
 
-use crate::verdicts::{lines, refusal, verdict_in};
+use crate::verdicts::{refusal, verdict_in};
 use crate::{Error, Profile, Tickets};
 
 pub struct AgentArea {
@@ -58,17 +58,11 @@ impl AgentArea {
         self.core.max_body_bytes()
     }
 
-    /// The header names to remove upstream from every request that passes
-    /// or is accepted, lower-case, one per line (the core's
-    /// `Forward::removed`); empty when nothing is forwarded.
-    pub fn removed_headers(&self) -> String {
-        lines(self.core.config().forward.removed())
-    }
-
     /// The request headers the check reads (the core's
-    /// `Verifier::read_headers`), an empty line, then the names of
-    /// [`AgentArea::removed_headers`], one per line: both lists in one
-    /// answer, read once per verifier.
+    /// `Verifier::read_headers`), an empty line, then the header names to
+    /// remove upstream from every request that passes or is accepted
+    /// ([`AgentArea::removed`]), each name ending in a newline: both lists in
+    /// one answer, read once per verifier.
     pub fn header_names(&self) -> String {
         let mut out = String::new();
         for name in self.core.read_headers().into_iter().flatten() {
