@@ -237,6 +237,8 @@ fn itoa(v: i64) -> String {
     s
 }
 
+crate::verdict::accepted!(AivaxContext);
+
 /// The verdict of the AIVAX profile: [`Verdict`] with an [`AivaxContext`].
 pub type AivaxVerdict = Verdict<AivaxContext>;
 

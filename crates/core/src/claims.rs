@@ -4,7 +4,9 @@
 //! the exhaustive matches over [`Claim`] then name every place that must
 //! carry its value.
 
-use crate::json::{Item, Kind as JsonKind};
+use alloc::string::String;
+
+use crate::json::{write_str, Item, Kind as JsonKind, Value};
 
 const MAX_END_USER_ID_CHARS: usize = 256;
 
@@ -123,6 +125,52 @@ pub(crate) fn protocol_major(p: &str) -> Option<&str> {
     };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     (digits(major) && minor.is_none_or(digits)).then_some(major)
+}
+
+/// A context claim's value, borrowed from the struct that holds it.
+pub(crate) enum ClaimValue<'a> {
+    Text(&'a str),
+    Json(&'a Value<'a>),
+    /// JSON text, written as it is.
+    Raw(&'a str),
+}
+
+/// Writes a member for each claim `value_of` has, in the order of
+/// [`Claim::ALL`], each name prefixed.
+pub(crate) fn write_claims<'a>(
+    prefix: &str,
+    value_of: impl Fn(Claim) -> Option<ClaimValue<'a>>,
+    out: &mut String,
+) {
+    for claim in Claim::ALL {
+        match value_of(claim) {
+            None => continue,
+            Some(ClaimValue::Text(s)) => {
+                member(prefix, claim.name(), out);
+                write_str(s, out);
+            }
+            Some(ClaimValue::Json(v)) => {
+                member(prefix, claim.name(), out);
+                v.write(out);
+            }
+            Some(ClaimValue::Raw(text)) => {
+                member(prefix, claim.name(), out);
+                out.push_str(text);
+            }
+        }
+    }
+}
+
+/// `"<prefix><name>":`, after a comma unless it is the first member.
+pub(crate) fn member(prefix: &str, name: &str, out: &mut String) {
+    // The object's first member follows its `{`; no value ends with one.
+    if !out.ends_with('{') {
+        out.push(',');
+    }
+    out.push('"');
+    out.push_str(prefix);
+    out.push_str(name);
+    out.push_str("\":");
 }
 
 #[cfg(test)]

@@ -3,10 +3,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::claims::Claim;
+use crate::claims::{member, write_claims, Claim, ClaimValue};
 use crate::digits::push_u64;
 use crate::json::{write_str, JsonText};
-use crate::token::{member, write_claims, ClaimValue};
 
 /// What a verified `tools/call` may rely on.
 #[derive(Debug, Clone, PartialEq)]

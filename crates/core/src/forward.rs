@@ -15,10 +15,10 @@ use alloc::vec::Vec;
 
 use crate::context::Context;
 use crate::digits::{push_hex, push_u64};
+use crate::headers::TOKEN_HEADER;
 use crate::jcs;
 use crate::json::{self, Value};
 use crate::verdict::{Accepted, Verdict};
-use crate::verify::TOKEN_HEADER;
 
 /// The Tuix upstream headers (CONTRACT §7): `_meta` member, lower-case
 /// header name.

@@ -13,6 +13,8 @@ use alloc::vec::Vec;
 use crate::scan;
 
 mod reader;
+// The reader uses the values defined here, never the other way round.
+pub use reader::parse;
 pub(crate) use reader::{read, Doc, Item, Keep, Kind, Members, NameIndex};
 
 /// Deepest nesting accepted: the top-level value is depth 1.
@@ -160,7 +162,7 @@ impl<'a> Value<'a> {
 /// A JSON value kept as its compact text, as [`Value::write`] writes it:
 /// what a verified context carries for an arbitrary JSON claim
 /// (`metadata`), one string instead of a tree. Equal texts are equal
-/// values; [`JsonText::parse`] gives the tree.
+/// values; [`JsonText::parse`] (the reader's) gives the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonText(String);
 
@@ -173,11 +175,7 @@ impl JsonText {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    /// The value as a tree.
-    pub fn parse(&self) -> Result<Value<'_>, JsonError> {
-        parse(self.0.as_bytes())
-    }
+    // `parse` is the reader's (`reader.rs`).
 }
 
 /// JSON equality: objects ignore member order, arrays keep order, strings
@@ -396,13 +394,6 @@ pub fn write_str(s: &str, out: &mut String) {
         rest = rest.get(plain + 1..).unwrap_or("");
     }
     out.push('"');
-}
-
-/// Reads one JSON document; trailing whitespace only. Documents of more
-/// than 4 GiB are refused ([`JsonError::Syntax`]).
-pub fn parse(src: &[u8]) -> Result<Value<'_>, JsonError> {
-    let doc = read(src, Keep::All)?;
-    doc.root().map(Item::to_value).ok_or(JsonError::Syntax)
 }
 
 #[cfg(test)]

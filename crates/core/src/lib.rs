@@ -25,6 +25,7 @@ mod context;
 pub mod digits;
 mod envelope;
 pub mod forward;
+mod headers;
 pub mod helpers;
 pub mod jcs;
 pub mod json;
@@ -34,6 +35,7 @@ pub mod redis;
 mod refusal;
 pub mod replay;
 mod scan;
+mod sort;
 pub mod telemetry;
 mod token;
 mod verdict;
@@ -46,6 +48,7 @@ pub use config::{
 };
 pub use context::Context;
 pub use forward::{Forward, ForwardError, ForwardField, Upstream, FORWARD_FIELDS, TUIX_HEADERS};
+pub use headers::TOKEN_HEADER;
 pub use reason::Reason;
 pub use refusal::Refusal;
 pub use replay::{
@@ -56,4 +59,4 @@ pub use token::{
     decode_unverified, sign_compact, ContextClaims, TokenClaims, ISSUER, META_PREFIX, TOKEN_TTL_S,
 };
 pub use verdict::{Accepted, Checked, HeadersVerdict, Verdict};
-pub use verify::{Verifier, TOKEN_HEADER};
+pub use verify::Verifier;

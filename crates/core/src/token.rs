@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
-use crate::claims::Claim;
+use crate::claims::{member, write_claims, Claim, ClaimValue};
 use crate::config::{ConfigError, MAX_SECRET_BYTES, MIN_SECRET_BYTES};
 use crate::digits::push_u64;
 use crate::json::{write_str, Value};
@@ -73,52 +73,6 @@ impl ContextClaims {
         out.push('}');
         out
     }
-}
-
-/// A context claim's value, borrowed from the struct that holds it.
-pub(crate) enum ClaimValue<'a> {
-    Text(&'a str),
-    Json(&'a Value<'a>),
-    /// JSON text, written as it is.
-    Raw(&'a str),
-}
-
-/// Writes a member for each claim `value_of` has, in the order of
-/// [`Claim::ALL`], each name prefixed.
-pub(crate) fn write_claims<'a>(
-    prefix: &str,
-    value_of: impl Fn(Claim) -> Option<ClaimValue<'a>>,
-    out: &mut String,
-) {
-    for claim in Claim::ALL {
-        match value_of(claim) {
-            None => continue,
-            Some(ClaimValue::Text(s)) => {
-                member(prefix, claim.name(), out);
-                write_str(s, out);
-            }
-            Some(ClaimValue::Json(v)) => {
-                member(prefix, claim.name(), out);
-                v.write(out);
-            }
-            Some(ClaimValue::Raw(text)) => {
-                member(prefix, claim.name(), out);
-                out.push_str(text);
-            }
-        }
-    }
-}
-
-/// `"<prefix><name>":`, after a comma unless it is the first member.
-pub(crate) fn member(prefix: &str, name: &str, out: &mut String) {
-    // The object's first member follows its `{`; no value ends with one.
-    if !out.ends_with('{') {
-        out.push(',');
-    }
-    out.push('"');
-    out.push_str(prefix);
-    out.push_str(name);
-    out.push_str("\":");
 }
 
 /// Everything a minted token says.

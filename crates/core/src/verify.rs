@@ -12,6 +12,7 @@ use crate::config::{Config, ConfigError};
 use crate::context::Context;
 use crate::envelope::{header, next_verifier_id, Call, Envelope, Lookup, MCP_HEADERS};
 use crate::forward::Upstream;
+use crate::headers::TOKEN_HEADER;
 use crate::json::{self, Doc, Item, JsonText, Keep, Kind as JsonKind, Members, NameIndex};
 use crate::reason::Reason;
 use crate::refusal::Refusal;
@@ -19,9 +20,6 @@ use crate::replay::{ClaimAnswer, Claimed, FirstUse, PendingClaim, ReplayClaim};
 use crate::scan;
 use crate::token::{self, HmacSha256, ISSUER, META_PREFIX};
 use crate::verdict::{Checked, HeadersVerdict, Verdict};
-
-/// Header carrying the context token.
-pub const TOKEN_HEADER: &str = "x-agentarea-context";
 
 /// A validated configuration with the HMAC key state precomputed.
 #[derive(Clone)]

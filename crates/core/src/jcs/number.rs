@@ -11,8 +11,19 @@ use alloc::string::String;
 use core::cmp::Ordering;
 
 use super::big::Big;
-use super::NotCanonicalizable;
 use crate::json::Parts;
+
+/// A value RFC 8785 cannot represent: a number out of the double range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotCanonicalizable;
+
+impl core::fmt::Display for NotCanonicalizable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("number out of the IEEE 754 double range")
+    }
+}
+
+impl core::error::Error for NotCanonicalizable {}
 
 /// Significant digits that decide the rounding: every double and every
 /// midpoint between two doubles has at most 767, so the first 768 digits

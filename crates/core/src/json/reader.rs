@@ -9,7 +9,7 @@ use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{numeric_date, JsonError, Value, MAX_DEPTH};
+use super::{numeric_date, JsonError, JsonText, Value, MAX_DEPTH};
 use crate::scan;
 
 /// What a node holds.
@@ -875,8 +875,22 @@ impl<'a> Reader<'a> {
 
 /// Whether `names` holds a name twice; sorts them.
 fn has_duplicate(names: &mut [Cow<'_, [u8]>]) -> bool {
-    crate::jcs::heapsort(names, |a, b| a < b);
+    crate::sort::heapsort(names, |a, b| a < b);
     names.windows(2).any(|w| matches!(w, [a, b] if a == b))
+}
+
+/// Reads one JSON document; trailing whitespace only. Documents of more
+/// than 4 GiB are refused ([`JsonError::Syntax`]).
+pub fn parse(src: &[u8]) -> Result<Value<'_>, JsonError> {
+    let doc = read(src, Keep::All)?;
+    doc.root().map(Item::to_value).ok_or(JsonError::Syntax)
+}
+
+impl JsonText {
+    /// The value as a tree.
+    pub fn parse(&self) -> Result<Value<'_>, JsonError> {
+        parse(self.as_str().as_bytes())
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use alloc::string::String;
 
-use super::{ClaimAnswer, ReplayClaim};
+use super::claim::{ClaimAnswer, ReplayClaim};
 use crate::redis::Reply;
 
 /// The key prefix when none is configured.
