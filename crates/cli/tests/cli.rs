@@ -8,6 +8,7 @@
 //! `server.mjs` (MCP SDK v2), or `$TOOLCTX_EXAMPLE_SERVER` (`scripts/test-cli`
 //! runs these tests a second time with `server-v1.mjs`, SDK 1.x).
 #![forbid(unsafe_code)]
+// Helpers outside `#[test]` functions may panic too (clippy.toml covers the tests).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,16 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
 #![forbid(unsafe_code)]
-// Shipped code may not panic; unit tests may.
-#![cfg_attr(
-    test,
-    allow(
-        clippy::indexing_slicing,
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic
-    )
-)]
+// Shipped code may not panic; unit tests may (clippy.toml).
 
 extern crate alloc;
 

@@ -1,11 +1,5 @@
 //! Every committed conformance vector file through the core.
 #![forbid(unsafe_code)]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::indexing_slicing,
-    clippy::panic
-)]
 
 #[test]
 fn committed_vectors_pass() {
