@@ -9,12 +9,12 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use toolctx_core::aivax::{AivaxVerdict, AivaxVerifier as Core, NonceCache};
-use toolctx_core::{HeadersVerdict, UnknownSettings};
+use toolctx_core::UnknownSettings;
 
 use crate::context::AivaxContext;
 use crate::convert::{body_of, headers_of, json_text};
 use crate::errors::config_error;
-use crate::verdict::{reject, verdict, Held, Pass, Upstream};
+use crate::verdict::{read_body_class, verdict, Upstream};
 
 /// Verified nonces remembered per verifier (bound to its hook key by the
 /// core; failures are never cached).
@@ -116,18 +116,9 @@ impl AivaxVerifier {
         headers: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let headers = headers_of(headers)?;
-        match self.core.check_headers(method, &headers) {
-            HeadersVerdict::Pass => Pass::object(py, &self.removing),
-            HeadersVerdict::Reject(r) => reject(py, r, self.include_reason),
-            HeadersVerdict::ReadBody(proof) => Ok(Py::new(
-                py,
-                AivaxReadBody {
-                    held: Held::new(proof, headers),
-                    max_body_bytes: self.core.max_body_bytes(),
-                },
-            )?
-            .into_any()),
-        }
+        let v = self.core.check_headers(method, &headers);
+        let limit = self.core.max_body_bytes();
+        AivaxReadBody::answer(py, v, headers, limit, &self.removing, self.include_reason)
     }
 
     /// `verify`'s verdict for the request `check_headers` answered
@@ -140,7 +131,7 @@ impl AivaxVerifier {
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let body = body_of(body)?;
-        let (proof, headers) = read_body.held.take("AivaxReadBody")?;
+        let (proof, headers) = read_body.take()?;
         self.decide(py, |core, nonces| {
             core.check_body_cached(proof, &headers, &body, nonces)
         })
@@ -179,24 +170,9 @@ impl AivaxVerifier {
     }
 }
 
-/// The AIVAX request whose headers passed steps 0 and 1: hand it to
-/// `AivaxVerifier.verify_body` with the body (read at most
-/// `max_body_bytes + 1`).
-#[pyclass(frozen, module = "toolctx")]
-pub struct AivaxReadBody {
-    held: Held,
-    #[pyo3(get)]
-    max_body_bytes: usize,
-}
-
-#[pymethods]
-impl AivaxReadBody {
-    #[getter]
-    fn outcome(&self) -> &'static str {
-        "read_body"
-    }
-
-    fn __repr__(&self) -> String {
-        format!("AivaxReadBody(max_body_bytes={})", self.max_body_bytes)
-    }
+read_body_class! {
+    /// The AIVAX request whose headers passed steps 0 and 1: hand it to
+    /// `AivaxVerifier.verify_body` with the body (read at most
+    /// `max_body_bytes + 1`).
+    AivaxReadBody
 }

@@ -30,6 +30,69 @@ impl Held {
     }
 }
 
+/// The request whose headers passed steps 0 and 1, as a frozen class of
+/// its own per profile (each verifier's `verify_body` takes only its own):
+/// the held proof and headers, and the body limit to read up to. Also
+/// `check_headers`' one answer: `Pass`, `Reject`, or this class.
+macro_rules! read_body_class {
+    ($(#[$attr:meta])* $name:ident) => {
+        $(#[$attr])*
+        #[pyclass(frozen, module = "toolctx")]
+        pub struct $name {
+            held: $crate::verdict::Held,
+            #[pyo3(get)]
+            max_body_bytes: usize,
+        }
+
+        impl $name {
+            /// `check_headers`' answer to the core's verdict on `headers`.
+            fn answer(
+                py: Python<'_>,
+                v: ::toolctx_core::HeadersVerdict,
+                headers: Vec<$crate::convert::Header>,
+                max_body_bytes: usize,
+                removing: &Py<$crate::verdict::Upstream>,
+                include_reason: bool,
+            ) -> PyResult<Py<PyAny>> {
+                use ::toolctx_core::HeadersVerdict;
+                match v {
+                    HeadersVerdict::Pass => $crate::verdict::Pass::object(py, removing),
+                    HeadersVerdict::Reject(r) => $crate::verdict::reject(py, r, include_reason),
+                    HeadersVerdict::ReadBody(proof) => Ok(Py::new(
+                        py,
+                        $name {
+                            held: $crate::verdict::Held::new(proof, headers),
+                            max_body_bytes,
+                        },
+                    )?
+                    .into_any()),
+                }
+            }
+
+            /// The proof and the headers; an error the second time.
+            fn take(&self) -> PyResult<(::toolctx_core::Checked, Vec<$crate::convert::Header>)> {
+                self.held.take(stringify!($name))
+            }
+        }
+
+        #[pymethods]
+        impl $name {
+            #[getter]
+            fn outcome(&self) -> &'static str {
+                "read_body"
+            }
+
+            fn __repr__(&self) -> String {
+                format!(
+                    concat!(stringify!($name), "(max_body_bytes={})"),
+                    self.max_body_bytes
+                )
+            }
+        }
+    };
+}
+pub(crate) use read_body_class;
+
 /// What goes upstream with a request that passed or was accepted, as the
 /// core decided it: remove every header named in `remove` (any letter
 /// case, every copy), then add `set` (values already encoded).

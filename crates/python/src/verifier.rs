@@ -16,7 +16,7 @@ use toolctx_core::{
 use crate::context::Context;
 use crate::convert::{body_of, bytes_of, headers_of, json_text, now_of, Header};
 use crate::errors::config_error;
-use crate::verdict::{reject, verdict, Pass, Upstream};
+use crate::verdict::{read_body_class, verdict, Upstream};
 
 /// The replay guard's store.
 enum Replay {
@@ -216,18 +216,9 @@ impl Verifier {
         headers: &Bound<'_, PyAny>,
     ) -> PyResult<Py<PyAny>> {
         let headers = headers_of(headers)?;
-        match self.core.check_headers(method, &headers) {
-            HeadersVerdict::Pass => Pass::object(py, &self.removing),
-            HeadersVerdict::Reject(r) => reject(py, r, self.include_reason),
-            HeadersVerdict::ReadBody(proof) => Ok(Py::new(
-                py,
-                ReadBody {
-                    held: Mutex::new(Some((proof, headers))),
-                    max_body_bytes: self.core.max_body_bytes(),
-                },
-            )?
-            .into_any()),
-        }
+        let v = self.core.check_headers(method, &headers);
+        let limit = self.core.max_body_bytes();
+        ReadBody::answer(py, v, headers, limit, &self.removing, self.include_reason)
     }
 
     /// `verify`'s verdict for the request `check_headers` answered
@@ -242,12 +233,7 @@ impl Verifier {
     ) -> PyResult<Py<PyAny>> {
         let body = body_of(body)?;
         let now = now_of(now)?;
-        let (proof, headers) = read_body
-            .held
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("ReadBody lock poisoned"))?
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this ReadBody was already used"))?;
+        let (proof, headers) = read_body.take()?;
         let (v, store_error) = py.detach(|| self.decide(proof, &headers, &body, now));
         self.answer(py, v, store_error)
     }
@@ -351,25 +337,10 @@ impl Verifier {
     }
 }
 
-/// The request whose headers passed steps 0 and 1: hand it to
-/// `Verifier.verify_body` with the body (read at most `max_body_bytes + 1`).
-#[pyclass(frozen, module = "toolctx")]
-pub struct ReadBody {
-    held: Mutex<Option<(Checked, Vec<Header>)>>,
-    #[pyo3(get)]
-    max_body_bytes: usize,
-}
-
-#[pymethods]
-impl ReadBody {
-    #[getter]
-    fn outcome(&self) -> &'static str {
-        "read_body"
-    }
-
-    fn __repr__(&self) -> String {
-        format!("ReadBody(max_body_bytes={})", self.max_body_bytes)
-    }
+read_body_class! {
+    /// The request whose headers passed steps 0 and 1: hand it to
+    /// `Verifier.verify_body` with the body (read at most `max_body_bytes + 1`).
+    ReadBody
 }
 
 /// One secret (`str` or `bytes`) or a sequence of them, as bytes.
