@@ -9,206 +9,22 @@
 //! [`Upstream::set`] pairs, whose values the core has already encoded with
 //! [`header_value`]. Front ends never encode or pick values themselves.
 
-use alloc::borrow::Cow;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::context::Context;
-use crate::digits::{push_hex, push_u64};
-use crate::headers::TOKEN_HEADER;
-use crate::jcs;
-use crate::json::{self, Value};
+use crate::json::Value;
 use crate::verdict::{Accepted, Verdict};
 
-/// The Tuix upstream headers (CONTRACT §7): `_meta` member, lower-case
-/// header name.
-pub const TUIX_HEADERS: [(&str, &str); 2] = [
-    ("sessionId", "x-session-id"),
-    ("idempotencyKey", "x-idempotency-key"),
-];
+// One file a job: the fields, the refusals, the header names and values.
+mod error;
+mod field;
+mod header;
 
-/// Header names no front end may be told to write: framing and routing
-/// headers, and the headers the verdict itself is read from. Any `mcp-*`
-/// name is reserved too.
-pub const RESERVED_HEADERS: [&str; 9] = [
-    "host",
-    "content-length",
-    "content-type",
-    "transfer-encoding",
-    "connection",
-    "te",
-    "upgrade",
-    TOKEN_HEADER,
-    "mcp-method",
-];
-
-/// A verified context field that a profile can forward as a header.
-pub trait Field: Copy + PartialEq + 'static {
-    /// The accepted context the field is read from.
-    type Context;
-    /// Every field, by its configuration name.
-    const TABLE: &'static [(&'static str, Self)];
-    /// Appends the field's text to `out` (before encoding); `false` when
-    /// the context does not have it.
-    fn write(self, ctx: &Self::Context, out: &mut String) -> bool;
-}
-
-/// A field of the AgentArea context ([`Context`]) that can be forwarded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ForwardField {
-    TaskId,
-    ToolCallId,
-    WorkspaceId,
-    IdempotencyKey,
-    Protocol,
-    AgentId,
-    EndUserId,
-    /// The `metadata` claim, as canonical JSON.
-    Metadata,
-    Tool,
-    Jti,
-    Iat,
-    Exp,
-    SecretIndex,
-    /// The whole verified context, as [`Context::to_json`] writes it
-    /// (numbers exactly as the token has them).
-    Context,
-}
-
-/// Every [`ForwardField`] by the name configurations use.
-pub const FORWARD_FIELDS: [(&str, ForwardField); 14] = [
-    ("task_id", ForwardField::TaskId),
-    ("tool_call_id", ForwardField::ToolCallId),
-    ("workspace_id", ForwardField::WorkspaceId),
-    ("idempotency_key", ForwardField::IdempotencyKey),
-    ("protocol", ForwardField::Protocol),
-    ("agent_id", ForwardField::AgentId),
-    ("end_user_id", ForwardField::EndUserId),
-    ("metadata", ForwardField::Metadata),
-    ("tool", ForwardField::Tool),
-    ("jti", ForwardField::Jti),
-    ("iat", ForwardField::Iat),
-    ("exp", ForwardField::Exp),
-    ("secret_index", ForwardField::SecretIndex),
-    ("context", ForwardField::Context),
-];
-
-impl Field for ForwardField {
-    type Context = Context;
-    const TABLE: &'static [(&'static str, Self)] = &FORWARD_FIELDS;
-
-    fn write(self, ctx: &Context, out: &mut String) -> bool {
-        let text = |v: &Option<String>, out: &mut String| match v {
-            Some(v) => {
-                out.push_str(v);
-                true
-            }
-            None => false,
-        };
-        match self {
-            ForwardField::TaskId => out.push_str(&ctx.task_id),
-            ForwardField::ToolCallId => out.push_str(&ctx.tool_call_id),
-            ForwardField::WorkspaceId => out.push_str(&ctx.workspace_id),
-            ForwardField::IdempotencyKey => out.push_str(&ctx.idempotency_key),
-            ForwardField::Protocol => out.push_str(&ctx.protocol),
-            ForwardField::AgentId => return text(&ctx.agent_id, out),
-            ForwardField::EndUserId => return text(&ctx.end_user_id, out),
-            ForwardField::Metadata => {
-                return ctx
-                    .metadata
-                    .as_ref()
-                    .is_some_and(|m| canonical_text(m.as_str(), out))
-            }
-            ForwardField::Tool => return text(&ctx.tool, out),
-            ForwardField::Jti => return text(&ctx.jti, out),
-            ForwardField::Iat => push_u64(ctx.iat, out),
-            ForwardField::Exp => push_u64(ctx.exp, out),
-            ForwardField::SecretIndex => push_u64(ctx.secret_index as u64, out),
-            ForwardField::Context => ctx.write_json(out),
-        }
-        true
-    }
-}
-
-/// Appends the canonical form (RFC 8785) of the JSON `text`, or the text
-/// itself when it has none (a number no IEEE 754 double can hold): a value
-/// is never dropped or rounded on its way upstream.
-pub(crate) fn canonical_text(text: &str, out: &mut String) -> bool {
-    match json::parse(text.as_bytes()) {
-        Ok(v) => canonical_or_compact(&v, out),
-        Err(_) => false,
-    }
-}
-
-/// Appends the canonical form of `v`, or its compact text when it has none.
-fn canonical_or_compact(v: &Value<'_>, out: &mut String) -> bool {
-    let start = out.len();
-    if jcs::canonicalize_into(v, out).is_err() {
-        out.truncate(start);
-        v.write(out);
-    }
-    true
-}
-
-/// Why a forward configuration was refused; its `Display` names the
-/// offending entry and never a value from a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ForwardError {
-    /// A context field this profile does not have.
-    UnknownField(String),
-    /// A header name that is not an HTTP token.
-    BadName(String),
-    /// A header name toolctx may not write ([`RESERVED_HEADERS`], `mcp-*`).
-    Reserved(String),
-    /// Two entries write the same header.
-    Twice(String),
-    /// An empty `_meta` member name.
-    EmptyMember,
-    /// A part of the configuration that must be an object (a map to header
-    /// names) is not one.
-    NotAnObject,
-    /// An entry whose header name is not a string.
-    NotAName,
-}
-
-impl core::fmt::Display for ForwardError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            ForwardError::UnknownField(name) => write!(f, "unknown context field `{name}`"),
-            ForwardError::BadName(name) => write!(f, "`{name}` is not a valid header name"),
-            ForwardError::Reserved(name) => write!(f, "header `{name}` is reserved"),
-            ForwardError::Twice(name) => write!(f, "header `{name}` is written twice"),
-            ForwardError::EmptyMember => f.write_str("a `_meta` member name must not be empty"),
-            ForwardError::NotAnObject => {
-                f.write_str("must be an object mapping names to header names")
-            }
-            ForwardError::NotAName => f.write_str("must be a header name"),
-        }
-    }
-}
-
-impl core::error::Error for ForwardError {}
-
-/// The part of a forward configuration an entry belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ForwardPart {
-    /// Context fields to header names.
-    Headers,
-    /// `_meta` members to header names.
-    Meta,
-    /// The Tuix headers.
-    Tuix,
-}
-
-/// A refused forward configuration, located: the part, the entry's key (a
-/// context field or `_meta` member; `None` for the part itself or `tuix`)
-/// and why, so that each reader can name the setting in its own words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForwardEntryError {
-    pub part: ForwardPart,
-    pub key: Option<String>,
-    pub error: ForwardError,
-}
+pub use error::{ForwardEntryError, ForwardError, ForwardPart};
+pub use field::{Field, ForwardField, FORWARD_FIELDS};
+use header::canonical_or_compact;
+pub(crate) use header::canonical_text;
+pub use header::{header_name, header_value, RESERVED_HEADERS, TUIX_HEADERS};
 
 /// What a profile forwards upstream: context fields and `_meta` members,
 /// each to a lower-case header name. Empty by default: nothing is
@@ -228,19 +44,6 @@ impl<F: Field> Default for Forward<F> {
             removed: Vec::new(),
         }
     }
-}
-
-/// A header name toolctx may write, lower-cased.
-pub fn header_name(name: &str) -> Result<String, ForwardError> {
-    let lower = name.to_ascii_lowercase();
-    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    if lower.is_empty() || !lower.bytes().all(token) {
-        return Err(ForwardError::BadName(lower));
-    }
-    if RESERVED_HEADERS.contains(&lower.as_str()) || lower.starts_with("mcp-") {
-        return Err(ForwardError::Reserved(lower));
-    }
-    Ok(lower)
 }
 
 impl<F: Field> Forward<F> {
@@ -443,30 +246,10 @@ pub(crate) fn upstream<'a, C: Accepted>(
     }
 }
 
-/// Makes a forwarded value safe as a header value (CONTRACT §7): UTF-8
-/// bytes `!`..`~` except `%` are kept, every other byte (space, controls,
-/// non-ASCII, `%`) becomes `%XX` in upper-case hex, so `decodeURIComponent`
-/// gives back the exact value and no value can break a header.
-pub fn header_value(value: &str) -> Cow<'_, str> {
-    let kept = |b: u8| (0x21..=0x7e).contains(&b) && b != b'%';
-    if value.bytes().all(kept) {
-        return Cow::Borrowed(value);
-    }
-    let mut out = String::with_capacity(value.len() * 3);
-    for b in value.bytes() {
-        if kept(b) {
-            out.push(char::from(b));
-        } else {
-            out.push('%');
-            push_hex(u32::from(b), 2, true, &mut out);
-        }
-    }
-    Cow::Owned(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json;
 
     #[test]
     fn encodes_every_byte_outside_visible_ascii_and_percent() {
