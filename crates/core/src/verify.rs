@@ -126,7 +126,15 @@ impl Verifier {
         body: &[u8],
         now: u64,
     ) -> Verdict {
-        self.decide(checked, headers, body, now)
+        let rest = |call: Call<'_, '_>| {
+            let meta = call.meta;
+            let Some(mut ctx) = self.check_call(call, headers, now)? else {
+                return Ok(None);
+            };
+            ctx.upstream = self.config.forward.set_headers(&ctx, meta);
+            Ok(Some(ctx))
+        };
+        self.envelope().body(checked, headers, body, rest)
     }
 
     /// [`Verifier::check`] with the replay guard: after step 14, the token's
@@ -214,27 +222,6 @@ impl Verifier {
     /// accept, the ones to add (see [`crate::forward`]).
     pub fn upstream<'a>(&'a self, verdict: &'a Verdict) -> Option<Upstream<'a>> {
         crate::forward::upstream(&self.config.forward, verdict)
-    }
-
-    fn decide<N: AsRef<[u8]>, V: AsRef<[u8]>>(
-        &self,
-        checked: Checked,
-        headers: &[(N, V)],
-        body: &[u8],
-        now: u64,
-    ) -> Verdict {
-        let rest = |call: Call<'_, '_>| {
-            let meta = call.meta;
-            let Some(mut ctx) = self.check_call(call, headers, now)? else {
-                return Ok(None);
-            };
-            ctx.upstream = self
-                .config
-                .forward
-                .set_headers(&ctx, |m| meta.and_then(|o| o.get(m)).map(|v| v.to_value()));
-            Ok(Some(ctx))
-        };
-        self.envelope().body(checked, headers, body, rest)
     }
 
     /// Steps 8 to 14, after the envelope; `Ok(None)` is a call without

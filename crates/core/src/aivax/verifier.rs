@@ -200,9 +200,7 @@ impl AivaxVerifier {
     ) -> AivaxVerdict {
         self.envelope().body(checked, headers, body, |call| {
             let mut ctx = check(&self.aivax, call.meta, cache)?;
-            ctx.upstream = self.forward.set_headers(&ctx, |m| {
-                call.meta.and_then(|o| o.get(m)).map(|v| v.to_value())
-            });
+            ctx.upstream = self.forward.set_headers(&ctx, call.meta);
             Ok(Some(ctx))
         })
     }

@@ -12,7 +12,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::json::Value;
+use crate::json::{Item, Value};
 use crate::verdict::{Accepted, Verdict};
 
 // One file a job: the fields, the refusals, the header names and values.
@@ -113,15 +113,15 @@ impl<F: Field> Forward<F> {
     }
 
     /// The headers to add for an accepted call: the configured fields of
-    /// `ctx`, then the configured `_meta` members found by `meta` (its
-    /// value's JSON), each encoded with [`header_value`]. A field the
+    /// `ctx`, then the configured `_meta` members found in the call's
+    /// `_meta` object `meta`, each encoded with [`header_value`]. A field the
     /// context lacks, a member that is absent or `null`, or an empty value
     /// forwards nothing (CONTRACT §7); its name is still in
     /// [`Forward::removed`], so a caller's copy never survives.
-    pub(crate) fn set_headers<'m>(
+    pub(crate) fn set_headers(
         &self,
         ctx: &F::Context,
-        meta: impl Fn(&str) -> Option<Value<'m>>,
+        meta: Option<Item<'_, '_>>,
     ) -> Vec<(String, String)> {
         if self.removed.is_empty() {
             return Vec::new();
@@ -143,7 +143,7 @@ impl<F: Field> Forward<F> {
         }
         for (member, header) in &self.meta {
             text.clear();
-            let found = match meta(member) {
+            let found = match meta.and_then(|o| o.get(member)).map(|v| v.to_value()) {
                 None | Some(Value::Null) => false,
                 Some(Value::String(s)) => {
                     text.push_str(&s);
