@@ -9,9 +9,6 @@
 import type { HeadersInput, HeaderValue, VerifyRequest } from '../types.js';
 import { invalid } from './failures.js';
 
-/** The header that carries the context token (the core's `TOKEN_HEADER`). */
-const TOKEN_HEADER = 'x-agentarea-context';
-
 const encoder = new TextEncoder();
 export const EMPTY = new Uint8Array(0);
 
@@ -66,10 +63,11 @@ function byteString(s: string): Uint8Array {
  * Collects the method and the headers into `parts` as
  * `[method, name, value, name, value, ...]`, keeping repeated headers
  * repeated; from a fetch `Headers`, only the names in `read` when given
- * (the core's list of the headers its check reads).
+ * (the core's list of the headers its check reads, the token's last).
  */
 function collect(method: string, headers: HeadersInput | null | undefined, read?: readonly string[]): HeaderValue[] {
   const parts: HeaderValue[] = [method];
+  const token = read === undefined ? undefined : read[read.length - 1];
   if (headers == null) return parts;
   if (Array.isArray(headers)) {
     if (headers.length > 0 && typeof headers[0] === 'string') {
@@ -97,18 +95,18 @@ function collect(method: string, headers: HeadersInput | null | undefined, read?
     if (read !== undefined && typeof Headers !== 'undefined' && headers instanceof Headers) {
       for (const name of read) {
         const value = headers.get(name);
-        if (value !== null) pushJoined(parts, name, value);
+        if (value !== null) pushJoined(parts, name, value, token);
       }
       return parts;
     }
-    headers.forEach((value, name) => pushJoined(parts, name, value));
+    headers.forEach((value, name) => pushJoined(parts, name, value, token));
     return parts;
   }
   if (typeof headers !== 'object') throw invalid('headers must be Headers, a record, or a list');
   for (const name of Object.keys(headers)) {
     const value = (headers as Record<string, unknown>)[name];
     if (value === undefined) continue;
-    if (typeof value === 'string') pushJoined(parts, name, value);
+    if (typeof value === 'string') pushJoined(parts, name, value, token);
     else if (typeof value === 'number') parts.push(name, String(value));
     else if (Array.isArray(value)) {
       for (const v of value) {
@@ -120,9 +118,13 @@ function collect(method: string, headers: HeadersInput | null | undefined, read?
   return parts;
 }
 
-/** Node's `IncomingHttpHeaders` joins repeated unknown headers with ", " too. */
-function pushJoined(parts: HeaderValue[], name: string, value: string): void {
-  if (value.includes(',') && name.toLowerCase() === TOKEN_HEADER) {
+/**
+ * Node's `IncomingHttpHeaders` joins repeated unknown headers with ", "
+ * too. `token` is the token header's name as the core reads it (the
+ * AgentArea verifier's; the AIVAX verifier reads no token header).
+ */
+function pushJoined(parts: HeaderValue[], name: string, value: string, token: string | undefined): void {
+  if (token !== undefined && value.includes(',') && name.toLowerCase() === token) {
     for (const v of value.split(',')) parts.push(name, v.replace(/^[ \t]+|[ \t]+$/g, ''));
   } else {
     parts.push(name, value);

@@ -110,8 +110,8 @@ export interface WasmInputGlue {
 }
 
 /**
- * The AgentArea verifier's `headerNames`: each name its check reads, an
- * empty line, then each name to remove upstream, every name ending in a
+ * The AgentArea verifier's `headerNames`: each name its check reads (the
+ * core's `Verifier::read_headers`, the token header's last), an empty line, then each name to remove upstream, every name ending in a
  * newline. Returns the names read, and the removed ones as `Verdicts`
  * takes them.
  */
