@@ -12,13 +12,15 @@
 //!   key): plain functions over strings.
 //! - The core's description of a request for telemetry (`describeRequest`,
 //!   as in `toolctx-wasm`), for the AIVAX verifier's spans and events.
-//! - The idempotency helper's rules (`idempotency.rs`), for `toolctx/helpers`.
+//! - The idempotency helper's rules (`idempotency.rs`) and the cancellation
+//!   key (`cancel.rs`), for `toolctx/helpers`.
 //! - The core's machine codes ([`core_codes`]), for the npm package's test
 //!   of its hand-copied unions; here rather than in the verifier's module,
 //!   which every user of the package ships.
 //!
 //! Nothing is decided here: the core decides.
 
+mod cancel;
 mod helpers_limits;
 mod idempotency;
 
