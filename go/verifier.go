@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -38,12 +39,16 @@ func NewVerifier(o Options) (*Verifier, error) {
 	}
 	v := &Verifier{config: config, guard: o.ReplayGuard, now: o.Now, tel: o.Telemetry}
 	if o.IncludeReason == nil || *o.IncludeReason {
-		v.flags |= 1
+		if err := v.flag("include_reason"); err != nil {
+			return nil, err
+		}
 	}
 	if v.guard != nil {
 		// Every claim goes to the guard (a store, or the one instance
 		// holding the in-memory guard): the pool's instances share it.
-		v.flags |= 2
+		if err := v.flag("shared_store"); err != nil {
+			return nil, err
+		}
 	}
 	if v.now == nil {
 		v.now = time.Now
@@ -57,6 +62,43 @@ func NewVerifier(o Options) (*Verifier, error) {
 	first.mu.Lock()
 	v.pool.put(first)
 	return v, nil
+}
+
+// configureFlags are toolctx_configure's flag bits by name, as the module
+// answers them (toolctx_configure_flags: crates/wasm-abi writes them once).
+var configureFlags = sync.OnceValues(func() (map[string]uint64, error) {
+	return withCore(func(in *instance) (map[string]uint64, error) {
+		items, err := in.listOf("toolctx_configure_flags", nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(items)%2 != 0 {
+			return nil, &Error{Code: "internal", Message: "the core's configure flags are not name and bit pairs"}
+		}
+		flags := make(map[string]uint64, len(items)/2)
+		for i := 0; i+1 < len(items); i += 2 {
+			bit, err := strconv.ParseUint(items[i+1], 10, 32)
+			if err != nil {
+				return nil, &Error{Code: "internal", Message: "the core's configure flag " + items[i] + " is not a number"}
+			}
+			flags[items[i]] = bit
+		}
+		return flags, nil
+	})
+})
+
+// flag sets the configure flag name (its bit the module's).
+func (v *Verifier) flag(name string) error {
+	flags, err := configureFlags()
+	if err != nil {
+		return err
+	}
+	bit, ok := flags[name]
+	if !ok {
+		return &Error{Code: "internal", Message: "the core has no configure flag " + name}
+	}
+	v.flags |= bit
+	return nil
 }
 
 // newInstance instantiates the verifier module and configures it; the

@@ -8,15 +8,17 @@
 //   2. wasm-bindgen twice for each: experimental-nodejs-module (Node,
 //      synchronous) and web (initSync, for workerd and browsers), into npm/wasm/;
 //   3. wasm-opt from the npm package `binaryen` (Debian's breaks the output);
-//   4. tsc (src/node/* and src/web/* into dist/node/ and dist/web/), then
+//   4. the core's telemetry names, asked of the conventions module just
+//      built, written to src/generated/telemetry.ts (not committed);
+//   5. tsc (src/node/* and src/web/* into dist/node/ and dist/web/), then
 //      the wasm-bindgen glue copied to dist/wasm/{node,web}/, where
 //      dist/node/glue.js and dist/web/glue.js (and the conventions glues) import it.
 // Needs the wasm32 target and a wasm-bindgen CLI matching Cargo.lock
 // (scripts/test-npm installs both).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 const npmDir = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -80,6 +82,32 @@ for (const { pkg, stem } of MODULES) {
   run(bin('wasm-opt'), [...WASM_OPT, ...STRIP, nodeWasm, '-o', nodeWasm]);
   cpSync(nodeWasm, webWasm);
 }
+
+// The core's telemetry names and buckets (crates/core/src/telemetry.rs), as
+// the conventions module just built answers them (`coreCodes`), written
+// where `src/telemetry.ts` imports them: the package carries no hand-kept
+// copy, and the verifier's module, which every user ships, is not asked at
+// run time (its size budget has no room for them).
+const conventions = await import(pathToFileURL(join(wasmOut, 'node', 'toolctx_wasm_conventions.js')).href);
+const telemetry = JSON.parse(conventions.coreCodes()).telemetry;
+// Names as their literal types (`outcomes` a tuple of them), the buckets as numbers.
+const frozen = (v) =>
+  !Array.isArray(v) ? JSON.stringify(v) : `Object.freeze(${JSON.stringify(v)}${typeof v[0] === 'string' ? ' as const' : ''})`;
+const members = Object.entries(telemetry).map(([k, v]) => `  ${k}: ${frozen(v)},`);
+mkdirSync(join(npmDir, 'src', 'generated'), { recursive: true });
+writeFileSync(
+  join(npmDir, 'src', 'generated', 'telemetry.ts'),
+  [
+    '// Written by scripts/build.mjs from the core (crates/core/src/telemetry.rs,',
+    "// through the conventions module's `coreCodes`): not edited, not committed.",
+    '',
+    "/** The core's telemetry names (`toolctx_core::telemetry`). */",
+    'export const TELEMETRY = Object.freeze({',
+    ...members,
+    '});',
+    '',
+  ].join('\n'),
+);
 
 rmSync(dist, { recursive: true, force: true });
 run(bin('tsc'), ['-p', 'tsconfig.json'], npmDir);

@@ -3,9 +3,13 @@
  * of the conventions module's glue (`node/conventions-glue.ts` or
  * `web/conventions-glue.ts`, whose class `node/aivax.ts` and `web/aivax.ts`
  * pass to `aivaxVerifierFactory`). What crosses into WebAssembly and back is
- * `boundary.ts`, as for `Verifier`.
+ * `boundary/`, as for `Verifier`.
  */
-import { configJson, headArrays, Held, rethrow, throughGlue, Verdicts } from './boundary.js';
+import { configJson } from './boundary/config.js';
+import { headArrays } from './boundary/encode.js';
+import { rethrow, throughGlue } from './boundary/failures.js';
+import { Held } from './boundary/tickets.js';
+import { Verdicts } from './boundary/verdicts.js';
 import { ToolctxError } from './errors.js';
 import { recordedBy, type DescribeRequest, type TelemetryOptions } from './telemetry.js';
 import type {

@@ -15,11 +15,11 @@
  *
  * A cancellation is matched to its call by the JSON-RPC id and the exact
  * `X-AgentArea-Context` token the call was verified with, so only a holder
- * of that token can cancel the call.
+ * of that token can cancel the call: the key and the header are the core's
+ * (`toolctx_core::helpers::cancel`).
  */
+import { core } from './core-functions.js';
 import { callOf, headerValue, withSignal, type ToolExtra, type ToolHandler } from './extra.js';
-
-const TOKEN_HEADER = 'x-agentarea-context';
 
 /** The calls in flight that a `notifications/cancelled` can reach. */
 export interface CancelRegistry {
@@ -67,7 +67,7 @@ export function cancellable<A, E extends ToolExtra, R>(
     const signals = [own.signal];
     if (call.signal) signals.push(call.signal);
     if (options.timeoutMs !== undefined) signals.push(AbortSignal.timeout(options.timeoutMs));
-    const key = callKey(call.requestId, call.header(TOKEN_HEADER));
+    const key = callKey(call.requestId, call.header(core().cancelHeader()));
     if (key !== undefined) registry.calls.set(key, own);
     try {
       return await handler(args, withSignal(extra, AbortSignal.any(signals)));
@@ -90,13 +90,13 @@ export function noticeCancelled(
   registry: CancelRegistry = defaultCancelRegistry,
 ): boolean {
   if (registry.calls.size === 0) return false;
-  const token = headerValue(headers, TOKEN_HEADER);
+  const token = headerValue(headers, core().cancelHeader());
   let found = false;
   for (const message of Array.isArray(body) ? body : [body]) {
     const m = message as { method?: unknown; params?: { requestId?: unknown; reason?: unknown } } | null;
     if (m === null || typeof m !== 'object' || m.method !== 'notifications/cancelled') continue;
     const id = m.params?.requestId;
-    const key = typeof id === 'string' || typeof id === 'number' ? callKey(id, token) : undefined;
+    const key = callKey(id, token);
     const call = key === undefined ? undefined : registry.calls.get(key);
     if (call === undefined || key === undefined) continue;
     registry.calls.delete(key);
@@ -112,8 +112,14 @@ export class CancelledError extends Error {
   override readonly name = 'CancelledError';
 }
 
-function callKey(id: string | number | undefined, token: string | undefined): string | undefined {
-  if (id === undefined || token === undefined) return undefined;
-  // The id's type is part of it: 1 and "1" are different JSON-RPC ids.
-  return `${typeof id}:${id}\n${token}`;
+/** The core's key for the call `id` sent with `token`; undefined when it cannot be cancelled. */
+function callKey(id: unknown, token: string | undefined): string | undefined {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(id);
+  } catch {
+    // A BigInt or a cycle: no JSON id, so no key.
+    return undefined;
+  }
+  return core().cancelKey(json ?? '', token);
 }

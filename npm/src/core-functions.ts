@@ -35,6 +35,10 @@ export interface CoreFunctions {
   idemRedisArgs(command: string, key: string, entry: string, ms: number): string;
   idemRedisMeaning(command: string, kind: string, value: Uint8Array): string;
   idemDefaults(): string;
+  /** The cancellation key of a call (its id's JSON text, its token header's value), or undefined (crates/wasm-conventions/src/cancel.rs). */
+  cancelKey(idJson: string, token: string | undefined): string | undefined;
+  /** The header whose value the cancellation key holds. */
+  cancelHeader(): string;
   /** The core's store timeout rule (as `ReplayCore.redisTimeoutMs`); throws `"<code>\n<message>"`. */
   redisTimeoutMs(raw: number | undefined): number;
 }

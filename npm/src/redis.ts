@@ -14,7 +14,7 @@
  * command, e.g. node-redis v4+ (`client.sendCommand(args)`) or a function
  * (`(args) => ioredis.call(...args)`).
  */
-import { throughGlue } from './boundary.js';
+import { throughGlue } from './boundary/failures.js';
 import { ToolctxError } from './errors.js';
 import { replayCore, type ClaimAnswer, type ReplayStore } from './replay.js';
 

@@ -3,8 +3,9 @@
  * and, when `@opentelemetry/api` is installed (an optional peer
  * dependency) and a provider is registered, the counter
  * `toolctx.verdicts`, the histogram `toolctx.check.duration` and the span
- * `toolctx.verify`. The names are the core's (crates/core/src/telemetry.rs;
- * npm/test/telemetry.test.mjs holds `TELEMETRY` to them), and so are the
+ * `toolctx.verify`. The names are the core's (crates/core/src/telemetry.rs,
+ * written into `generated/telemetry.ts` at build from the conventions
+ * module's `coreCodes`), and so are the
  * request's JSON-RPC method and tool (`describeRequest` of the verifier's
  * WebAssembly module, asked only when a span or `onVerdict` will use
  * them). In Node the API
@@ -12,25 +13,11 @@
  * bundle holds only what it imports) get it as the `telemetry` option;
  * nothing here imports it.
  */
+import { TELEMETRY } from './generated/telemetry.js';
 import type { RefusalReason, Reject } from './types.js';
 import { VERSION } from './version.js';
 
-/** The core's telemetry names (`toolctx_core::telemetry`). */
-export const TELEMETRY = Object.freeze({
-  scope: 'toolctx',
-  verdicts: 'toolctx.verdicts',
-  checkDuration: 'toolctx.check.duration',
-  checkDurationUnit: 's',
-  outcome: 'toolctx.outcome',
-  reason: 'toolctx.reason',
-  span: 'toolctx.verify',
-  mcpMethod: 'mcp.method.name',
-  tool: 'gen_ai.tool.name',
-  taskId: 'toolctx.task_id',
-  workspaceId: 'toolctx.workspace_id',
-  outcomes: Object.freeze(['accept', 'pass', 'reject'] as const),
-  durationBucketsSeconds: Object.freeze([0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 1]),
-});
+export { TELEMETRY };
 
 /** One request's verdict, as the entry point that checked it saw it. Never holds a token, secret or credential. */
 export interface VerdictEvent {

@@ -2,9 +2,14 @@
  * Shared by both flavours: the AgentArea verifier (`createVerifier`) over
  * one flavour of the verifier's wasm-bindgen glue (`node/glue.ts` or
  * `web/glue.ts`, which pass their class to `verifierFactory`). What crosses
- * into WebAssembly and back is `boundary.ts`.
+ * into WebAssembly and back is `boundary/`.
  */
-import { configJson, headerNames, Held, invalid, rethrow, throughGlue, toBytes, Verdicts, WasmInput, type WasmInputGlue } from './boundary.js';
+import { configJson } from './boundary/config.js';
+import { toBytes } from './boundary/encode.js';
+import { invalid, rethrow, throughGlue } from './boundary/failures.js';
+import { Held } from './boundary/tickets.js';
+import { Verdicts } from './boundary/verdicts.js';
+import { headerNames, WasmInput, type WasmInputGlue } from './boundary/wasm-input.js';
 import { ToolctxError } from './errors.js';
 import type { ReplayGuard, ReplayStore } from './replay.js';
 import { DESCRIBE, Recorder, recordedBy, TELEMETRY_OPTIONS, type DescribeRequest, type Seen, type TelemetryOptions } from './telemetry.js';
@@ -25,7 +30,7 @@ import type {
  */
 export interface WasmVerifier extends WasmInputGlue {
   readonly maxBodyBytes: number;
-  /** The headers the check reads, then those removed upstream (`headerNames` in boundary.ts). */
+  /** The headers the check reads, then those removed upstream (`headerNames` in boundary/wasm-input.ts). */
   readonly headerNames: string;
   checkHeaders(heads: number, lens: number): number;
   verify(heads: number, lens: number, body: number, now: number): number;

@@ -78,6 +78,10 @@ async function replayClaim(api, i, reply) {
 }
 
 export const KINDS = {
+  // The key `cancellable` tracks a call under and `noticeCancelled` looks it up by, as the package's conventions module answers it (`api.cancelKey`).
+  'cancel.call_key'(api, i) {
+    return { key: api.cancelKey(i.id_json, i.token) ?? null };
+  },
   async result_limits(api, i) {
     let result;
     try {

@@ -48,7 +48,12 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error('usage: node npm/test/helpers-vectors.mjs FILE...');
     process.exit(2);
   }
-  // The replay guard's store is the main entry's (the verifier's module).
-  const api = { ...(await import('toolctx/helpers')), redisReplayStore: (await import('toolctx')).redisReplayStore };
+  // The replay guard's store is the main entry's (the verifier's module);
+  // the cancellation key the conventions module's, which `toolctx/helpers` uses.
+  const api = {
+    ...(await import('toolctx/helpers')),
+    redisReplayStore: (await import('toolctx')).redisReplayStore,
+    cancelKey: (await import('../dist/wasm/node/toolctx_wasm_conventions.js')).cancelKey,
+  };
   await runHelperVectors(paths, (kind, input) => helperAnswer(api, kind, input));
 }

@@ -16,6 +16,10 @@ if (path === undefined || files.length === 0) {
   process.exit(2);
 }
 const instance = new Instance(path);
+// The configure flags' bits, by name, as the module gives them (as the Go and Java hosts read them).
+const flagList = instance.list('toolctx_configure_flags', []);
+const FLAGS = Object.fromEntries(Array.from({ length: flagList.length / 2 }, (_, i) => [flagList[2 * i], Number(flagList[2 * i + 1])]));
+if (!(FLAGS.include_reason > 0)) throw new Error(`toolctx_configure_flags: no include_reason in ${JSON.stringify(flagList)}`);
 const SNAKE = Object.fromEntries(Object.entries(OPTION_NAMES).map(([snake, camel]) => [camel, snake]));
 
 /** The case's options (createVerifier's names) as the core's configuration JSON. */
@@ -23,7 +27,7 @@ function configure(opts) {
   const config = Object.fromEntries(Object.entries(opts).map(([k, v]) => [SNAKE[k], v]));
   try {
     // Refusals carry their reason, as the npm runner's verifier does.
-    return instance.list('toolctx_configure', [JSON.stringify(config)], 1, 0n);
+    return instance.list('toolctx_configure', [JSON.stringify(config)], FLAGS.include_reason, 0n);
   } catch (e) {
     throw new Error(`config: ${e instanceof AbiError ? `${e.code}: ${e.message}` : e}`);
   }

@@ -1,9 +1,9 @@
 //! The names every front end records its verdicts under: one counter, one
 //! histogram, one span, their attributes, and their Prometheus spelling.
 //! Front ends read them from here (Rust directly, Python through the
-//! binding, npm through a mirror that `npm/test/telemetry.test.mjs` holds
-//! to this list), so an operator's dashboard works whatever front end
-//! answered.
+//! binding, npm written into the package at build from the conventions
+//! module's `coreCodes`), so an operator's dashboard works whatever front
+//! end answered.
 
 use alloc::string::String;
 

@@ -72,7 +72,9 @@ impl Verifier {
     /// (fetch's `Headers`, where walking every header costs more than the
     /// rest of the boundary) may pass these alone, each as often as it
     /// came, and gets the verdict every header would give. `None` in the
-    /// credential's place when none is configured.
+    /// credential's place when none is configured. The token's comes last,
+    /// always: the npm package takes its name from there (a fetch
+    /// `Headers` joins repeated token headers with ", ", which it splits).
     pub fn read_headers(&self) -> [Option<&str>; 4] {
         let [method, name] = MCP_HEADERS;
         let credential = self.config.credential.as_ref().map(|c| c.header.as_str());

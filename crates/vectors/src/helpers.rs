@@ -1,11 +1,12 @@
 //! The helper vectors (`tests/vectors/helpers.json`, written by
-//! `tests/vectors/generate_helpers.py`): rules after the verdict, one `kind`
-//! per rule. [`run_file`] reads a file and hands each case to a front end's
+//! `tests/vectors/generate_helpers.py`, and `tests/vectors/cancel/`, written
+//! by `generate_cancel.py`): rules after the verdict, one `kind` per rule. [`run_file`] reads a file and hands each case to a front end's
 //! dispatch; [`core_case`] is the core's own answer for every kind, which
 //! the core's runner uses as it is and the tower runner for the kinds it
 //! has nothing of its own for.
 
 use serde_json::Value as J;
+use toolctx_core::helpers::cancel;
 use toolctx_core::helpers::idempotency::{self as idem, redis as idem_redis};
 use toolctx_core::redis::Reply;
 use toolctx_core::replay::{redis as replay_redis, ClaimAnswer, ReplayClaim};
@@ -279,6 +280,11 @@ pub fn core_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
             let kind = text(reply, "type")?;
             let r = Reply::from_parts(kind, &value).ok_or(format!("reply {reply}"))?;
             judge_claim_answer(expect, replay_redis::claim_answer(r))
+        }
+        "cancel.call_key" => {
+            let token = input.get("token").and_then(J::as_str);
+            let got = cancel::call_key(text(input, "id_json")?.as_bytes(), token);
+            same("key", got.as_deref(), expect.get("key").and_then(J::as_str))
         }
         other => Err(format!("unknown kind {other:?}")),
     }

@@ -30,6 +30,7 @@
 //! | --- | --- | --- |
 //! | `toolctx_version() -> i32` | | the ABI version (1) |
 //! | `toolctx_configure(flags: i32, replay_capacity: i64)` | config JSON | fields: max body bytes (decimal), then each header name to remove upstream |
+//! | `toolctx_configure_flags()` | | fields: each flag's name and its bit (decimal), in turn |
 //! | `toolctx_describe()` | | the verifier, secrets redacted |
 //! | `toolctx_check_headers()` | lens, heads | `p`, `r` + refusal JSON, `b` + ticket |
 //! | `toolctx_verify(now: i64)` | lens, heads, body | `p`, `a` + context..., `r` + refusal JSON, `c` + claim |
@@ -71,9 +72,11 @@
 //! exports `toolctx_native_<op>` for every operation above, each on an
 //! instance handle of its own and with a panic caught (`native.rs`).
 //!
-//! `flags` bit 0: refusals carry `data.reason`; bit 1: a shared replay
-//! store answers the claims (`c`, `toolctx_settle`); bit 2: the in-memory
-//! replay guard, of `replay_capacity` ids (ignored without bit 2). A replay
+//! `flags`, by the names `toolctx_configure_flags` gives their bits under
+//! (hosts read them from there, never write them down): `include_reason`,
+//! refusals carry `data.reason`; `shared_store`, a shared replay store
+//! answers the claims (`c`, `toolctx_settle`); `memory_guard`, the
+//! in-memory replay guard, of `replay_capacity` ids (ignored without it). A replay
 //! capacity is the user's number, unchanged (an `i64` carries any host's
 //! integer): the core's `replay::capacity` reads it (0: the default,
 //! 100,000; 1 to 4294967295: itself) and refuses anything else

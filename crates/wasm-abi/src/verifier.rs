@@ -32,17 +32,42 @@ fn lengths(lens: &[u8]) -> Result<Vec<u32>, Error> {
         .collect())
 }
 
+/// `toolctx_configure`'s flags: refusals carry `data.reason`.
+pub const INCLUDE_REASON: i32 = 1;
+/// A shared replay store answers the claims (`c`, `toolctx_settle`).
+pub const SHARED_STORE: i32 = 2;
+/// The in-memory replay guard, of `replay_capacity` ids.
+pub const MEMORY_GUARD: i32 = 4;
+/// The flags by name, as `toolctx_configure_flags` answers them: the one
+/// place their bits are written; the Go and Java hosts read them from the
+/// module when they load.
+const FLAGS: [(&str, i32); 3] = [
+    ("include_reason", INCLUDE_REASON),
+    ("shared_store", SHARED_STORE),
+    ("memory_guard", MEMORY_GUARD),
+];
+
 pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i64) -> Result<Answer, Error> {
     let [config] = exact(input)?;
-    // Bit 2: the in-memory guard, sized by the core from the host's number.
-    let memory = (flags & 4 != 0)
+    // The in-memory guard, sized by the core from the host's number.
+    let memory = (flags & MEMORY_GUARD != 0)
         .then(|| replay::capacity(capacity))
         .transpose()
         .map_err(|e| Error::config(&e))?;
-    let profile = AgentArea::new(config, memory, flags & 2 != 0, accepted)?;
+    let profile = AgentArea::new(config, memory, flags & SHARED_STORE != 0, accepted)?;
     let mut list = vec![u64_text(profile.max_body_bytes() as u64).into_bytes()];
     list.extend(profile.removed().iter().map(|n| n.clone().into_bytes()));
-    s.verifier = Some(Boundary::new(profile, flags & 1 != 0));
+    s.verifier = Some(Boundary::new(profile, flags & INCLUDE_REASON != 0));
+    Ok(Answer::List(list))
+}
+
+/// `toolctx_configure_flags`: each flag's name and its bit (decimal), in turn.
+pub fn configure_flags(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
+    let mut list = Vec::with_capacity(2 * FLAGS.len());
+    for (name, bit) in FLAGS {
+        list.push(name.as_bytes().to_vec());
+        list.push(u64_text(bit.unsigned_abs().into()).into_bytes());
+    }
     Ok(Answer::List(list))
 }
 

@@ -59,7 +59,7 @@ impl AgentArea {
     }
 
     /// The request headers the check reads (the core's
-    /// `Verifier::read_headers`), an empty line, then the header names to
+    /// `Verifier::read_headers`, the token's last), an empty line, then the header names to
     /// remove upstream from every request that passes or is accepted
     /// ([`AgentArea::removed`]), each name ending in a newline: both lists in
     /// one answer, read once per verifier.

@@ -28,7 +28,8 @@ pub fn core_codes() -> String {
     out
 }
 
-/// `,"telemetry":{...}`: the names `npm/src/telemetry.ts` mirrors.
+/// `,"telemetry":{...}`: the names the npm package's build writes into
+/// `npm/src/generated/telemetry.ts`.
 fn telemetry_json(out: &mut String) {
     use toolctx_core::telemetry as t;
     out.push_str(",\"telemetry\":{");

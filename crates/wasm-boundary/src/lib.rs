@@ -20,7 +20,7 @@
 //! - The server helpers' rules in string form (`helpers.rs`) and the core's
 //!   codes (`codes.rs`).
 //!
-//! Its readers: `npm/src/boundary.ts` (TypeScript), `go/abi.go` (Go) and
+//! Its readers: `npm/src/boundary/` (TypeScript), `go/abi.go` (Go) and
 //! `java/.../Abi.java` (Java). The files describe one format, and a change
 //! to it changes them all.
 

@@ -12,13 +12,16 @@
 //!   key): plain functions over strings.
 //! - The core's description of a request for telemetry (`describeRequest`,
 //!   as in `toolctx-wasm`), for the AIVAX verifier's spans and events.
-//! - The idempotency helper's rules (`idempotency.rs`), for `toolctx/helpers`.
+//! - The idempotency helper's rules (`idempotency.rs`) and the cancellation
+//!   key (`cancel.rs`), for `toolctx/helpers`.
 //! - The core's machine codes ([`core_codes`]), for the npm package's test
-//!   of its hand-copied unions; here rather than in the verifier's module,
-//!   which every user of the package ships.
+//!   of its hand-copied unions and its build (the telemetry names); here
+//!   rather than in the verifier's module, which every user of the package
+//!   ships.
 //!
 //! Nothing is decided here: the core decides.
 
+mod cancel;
 mod helpers_limits;
 mod idempotency;
 
@@ -166,7 +169,8 @@ pub fn tuix_idempotency_key(
 
 /// The core's machine codes and telemetry names, for the npm package's
 /// test that its hand-written unions still match them
-/// (`npm/test/codes.test.mjs`; `toolctx_wasm_boundary::core_codes`).
+/// (`npm/test/codes.test.mjs`; `toolctx_wasm_boundary::core_codes`) and
+/// for its build, which writes the telemetry names into the package.
 #[wasm_bindgen(js_name = coreCodes)]
 pub fn core_codes() -> String {
     toolctx_wasm_boundary::core_codes()

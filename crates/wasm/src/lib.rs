@@ -38,7 +38,7 @@
 //!
 //! The npm package's TypeScript layer builds the inputs and reads the tag:
 //! `toolctx-wasm-boundary` (`crates/wasm-boundary`, shared with the
-//! conventions module and the raw module) here, `npm/src/boundary.ts` there.
+//! conventions module and the raw module) here, `npm/src/boundary/` there.
 //!
 //! Headers, then body: `checkHeaders` keeps the core's `Checked` proof in
 //! this object, with a copy of the method and headers it checked, under

@@ -4,7 +4,7 @@
 //! (`Context::write_json`), then the headers to set upstream. Measured with
 //! `npm/bench`, `JSON.parse` of the context was the largest cost on the
 //! JavaScript side of a verification; this record is read by slicing
-//! (`npm/src/boundary.ts`, `readRecord`).
+//! (`npm/src/boundary/record.ts`, `readRecord`).
 //!
 //! A field is `<length>:<text>` (the length in UTF-8 bytes, which the
 //! reader turns into UTF-16 code units when the answer is not ASCII) or

@@ -3,6 +3,7 @@ package dev.toolctx;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.toolctx.internal.ConfigureFlags;
 import dev.toolctx.internal.CoreInstance;
 import dev.toolctx.internal.CoreRuntime;
 import dev.toolctx.internal.Fields;
@@ -28,9 +29,6 @@ import java.util.function.Function;
  * want a shared store ({@link RedisReplayStore}).
  */
 public final class Verifier {
-    private static final int FLAG_REASON = 1;
-    private static final int FLAG_SHARED_STORE = 2;
-    private static final int FLAG_MEMORY_GUARD = 4;
     /** Idle instances kept per verifier: about one per thread that calls at once. */
     private static final int IDLE = 64;
 
@@ -49,13 +47,15 @@ public final class Verifier {
 
     private Verifier(VerifierOptions options) {
         byte[] config = Fields.utf8(options.config.toString());
-        int flags = (options.includeReason ? FLAG_REASON : 0) | (options.replayStore != null ? FLAG_SHARED_STORE : 0);
+        // The flags' bits are the module's (ConfigureFlags).
+        int flags = (options.includeReason ? ConfigureFlags.bit("include_reason") : 0)
+                | (options.replayStore != null ? ConfigureFlags.bit("shared_store") : 0);
         boolean memory = options.replayCapacity != null;
         this.store = options.replayStore;
         // Check the configuration once, on the first instance, and keep what
         // it says; the core reads the capacity as given and may refuse it.
         CoreInstance first = CoreRuntime.verifier();
-        List<byte[]> said = configure(first, config, flags | (memory ? FLAG_MEMORY_GUARD : 0), memory ? options.replayCapacity : 0);
+        List<byte[]> said = configure(first, config, flags | (memory ? ConfigureFlags.bit("memory_guard") : 0), memory ? options.replayCapacity : 0);
         this.maxBodyBytes = Integer.parseInt(Fields.text(said.get(0)));
         List<String> names = new ArrayList<>();
         for (byte[] n : said.subList(1, said.size())) names.add(Fields.text(n));

@@ -5,6 +5,7 @@ import dev.toolctx.Header;
 import dev.toolctx.Verdict;
 import dev.toolctx.Verifier;
 import dev.toolctx.VerifierOptions;
+import dev.toolctx.internal.ConfigureFlags;
 import dev.toolctx.internal.CoreInstance;
 import dev.toolctx.internal.CoreRuntime;
 import dev.toolctx.internal.Fields;
@@ -39,7 +40,7 @@ public final class VerifyBench {
         byte[][] verifyFields = Heads.encode("POST", headers, body);
         String runtime = Verifier.runtime();
         CoreInstance w = CoreRuntime.verifier();
-        w.call("toolctx_configure", new byte[][] {Fields.utf8(config)}, 1, 0);
+        w.call("toolctx_configure", new byte[][] {Fields.utf8(config)}, ConfigureFlags.bit("include_reason"), 0);
         byte[] answer = w.call("toolctx_verify", verifyFields, now);
         if (answer.length < 2 || answer[1] != 'a') throw new IllegalStateException("the bench case is not accepted: " + new String(answer, StandardCharsets.UTF_8));
         Verifier verifier = Verifier.create(VerifierOptions.fromCoreConfig(config));
