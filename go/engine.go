@@ -14,7 +14,10 @@ import (
 
 // The core, built from crates/wasm-abi (ABI version 1): the verifier and
 // the server helpers, each its own module so a verifier-only server loads
-// the smaller one.
+// the smaller one. Not in git: `go generate` in a checkout builds them into
+// wasm/ (scripts/lib.sh build_go_wasm: cargo and wasm-opt).
+//
+//go:generate bash -c ". ../scripts/lib.sh && build_go_wasm"
 var (
 	//go:embed wasm/toolctx.wasm
 	verifierWasm []byte

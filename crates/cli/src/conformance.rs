@@ -9,6 +9,12 @@
 //! valid token) after every case: an accepted case must have run it once,
 //! a refused or passed-through one not at all. Without it the `ran` column
 //! stays empty and the valid cases use `--tool`.
+//!
+//! A JSON-RPC batch without `tools/call` is not the contract's business and
+//! must be passed on; several SDKs (go-sdk, java-sdk, the Python SDK, rmcp)
+//! then refuse any batch themselves. That case passes, marked `ok*` with a
+//! note, when the reply is the server's own 4xx (none of the contract's
+//! refusals) and the probe counted no run; otherwise it fails.
 
 use std::time::Duration;
 
@@ -246,6 +252,41 @@ fn judge(expect: Expect, reply: &Reply, id: &J) -> (bool, String) {
     (ok, got)
 }
 
+/// Whether a reply is one of the contract's refusals: a `data.reason` of
+/// the core's table, or a row's status, JSON-RPC code and message (a
+/// refusal without its reason, `include_reason` off).
+fn is_contract_refusal(reply: &Reply) -> bool {
+    let error = reply.response().and_then(|r| r.get("error"));
+    let code = error.and_then(|e| e.get("code")).and_then(J::as_i64);
+    let message = error.and_then(|e| e.get("message")).and_then(J::as_str);
+    let reason = error
+        .and_then(|e| e.pointer("/data/reason"))
+        .and_then(J::as_str);
+    reason.is_some_and(|why| Reason::from_code(why).is_some())
+        || Reason::ALL.iter().any(|r| {
+            reply.status == r.status()
+                && code == Some(i64::from(r.code()))
+                && message == Some(r.message())
+        })
+}
+
+/// The note for a batch that toolctx passed on and the server then refused
+/// itself: its own 4xx, none of the contract's refusals, and the probe's
+/// count showing that nothing ran. `None` (the case fails) otherwise, and
+/// always when runs are not counted: then nothing shows that nothing ran.
+fn own_batch_refusal(case: &cases::Case, reply: &Reply, ran: Option<i64>) -> Option<String> {
+    let own = case.is_passed_batch()
+        && (400..500).contains(&reply.status)
+        && !is_contract_refusal(reply)
+        && ran == Some(0);
+    own.then(|| {
+        format!(
+            "{}: the server refused the batch itself ({}, not a toolctx refusal), nothing ran",
+            case.name, reply.status
+        )
+    })
+}
+
 /// The probe's run count after one more (valid) run of it.
 fn probe_count(client: &Client, env: &Env) -> Option<i64> {
     let mut c = env.claims(unix_now());
@@ -277,6 +318,8 @@ struct Row {
     ran_ok: bool,
     want_runs: i64,
     ok: bool,
+    /// Why a case passed although its reply was not the expected one.
+    note: Option<String>,
 }
 
 pub fn run(args: &ConformanceArgs) -> Outcome {
@@ -368,8 +411,9 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
     for (n, c) in CASES.iter().filter(runs_here).enumerate() {
         let id = J::from(n as u64 + 1);
         let req = c.build(&env, id, unix_now());
-        let (ok, got) = match client.post(&req.headers, req.body, &mut |_| {}) {
-            Ok(reply) => judge(c.expect, &reply, &req.id),
+        let reply = client.post(&req.headers, req.body, &mut |_| {});
+        let (ok, got) = match &reply {
+            Ok(reply) => judge(c.expect, reply, &req.id),
             Err(e) => (false, format!("no answer: {}", clip(&e.to_string(), 60))),
         };
         let now_count = if last.is_some() {
@@ -385,6 +429,10 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
             last = now_count;
         }
         let ran_ok = ran.is_none_or(|r| r == c.expect.runs());
+        let note = match &reply {
+            Ok(reply) if !ok => own_batch_refusal(c, reply, ran),
+            _ => None,
+        };
         rows.push(Row {
             class: c.class(),
             name: c.name,
@@ -393,7 +441,8 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
             ran,
             ran_ok,
             want_runs: c.expect.runs(),
-            ok: ok && ran_ok,
+            ok: (ok || note.is_some()) && ran_ok,
+            note,
         });
     }
     client.close();
@@ -412,6 +461,7 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
                 "expected": r.expect,
                 "got": r.got,
                 "ran": r.ran,
+                "note": r.note,
             })).collect::<Vec<_>>(),
             "passed": passed,
             "failed": failed,
@@ -427,7 +477,11 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
                     Some(n) => format!("{n} (must be {})", r.want_runs),
                 };
                 vec![
-                    if r.ok { "ok".into() } else { "FAIL".into() },
+                    match (r.ok, &r.note) {
+                        (true, None) => "ok".into(),
+                        (true, Some(_)) => "ok*".into(),
+                        (false, _) => "FAIL".into(),
+                    },
                     r.class.clone(),
                     r.name.to_string(),
                     r.expect.clone(),
@@ -453,7 +507,90 @@ pub fn run(args: &ConformanceArgs) -> Outcome {
                 &paint
             )
         );
+        for note in rows.iter().filter_map(|r| r.note.as_ref()) {
+            println!("* {note}");
+        }
         println!("{passed} passed, {failed} failed");
     }
     Ok(if failed == 0 { EXIT_OK } else { EXIT_NEGATIVE })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(status: u16, body: &str) -> Reply {
+        let parsed: Option<J> = serde_json::from_str(body).ok();
+        Reply {
+            status,
+            content_type: "application/json".into(),
+            messages: parsed.into_iter().collect(),
+            text: body.into(),
+            session_id: None,
+        }
+    }
+
+    fn batch_case() -> &'static cases::Case {
+        CASES
+            .iter()
+            .find(|c| c.is_passed_batch())
+            .unwrap_or_else(|| unreachable!("the batch case is in the table"))
+    }
+
+    #[test]
+    fn an_sdks_own_batch_refusal_passes_when_nothing_ran() {
+        let c = batch_case();
+        // go-sdk's and java-sdk's 400, rmcp's 415, the Python SDK's error.
+        for r in [
+            reply(400, "batch requests are not supported"),
+            reply(415, ""),
+            reply(
+                400,
+                r#"{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Batch requests are not supported"}}"#,
+            ),
+        ] {
+            let note = own_batch_refusal(c, &r, Some(0));
+            assert!(
+                note.as_deref()
+                    .is_some_and(|n| n.contains("refused the batch itself")),
+                "{note:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_batch_refusal_fails_unless_it_shows_nothing_ran_and_is_not_toolctxs() {
+        let c = batch_case();
+        let own = reply(400, "batch requests are not supported");
+        // Runs not counted, or a run: nothing shows that nothing ran.
+        assert_eq!(own_batch_refusal(c, &own, None), None);
+        assert_eq!(own_batch_refusal(c, &own, Some(1)), None);
+        // Not a refusal: a 5xx.
+        assert_eq!(own_batch_refusal(c, &reply(500, ""), Some(0)), None);
+        // toolctx's own refusal, with its reason and without it.
+        let r = Reason::BatchWithToolsCall;
+        let with_reason = format!(
+            r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{},"message":"{}","data":{{"reason":"{}"}}}}}}"#,
+            r.code(),
+            r.message(),
+            r.as_str()
+        );
+        let without = format!(
+            r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":{},"message":"{}"}}}}"#,
+            r.code(),
+            r.message()
+        );
+        for body in [with_reason, without] {
+            assert_eq!(
+                own_batch_refusal(c, &reply(r.status(), &body), Some(0)),
+                None
+            );
+        }
+        // Any other case: never.
+        let other = CASES
+            .iter()
+            .find(|c| c.name == "tools/list without a token")
+            .unwrap_or_else(|| unreachable!("the case is in the table"));
+        assert_eq!(own_batch_refusal(other, &own, Some(0)), None);
+    }
 }

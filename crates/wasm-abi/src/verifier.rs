@@ -71,6 +71,10 @@ pub fn configure_flags(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
     Ok(Answer::List(list))
 }
 
+pub fn max_token_bytes(s: &mut State, _: &[u8]) -> Result<Answer, Error> {
+    Ok(u64_text(s.verifier()?.profile.max_token_bytes() as u64).into())
+}
+
 pub fn describe(s: &mut State, _: &[u8]) -> Result<Answer, Error> {
     Ok(s.verifier()?.profile.describe().into())
 }

@@ -58,6 +58,13 @@ impl AgentArea {
         self.core.max_body_bytes()
     }
 
+    /// The token limit (`max_token_bytes`): a host sizes its HTTP server's
+    /// request-head limit from it, so that a larger token reaches the check
+    /// and is refused `token_too_large`.
+    pub fn max_token_bytes(&self) -> usize {
+        self.core.config().max_token_bytes
+    }
+
     /// The request headers the check reads (the core's
     /// `Verifier::read_headers`, the token's last), an empty line, then the header names to
     /// remove upstream from every request that passes or is accepted

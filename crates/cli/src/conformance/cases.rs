@@ -102,6 +102,15 @@ pub struct Case {
 }
 
 impl Case {
+    /// Whether the request is a JSON-RPC batch that toolctx passes on:
+    /// several SDKs (go-sdk, java-sdk, the Python SDK, rmcp) answer any
+    /// batch with an error of their own, after toolctx let it through.
+    pub fn is_passed_batch(&self) -> bool {
+        self.edits
+            .iter()
+            .any(|e| matches!(e, E::ToolsList { batch: true }))
+    }
+
     pub fn class(&self) -> String {
         match (self.class, self.expect) {
             (Some(c), _) => c.to_string(),
@@ -382,6 +391,16 @@ mod tests {
             );
         }
         assert_eq!(CASES.len(), 35);
+    }
+
+    #[test]
+    fn only_the_batch_without_tools_call_is_a_passed_batch() {
+        let batches: Vec<&str> = CASES
+            .iter()
+            .filter(|c| c.is_passed_batch())
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(batches, ["batch without tools/call"]);
     }
 
     #[test]

@@ -38,6 +38,7 @@ public final class Verifier {
     private final Pool<CoreInstance> pool;
     private final ReplayStore store;
     private final int maxBodyBytes;
+    private final int maxTokenBytes;
     private final List<String> removed;
     private final Verdict pass;
     private final String describe;
@@ -61,6 +62,7 @@ public final class Verifier {
         for (byte[] n : said.subList(1, said.size())) names.add(Fields.text(n));
         this.removed = Collections.unmodifiableList(names);
         this.pass = new Verdict(Verdict.Outcome.PASS, null, null, removed, List.of());
+        this.maxTokenBytes = Integer.parseInt(Fields.text(text(first.call("toolctx_max_token_bytes", new byte[0][]))));
         this.describe = Fields.text(text(first.call("toolctx_describe", new byte[0][])));
         // Refusal-only instances of the in-memory guard's verifier hold no cache.
         this.pool = new Pool<>(() -> {
@@ -130,6 +132,16 @@ public final class Verifier {
     /** Read at most this many body bytes; one more is enough to refuse {@code body_too_large}. */
     public int maxBodyBytes() {
         return maxBodyBytes;
+    }
+
+    /**
+     * The core's {@code max_token_bytes} for this configuration: a larger
+     * token is refused {@code token_too_large}, provided the HTTP server's
+     * request-head limit lets it reach the filter (size the container's
+     * limit from it: toolctx-spring does).
+     */
+    public int maxTokenBytes() {
+        return maxTokenBytes;
     }
 
     /** The lower-case header names removed upstream from every request that passes or is accepted. */

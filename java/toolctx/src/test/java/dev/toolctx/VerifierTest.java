@@ -107,6 +107,20 @@ class VerifierTest {
     }
 
     @Test
+    void maxTokenBytesIsTheCoresAndALargerTokenIsRefused() {
+        assertEquals(20_000, Verifier.create(options().maxTokenBytes(20_000)).maxTokenBytes());
+        Verifier v = Verifier.create(options());
+        int max = v.maxTokenBytes();
+        assertTrue(max > 0, "max_token_bytes " + max);
+        // The first valid case with its token replaced by one byte too many.
+        Req r = request(VALID.get("cases").get(0));
+        List<Header> headers = new ArrayList<>();
+        for (Header h : r.headers()) headers.add(h.value().startsWith("eyJ") ? new Header(h.name(), "a".repeat(max + 1)) : h);
+        Refusal refusal = v.verify(r.method(), headers, r.body(), now()).refusal().orElseThrow();
+        assertEquals("token_too_large", refusal.reason());
+    }
+
+    @Test
     void checkHeadersRefusesAMissingCredentialBeforeTheBody() {
         Verifier v = Verifier.create(options().credential("authorization", List.of("Bearer s3cret")));
         Verdict head = v.checkHeaders("POST", List.of(new Header("content-type", "application/json")));

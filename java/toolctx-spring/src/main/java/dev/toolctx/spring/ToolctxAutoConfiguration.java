@@ -11,16 +11,19 @@ import io.lettuce.core.RedisClient;
 import org.springframework.ai.mcp.server.common.autoconfigure.properties.McpServerStreamableHttpProperties;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.server.autoconfigure.ServerProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.Ordered;
+import org.springframework.util.unit.DataSize;
 
 /**
  * toolctx in front of Spring AI's MCP server (WebMvc): the {@link Verifier}
@@ -81,6 +84,37 @@ public class ToolctxAutoConfiguration {
         bean.setAsyncSupported(true);
         bean.setName("toolctx");
         return bean;
+    }
+
+    /**
+     * Room for the context token in the servlet container's request head:
+     * {@code server.max-http-request-header-size} (the limit on the request
+     * line and every header together; Spring Boot's default is 8 KB, which a
+     * token near the core's default {@code max_token_bytes} alone would
+     * fill) is raised by the verifier's {@code max_token_bytes}, so the
+     * other headers keep the whole limit the application set for them and
+     * a token over {@code max_token_bytes} still reaches the filter and is
+     * refused {@code token_too_large} (401, JSON-RPC), not by the container's
+     * own 400 page. A limit of 0 or less (the container's own) is left alone.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(ServerProperties.class)
+    static class RequestHead {
+        @Bean
+        static BeanPostProcessor toolctxRequestHeadRoom(ObjectProvider<Verifier> verifier) {
+            return new BeanPostProcessor() {
+                @Override
+                public Object postProcessAfterInitialization(Object bean, String name) {
+                    if (bean instanceof ServerProperties server) {
+                        DataSize head = server.getMaxHttpRequestHeaderSize();
+                        if (head != null && head.toBytes() > 0) {
+                            server.setMaxHttpRequestHeaderSize(DataSize.ofBytes(head.toBytes() + verifier.getObject().maxTokenBytes()));
+                        }
+                    }
+                    return bean;
+                }
+            };
+        }
     }
 
     /** The replay guard in Redis through Lettuce, shared with the other replicas and toolctx front ends. */

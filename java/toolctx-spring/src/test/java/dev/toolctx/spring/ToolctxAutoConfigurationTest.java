@@ -25,10 +25,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.web.server.autoconfigure.ServerProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The auto-configuration in a real Spring Boot application (Tomcat on
@@ -144,6 +146,33 @@ class ToolctxAutoConfigurationTest {
             SEEN.clear();
             http.send(post(port, list), HttpResponse.BodyHandlers.ofString());
             assertEquals(List.of("early judged=PASS body=" + list, "late judged=PASS body=" + list), SEEN);
+        }
+    }
+
+    @Test
+    void aTokenOverMaxTokenBytesIsRefusedByTheCoreNotByTomcat() throws Exception {
+        // Spring Boot's default head limit (8 KB) raised by max_token_bytes.
+        try (ConfigurableApplicationContext context = start("--toolctx.instance-id=spring-test", "--toolctx.secrets[0]=" + SECRET)) {
+            int max = context.getBean(Verifier.class).maxTokenBytes();
+            ServerProperties server = context.getBean(ServerProperties.class);
+            assertEquals(DataSize.ofKilobytes(8).toBytes() + max, server.getMaxHttpRequestHeaderSize().toBytes());
+            String port = context.getEnvironment().getProperty("local.server.port");
+            // One byte over max_token_bytes, and over Tomcat's default 8 KB head on its own.
+            String token = "a".repeat(Math.max(max + 1, 9 * 1024));
+            HttpRequest call = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/mcp"))
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .header("X-AgentArea-Context", token)
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"whoami\",\"arguments\":{}}}"))
+                    .build();
+            HttpResponse<String> refused = HttpClient.newHttpClient().send(call, HttpResponse.BodyHandlers.ofString());
+            assertEquals(401, refused.statusCode(), refused.body());
+            assertTrue(refused.body().contains("\"reason\":\"token_too_large\""), refused.body());
+        }
+        // An application's own limit keeps its room for the other headers.
+        try (ConfigurableApplicationContext context = start("--toolctx.instance-id=spring-test", "--toolctx.secrets[0]=" + SECRET,
+                "--toolctx.max-token-bytes=10000", "--server.max-http-request-header-size=20KB")) {
+            assertEquals(20 * 1024 + 10000, context.getBean(ServerProperties.class).getMaxHttpRequestHeaderSize().toBytes());
         }
     }
 
