@@ -34,6 +34,7 @@ pub mod redis;
 mod refusal;
 pub mod replay;
 mod scan;
+pub mod settings;
 pub mod telemetry;
 mod token;
 mod verdict;

@@ -56,6 +56,7 @@ ConfigErrorCode = Literal[
     "limit_out_of_range",
     "no_protocol_majors",
     "config_invalid",
+    "config_placeholder",
 ]
 
 #: A header name or value: text (UTF-8) or bytes.
