@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use crate::digits::push_u64;
 use crate::forward::{Forward, ForwardError};
 use crate::json::{self, Value};
-use crate::settings::{self, Raw, SettingError};
+use crate::settings::SettingError;
 
 /// An optional static credential: a header and the values it may carry.
 #[derive(Clone, PartialEq, Eq)]
@@ -170,17 +170,17 @@ pub enum ConfigError {
     Invalid(&'static str),
     /// The `forward` setting is refused (code `config_invalid`).
     Forward(ForwardError),
-    /// A text setting holds an unresolved placeholder (`${NAME}`); names it.
-    Placeholder(&'static str),
 }
 
+/// A refusal of the settings table's reading as a configuration error
+/// (the paths that read a number: the replay capacity, the store timeout).
 impl From<SettingError> for ConfigError {
     fn from(e: SettingError) -> ConfigError {
         match e {
             SettingError::Missing(name) => ConfigError::Missing(name),
             SettingError::Type(name) => ConfigError::Type(name),
             SettingError::Limit(name) => ConfigError::Limit(name),
-            SettingError::Placeholder(name) => ConfigError::Placeholder(name),
+            SettingError::Placeholder(name) => ConfigError::Invalid(name),
             SettingError::Unknown(name) => ConfigError::UnknownSetting(name),
         }
     }
@@ -190,7 +190,7 @@ impl ConfigError {
     /// Every [`ConfigError::code`], in the order of the variants: the list
     /// the front ends mirror (the npm package's `ToolctxErrorCode` is checked
     /// against it).
-    pub const CODES: [&'static str; 13] = [
+    pub const CODES: [&'static str; 12] = [
         "config_not_json",
         "config_type",
         "config_unknown_setting",
@@ -203,7 +203,6 @@ impl ConfigError {
         "limit_out_of_range",
         "no_protocol_majors",
         "config_invalid",
-        "config_placeholder",
     ];
 
     /// A stable machine code.
@@ -221,7 +220,6 @@ impl ConfigError {
             ConfigError::Limit(_) => "limit_out_of_range",
             ConfigError::NoProtocolMajors => "no_protocol_majors",
             ConfigError::Invalid(_) | ConfigError::Forward(_) => "config_invalid",
-            ConfigError::Placeholder(_) => "config_placeholder",
         }
     }
 }
@@ -260,10 +258,6 @@ impl core::fmt::Display for ConfigError {
             ConfigError::NoProtocolMajors => f.write_str("`protocol_majors` must not be empty"),
             ConfigError::Invalid(name) => write!(f, "setting `{name}` is invalid"),
             ConfigError::Forward(e) => write!(f, "setting `forward`: {e}"),
-            ConfigError::Placeholder(name) => write!(
-                f,
-                "setting `{name}` holds an unresolved placeholder `${{...}}`: set the variable it names"
-            ),
         }
     }
 }
@@ -303,15 +297,10 @@ impl Config {
         if self.instance_id.is_empty() {
             return Err(ConfigError::InstanceIdEmpty);
         }
-        settings::text_value("instance_id", &self.instance_id)?;
         if self.secrets.is_empty() {
             return Err(ConfigError::NoSecrets);
         }
         for (index, s) in self.secrets.iter().enumerate() {
-            // A secret that is not UTF-8 holds no placeholder.
-            if let Ok(text) = core::str::from_utf8(s) {
-                settings::text_value("secret", text)?;
-            }
             if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&s.len()) {
                 return Err(ConfigError::SecretLength {
                     index,
@@ -383,16 +372,10 @@ impl Config {
                         _ => return Err(ConfigError::Type("require_context")),
                     }
                 }
-                "clock_skew_s" => config.clock_skew_s = setting(&settings::CLOCK_SKEW_S, value)?,
-                "max_token_age_s" => {
-                    config.max_token_age_s = setting(&settings::MAX_TOKEN_AGE_S, value)?
-                }
-                "max_body_bytes" => {
-                    config.max_body_bytes = setting(&settings::MAX_BODY_BYTES, value)? as usize
-                }
-                "max_token_bytes" => {
-                    config.max_token_bytes = setting(&settings::MAX_TOKEN_BYTES, value)? as usize
-                }
+                "clock_skew_s" => config.clock_skew_s = integer(value, "clock_skew_s")?,
+                "max_token_age_s" => config.max_token_age_s = integer(value, "max_token_age_s")?,
+                "max_body_bytes" => config.max_body_bytes = size(value, "max_body_bytes")?,
+                "max_token_bytes" => config.max_token_bytes = size(value, "max_token_bytes")?,
                 "protocol_majors" => {
                     let Value::Array(items) = value else {
                         return Err(ConfigError::Type("protocol_majors"));
@@ -470,22 +453,6 @@ pub(crate) fn size(v: &Value<'_>, name: &'static str) -> Result<usize, ConfigErr
     usize::try_from(integer(v, name)?).map_err(|_| ConfigError::Limit(name))
 }
 
-/// A numeric setting of the table from its JSON value, by the table's one
-/// reading. A number that is not a whole one of at most 20 digits (a
-/// negative one, a fraction) is out of range: read without parsing a
-/// double, whose code the npm verifier's module has no room for.
-fn setting(row: &settings::Setting, v: &Value<'_>) -> Result<u64, ConfigError> {
-    let raw = match v {
-        Value::Null => Raw::Absent,
-        Value::Number(_) => Raw::Number(v.as_numeric_date().map_or(f64::NAN, |n| n as f64)),
-        _ => Raw::Other,
-    };
-    match row.read(raw)? {
-        settings::Value::Number(n) => Ok(n),
-        _ => Err(ConfigError::Type(row.name)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,7 +473,6 @@ mod tests {
             ConfigError::NoProtocolMajors,
             ConfigError::Invalid("x"),
             ConfigError::Forward(crate::ForwardError::EmptyMember),
-            ConfigError::Placeholder("x"),
         ];
         // Exhaustive: a new variant stops this compiling until it is added
         // to `every` above and its code to `CODES`.
@@ -524,8 +490,7 @@ mod tests {
                 | ConfigError::Limit(_)
                 | ConfigError::NoProtocolMajors
                 | ConfigError::Invalid(_)
-                | ConfigError::Forward(_)
-                | ConfigError::Placeholder(_) => {}
+                | ConfigError::Forward(_) => {}
             }
         }
         let mut codes: Vec<&str> = every.iter().map(ConfigError::code).collect();

@@ -22,7 +22,8 @@ pub use crate::settings::{MAX_STORE_TIMEOUT_MS as MAX_TIMEOUT_MS, STORE_TIMEOUT_
 /// (`store_timeout_ms`: 0 the default, rounded to whole milliseconds,
 /// else `limit_out_of_range`).
 pub fn timeout_ms(raw: f64) -> Result<u64, ConfigError> {
-    Ok(crate::settings::STORE_TIMEOUT.number(raw)?)
+    let row = crate::settings::STORE_TIMEOUT;
+    row.number(raw).ok_or(ConfigError::Limit(row.name))
 }
 
 /// A Redis reply as a binding hands it over, whatever its client: nil, a

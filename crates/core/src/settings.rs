@@ -372,9 +372,11 @@ pub const TABLE: [Setting; 21] = [
     REPLAY_WAYS,
 ];
 
-/// Why a value was refused: the core's `ConfigError` codes
-/// (`config_missing`, `config_type`, `limit_out_of_range`,
-/// `config_placeholder`, `config_unknown_setting`), each naming the setting.
+/// Why a value was refused, naming the setting: `config_missing`,
+/// `config_type`, `limit_out_of_range` and `config_unknown_setting` as the
+/// core's `ConfigError` says them, and `config_placeholder`, this table's
+/// own (the npm verifier's module, which has no room for it, never reads
+/// a text setting).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SettingError {
     Missing(&'static str),
@@ -383,6 +385,46 @@ pub enum SettingError {
     Placeholder(&'static str),
     Unknown(String),
 }
+
+impl SettingError {
+    /// Every code, in the order of the variants.
+    pub const CODES: [&'static str; 5] = [
+        "config_missing",
+        "config_type",
+        "limit_out_of_range",
+        "config_placeholder",
+        "config_unknown_setting",
+    ];
+
+    /// A stable machine code.
+    pub const fn code(&self) -> &'static str {
+        match self {
+            SettingError::Missing(_) => "config_missing",
+            SettingError::Type(_) => "config_type",
+            SettingError::Limit(_) => "limit_out_of_range",
+            SettingError::Placeholder(_) => "config_placeholder",
+            SettingError::Unknown(_) => "config_unknown_setting",
+        }
+    }
+}
+
+/// The messages of `ConfigError` for the codes they share.
+impl core::fmt::Display for SettingError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SettingError::Missing(name) => write!(f, "setting `{name}` is required"),
+            SettingError::Type(name) => write!(f, "setting `{name}` has the wrong type"),
+            SettingError::Limit(name) => write!(f, "setting `{name}` is out of range"),
+            SettingError::Placeholder(name) => write!(
+                f,
+                "setting `{name}` holds an unresolved placeholder `${{...}}`: set the variable it names"
+            ),
+            SettingError::Unknown(name) => write!(f, "unknown setting `{name}`"),
+        }
+    }
+}
+
+impl core::error::Error for SettingError {}
 
 /// The row named `name`.
 pub fn setting(name: &str) -> Option<&'static Setting> {
@@ -410,31 +452,35 @@ impl Setting {
             },
             (Kind::Flag, Raw::Flag(b)) => Ok(Value::Flag(b)),
             (Kind::Text, Raw::Text(t)) => text_value(name, t).map(Value::Text),
-            (Kind::Millis | Kind::Seconds | Kind::Count | Kind::Bytes, Raw::Number(x)) => {
-                self.number(x).map(Value::Number)
-            }
+            (Kind::Millis | Kind::Seconds | Kind::Count | Kind::Bytes, Raw::Number(x)) => self
+                .number(x)
+                .map(Value::Number)
+                .ok_or(SettingError::Limit(name)),
             _ => Err(SettingError::Type(name)),
         }
     }
 
-    /// A number for a numeric row (see [`read`]).
-    pub fn number(&self, x: f64) -> Result<u64, SettingError> {
-        let limit = SettingError::Limit(self.name);
-        if x == 0.0 && self.min > 0 {
-            return match self.default {
-                DefaultValue::Number(n) => Ok(n),
-                _ => Err(limit),
-            };
-        }
-        // `as` saturates past `u64::MAX` (NaN is 0).
-        let rounded = self.kind == Kind::Millis && x > 0.0;
-        let n = if rounded { (x + 0.5) as u64 } else { x as u64 };
-        let whole = rounded || n as f64 == x;
-        // `x >= 0.0` is false for NaN.
-        if x >= 0.0 && whole && (self.min..=self.max).contains(&n) {
-            Ok(n)
+    /// A number for a numeric row (see [`read`]); `None` is out of range
+    /// (`limit_out_of_range`).
+    pub fn number(&self, x: f64) -> Option<u64> {
+        // `as` saturates (NaN and below 0 are 0); `x > 0.0` is false for
+        // NaN and below 0.
+        let millis = self.kind == Kind::Millis;
+        let n = if millis { (x + 0.5) as u64 } else { x as u64 };
+        if x == 0.0 {
+            self.whole(0)
+        } else if x > 0.0 && n > 0 && (millis || n as f64 == x) {
+            self.whole(n)
         } else {
-            Err(limit)
+            None
+        }
+    }
+
+    /// [`Setting::number`] for a whole number a host holds as one.
+    pub fn whole(&self, n: u64) -> Option<u64> {
+        match self.default {
+            DefaultValue::Number(d) if n == 0 && self.min > 0 => Some(d),
+            _ => (self.min..=self.max).contains(&n).then_some(n),
         }
     }
 
@@ -451,9 +497,18 @@ impl Setting {
 /// it, as Spring, Compose, shells and dotenv tools write one and leave it
 /// when its variable is unset.
 pub fn has_placeholder(text: &str) -> bool {
-    text.find("${")
-        .and_then(|at| text.get(at + 2..))
-        .is_some_and(|rest| rest.contains('}'))
+    // Bytes, not `str::find`: its substring searcher costs the npm
+    // verifier's module kilobytes it has no room for.
+    let mut open = false;
+    let mut dollar = false;
+    for b in text.bytes() {
+        if open && b == b'}' {
+            return true;
+        }
+        open |= dollar && b == b'{';
+        dollar = b == b'$';
+    }
+    false
 }
 
 /// A text setting as given, or refused `config_placeholder` naming it.

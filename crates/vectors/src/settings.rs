@@ -7,7 +7,6 @@
 
 use serde_json::{json, Value as J};
 use toolctx_core::settings::{self, Raw, Value};
-use toolctx_core::ConfigError;
 
 use crate::{Tally, SETTINGS_FORMAT};
 
@@ -31,12 +30,7 @@ pub fn core_reading(name: &str, raw: Option<&J>) -> Answer {
             Value::Number(n) => J::from(n),
             Value::Text(t) => J::from(t),
         })
-        .map_err(|e| refusal(&ConfigError::from(e)))
-}
-
-/// A refusal as a runner compares it: code and message.
-pub fn refusal(e: &ConfigError) -> (String, String) {
-    (e.code().to_string(), e.to_string())
+        .map_err(|e| (e.code().to_string(), e.to_string()))
 }
 
 fn expected(expect: &J) -> Answer {

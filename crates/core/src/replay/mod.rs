@@ -44,7 +44,10 @@ pub fn capacity(raw: i64) -> Result<usize, ConfigError> {
 /// number that is not a whole one is refused as one out of range.
 pub fn capacity_of_f64(raw: f64) -> Result<usize, ConfigError> {
     // Every target toolctx builds for has a usize of 32 bits or more.
-    Ok(crate::settings::REPLAY_CAPACITY.number(raw)? as usize)
+    let row = crate::settings::REPLAY_CAPACITY;
+    row.number(raw)
+        .map(|n| n as usize)
+        .ok_or(ConfigError::Limit(row.name))
 }
 
 /// What a replay store answers when asked to record a token id.
