@@ -87,8 +87,6 @@ pub struct Setting {
     /// The range of a number (both ends included); 0..0 for the others.
     pub min: u64,
     pub max: u64,
-    /// Where it is read (for the docs' table).
-    pub used_by: &'static str,
 }
 
 /// A setting's value, once read.
@@ -99,14 +97,13 @@ pub enum Value<'a> {
     Text(&'a str),
 }
 
-const fn flag(name: &'static str, default: bool, used_by: &'static str) -> Setting {
+const fn flag(name: &'static str, default: bool) -> Setting {
     Setting {
         name,
         kind: Kind::Flag,
         default: DefaultValue::Flag(default),
         min: 0,
         max: 0,
-        used_by,
     }
 }
 
@@ -116,7 +113,6 @@ const fn number(
     default: DefaultValue,
     min: u64,
     max: u64,
-    used_by: &'static str,
 ) -> Setting {
     Setting {
         name,
@@ -124,18 +120,16 @@ const fn number(
         default,
         min,
         max,
-        used_by,
     }
 }
 
-const fn text(name: &'static str, default: DefaultValue, used_by: &'static str) -> Setting {
+const fn text(name: &'static str, default: DefaultValue) -> Setting {
     Setting {
         name,
         kind: Kind::Text,
         default,
         min: 0,
         max: 0,
-        used_by,
     }
 }
 
@@ -214,21 +208,15 @@ pub const MAX_REPLAY_SLOTS: u32 = 1 << 20;
 pub const DEFAULT_REPLAY_WAYS: u32 = 4;
 pub const MAX_REPLAY_WAYS: u32 = 16;
 
-const VERIFIER: &str = "every verifier";
-const IDEM: &str = "the idempotency helper";
-const STORES: &str = "every Redis store";
-const GATEWAYS: &str = "the gateways' replay table";
-
-pub const INSTANCE_ID: Setting = text("instance_id", DefaultValue::Required, VERIFIER);
-pub const SECRET: Setting = text("secret", DefaultValue::Required, VERIFIER);
-pub const REQUIRE_CONTEXT: Setting = flag("require_context", true, VERIFIER);
+pub const INSTANCE_ID: Setting = text("instance_id", DefaultValue::Required);
+pub const SECRET: Setting = text("secret", DefaultValue::Required);
+pub const REQUIRE_CONTEXT: Setting = flag("require_context", true);
 pub const CLOCK_SKEW_S: Setting = number(
     "clock_skew_s",
     Kind::Seconds,
     N(DEFAULT_CLOCK_SKEW_S),
     0,
     MAX_CLOCK_SKEW_S,
-    VERIFIER,
 );
 pub const MAX_TOKEN_AGE_S: Setting = number(
     "max_token_age_s",
@@ -236,7 +224,6 @@ pub const MAX_TOKEN_AGE_S: Setting = number(
     N(DEFAULT_MAX_TOKEN_AGE_S),
     0,
     MAX_TOKEN_AGE_LIMIT_S,
-    VERIFIER,
 );
 pub const MAX_BODY_BYTES: Setting = number(
     "max_body_bytes",
@@ -244,7 +231,6 @@ pub const MAX_BODY_BYTES: Setting = number(
     N(DEFAULT_MAX_BODY_BYTES as u64),
     1,
     MAX_BODY_LIMIT as u64,
-    VERIFIER,
 );
 pub const MAX_TOKEN_BYTES: Setting = number(
     "max_token_bytes",
@@ -252,16 +238,14 @@ pub const MAX_TOKEN_BYTES: Setting = number(
     N(DEFAULT_MAX_TOKEN_BYTES as u64),
     1,
     MAX_TOKEN_LIMIT as u64,
-    VERIFIER,
 );
-pub const INCLUDE_REASON: Setting = flag("include_reason", true, "every front end's refusals");
+pub const INCLUDE_REASON: Setting = flag("include_reason", true);
 pub const REPLAY_CAPACITY: Setting = number(
     "replay_capacity",
     Kind::Count,
     N(DEFAULT_REPLAY_CAPACITY as u64),
     1,
     MAX_REPLAY_CAPACITY as u64,
-    "the in-memory replay guard",
 );
 pub const STORE_TIMEOUT: Setting = number(
     "store_timeout_ms",
@@ -269,21 +253,15 @@ pub const STORE_TIMEOUT: Setting = number(
     N(STORE_TIMEOUT_MS),
     1,
     MAX_STORE_TIMEOUT_MS,
-    STORES,
 );
-pub const REDIS_URL: Setting = text("redis_url", DefaultValue::Required, STORES);
-pub const REPLAY_PREFIX: Setting = text(
-    "replay_key_prefix",
-    DefaultValue::Text(REPLAY_KEY_PREFIX),
-    "the Redis replay guard",
-);
+pub const REDIS_URL: Setting = text("redis_url", DefaultValue::Required);
+pub const REPLAY_PREFIX: Setting = text("replay_key_prefix", DefaultValue::Text(REPLAY_KEY_PREFIX));
 pub const TTL: Setting = number(
     "idempotency_ttl_ms",
     Kind::Millis,
     N(DEFAULT_TTL_MS),
     1,
     MAX_TTL_MS,
-    IDEM,
 );
 pub const LEASE: Setting = number(
     "idempotency_lease_ms",
@@ -291,7 +269,6 @@ pub const LEASE: Setting = number(
     N(DEFAULT_LEASE_MS),
     1,
     MAX_LEASE_MS,
-    IDEM,
 );
 pub const WAIT: Setting = number(
     "idempotency_wait_ms",
@@ -299,7 +276,6 @@ pub const WAIT: Setting = number(
     N(DEFAULT_WAIT_MS),
     1,
     MAX_WAIT_MS,
-    IDEM,
 );
 pub const MEMORY_ENTRIES: Setting = number(
     "idempotency_memory_entries",
@@ -307,12 +283,10 @@ pub const MEMORY_ENTRIES: Setting = number(
     N(DEFAULT_MEMORY_ENTRIES as u64),
     1,
     MAX_REPLAY_CAPACITY as u64,
-    IDEM,
 );
 pub const IDEMPOTENCY_PREFIX: Setting = text(
     "idempotency_key_prefix",
     DefaultValue::Text(IDEMPOTENCY_KEY_PREFIX),
-    IDEM,
 );
 pub const PROGRESS_INTERVAL: Setting = number(
     "progress_interval_ms",
@@ -320,7 +294,6 @@ pub const PROGRESS_INTERVAL: Setting = number(
     N(PROGRESS_INTERVAL_MS),
     1,
     MAX_PROGRESS_INTERVAL_MS,
-    "the progress helper",
 );
 pub const NONCE_CACHE: Setting = number(
     "nonce_cache",
@@ -328,7 +301,6 @@ pub const NONCE_CACHE: Setting = number(
     N(DEFAULT_NONCE_CACHE as u64),
     0,
     MAX_NONCE_CACHE as u64,
-    "the AIVAX verifier",
 );
 pub const REPLAY_SLOTS: Setting = number(
     "replay_slots",
@@ -336,7 +308,6 @@ pub const REPLAY_SLOTS: Setting = number(
     DefaultValue::Required,
     1,
     MAX_REPLAY_SLOTS as u64,
-    GATEWAYS,
 );
 pub const REPLAY_WAYS: Setting = number(
     "replay_ways",
@@ -344,7 +315,6 @@ pub const REPLAY_WAYS: Setting = number(
     N(DEFAULT_REPLAY_WAYS as u64),
     1,
     MAX_REPLAY_WAYS as u64,
-    GATEWAYS,
 );
 
 /// Every setting a front end accepts: one default and one range each.
@@ -484,11 +454,12 @@ impl Setting {
         }
     }
 
-    /// A flag row's value (see [`read`]).
-    pub fn flag(&self, raw: Option<bool>) -> Result<bool, SettingError> {
-        match self.read(raw.map_or(Raw::Absent, Raw::Flag))? {
-            Value::Flag(b) => Ok(b),
-            _ => Err(SettingError::Type(self.name)),
+    /// A flag row's value from a host that holds a flag or nothing (no
+    /// wrong type to refuse): the flag, or the row's default.
+    pub const fn flag(&self, raw: Option<bool>) -> bool {
+        match (raw, self.default) {
+            (Some(b), _) | (None, DefaultValue::Flag(b)) => b,
+            _ => false,
         }
     }
 }

@@ -43,6 +43,7 @@
 //! | `toolctx_replay_memory(capacity: i64)` | | the capacity (decimal): this instance now holds the in-memory replay guard (`capacity` as the user gave it: see below) |
 //! | `toolctx_replay_first_use(until: i64, now: i64)` | jti | `first_use`, `used` or `full` (that guard's answer) |
 //! | `toolctx_redis_timeout(ms: f64)` | | the store timeout in whole ms (decimal): the core's rule over the user's (0 the default); both modules |
+//! | `toolctx_setting(kind: i32, number: f64)` | name, text | the setting read by the core's table (`true`/`false`, decimal, the text) from the user's raw value: `kind` 0 not given, 1 false, 2 true, 3 `number`, 4 the text, 5 anything else; the helpers' module |
 //! | `toolctx_core_codes()` | | JSON: reasons, config errors, telemetry names |
 //! | `toolctx_idem_defaults()` | | JSON |
 //! | `toolctx_idem_store_key()` | namespace, key | the store key |
@@ -71,7 +72,8 @@
 //! exports `toolctx_native_<op>` for every operation above, each on an
 //! instance handle of its own and with a panic caught (`native.rs`).
 //!
-//! `flags` bit 0: refusals carry `data.reason`; bit 1: a shared replay
+//! `flags` bit 0: refusals carry `data.reason`, bit 3: bit 0 is the user's
+//! `include_reason` (without bit 3 the settings table's default); bit 1: a shared replay
 //! store answers the claims (`c`, `toolctx_settle`); bit 2: the in-memory
 //! replay guard, of `replay_capacity` ids (ignored without bit 2). A replay
 //! capacity is the user's number, unchanged (an `i64` carries any host's

@@ -4,6 +4,7 @@
 
 use toolctx_core::digits::u64_text;
 use toolctx_core::replay::{self, redis as replay_redis};
+use toolctx_core::settings::INCLUDE_REASON;
 use toolctx_core::{
     ClaimAnswer, Reason, Refusal, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
 };
@@ -42,7 +43,10 @@ pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i64) -> Resu
     let profile = AgentArea::new(config, memory, flags & 2 != 0, accepted)?;
     let mut list = vec![u64_text(profile.max_body_bytes() as u64).into_bytes()];
     list.extend(profile.removed().iter().map(|n| n.clone().into_bytes()));
-    s.verifier = Some(Boundary::new(profile, flags & 1 != 0));
+    // Bit 3: the host was given `include_reason` (its value in bit 0);
+    // without it, the settings table's default.
+    let reason = INCLUDE_REASON.flag((flags & 8 != 0).then_some(flags & 1 != 0));
+    s.verifier = Some(Boundary::new(profile, reason));
     Ok(Answer::List(list))
 }
 
