@@ -37,8 +37,12 @@ func NewVerifier(o Options) (*Verifier, error) {
 		return nil, err
 	}
 	v := &Verifier{config: config, guard: o.ReplayGuard, now: o.Now, tel: o.Telemetry}
-	if o.IncludeReason == nil || *o.IncludeReason {
-		v.flags |= 1
+	// As given (bit 3: given, bit 0: its value); not given, the core's default.
+	if o.IncludeReason != nil {
+		v.flags |= 8
+		if *o.IncludeReason {
+			v.flags |= 1
+		}
 	}
 	if v.guard != nil {
 		// Every claim goes to the guard (a store, or the one instance
