@@ -30,6 +30,8 @@ import java.util.function.Function;
 public final class Verifier {
     private static final int FLAG_REASON = 1;
     private static final int FLAG_SHARED_STORE = 2;
+    /** include_reason was given (its value in FLAG_REASON); without it, the core's default. */
+    private static final int FLAG_REASON_GIVEN = 8;
     private static final int FLAG_MEMORY_GUARD = 4;
     /** Idle instances kept per verifier: about one per thread that calls at once. */
     private static final int IDLE = 64;
@@ -49,7 +51,9 @@ public final class Verifier {
 
     private Verifier(VerifierOptions options) {
         byte[] config = Fields.utf8(options.config.toString());
-        int flags = (options.includeReason ? FLAG_REASON : 0) | (options.replayStore != null ? FLAG_SHARED_STORE : 0);
+        Boolean reason = options.includeReason;
+        int flags = (reason == null ? 0 : FLAG_REASON_GIVEN | (reason ? FLAG_REASON : 0))
+                | (options.replayStore != null ? FLAG_SHARED_STORE : 0);
         boolean memory = options.replayCapacity != null;
         this.store = options.replayStore;
         // Check the configuration once, on the first instance, and keep what
