@@ -23,7 +23,8 @@ function configure(opts) {
   const config = Object.fromEntries(Object.entries(opts).map(([k, v]) => [SNAKE[k], v]));
   try {
     // Refusals carry their reason, as the npm runner's verifier does.
-    return instance.list('toolctx_configure', [JSON.stringify(config)], 1, 0n);
+    // Flags: include_reason given (bit 3), true (bit 0).
+    return instance.list('toolctx_configure', [JSON.stringify(config)], 1 | 8, 0n);
   } catch (e) {
     throw new Error(`config: ${e instanceof AbiError ? `${e.code}: ${e.message}` : e}`);
   }
