@@ -63,15 +63,20 @@ type Step struct {
 	Arm bool
 }
 
-// NewCoalescer is a coalescer for one call; a negative intervalMs is the
-// platform's relay interval.
+// NewCoalescer is a coalescer for one call; intervalMs is read by the
+// core's settings table (progress_interval_ms: 0 is the platform's relay
+// interval, a number out of range is refused).
 func NewCoalescer(intervalMs int64) (*Coalescer, error) {
-	if intervalMs < 0 {
-		var err error
-		if intervalMs, err = ProgressIntervalMs(); err != nil {
-			return nil, err
-		}
+	intervalMs, err := settingNumber("progress_interval_ms", intervalMs)
+	if err != nil {
+		return nil, err
 	}
+	return newCoalescer(intervalMs)
+}
+
+// newCoalescer is the core's coalescer for an interval already read (the
+// helper vectors give the rule's own, 0 included).
+func newCoalescer(intervalMs int64) (*Coalescer, error) {
 	h, err := withHelpers(func(in *instance) (int64, error) {
 		return in.number("toolctx_progress_new", uint64(intervalMs))
 	})

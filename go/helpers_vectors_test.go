@@ -386,7 +386,7 @@ func runProgress(in map[string]json.RawMessage) (map[string]any, error) {
 	if err := remarshal(in, &i); err != nil {
 		return nil, err
 	}
-	c, err := NewCoalescer(i.IntervalMs)
+	c, err := newCoalescer(i.IntervalMs)
 	if err != nil {
 		return nil, err
 	}

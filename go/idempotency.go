@@ -45,7 +45,9 @@ func CoreIdempotencyDefaults() (IdempotencyDefaults, error) {
 	})
 }
 
-// IdempotencyOptions of Idempotency; zero values are the core's defaults.
+// IdempotencyOptions of Idempotency, read by the core's settings table
+// (docs/CONTRACT.md, "Settings"): 0 is its default, a number out of its
+// range is refused.
 type IdempotencyOptions struct {
 	Store     IdempotencyStore // default: a MemoryIdempotencyStore
 	TTLMs     int64
@@ -71,14 +73,13 @@ func NewIdempotency(o IdempotencyOptions) (*Idempotency, error) {
 	if o.Store == nil {
 		o.Store = NewMemoryIdempotencyStore(d.MemoryEntries)
 	}
-	if o.TTLMs == 0 {
-		o.TTLMs = d.TTLMs
-	}
-	if o.LeaseMs == 0 {
-		o.LeaseMs = d.LeaseMs
-	}
-	if o.WaitMs == 0 {
-		o.WaitMs = d.WaitMs
+	for _, s := range []struct {
+		name string
+		ms   *int64
+	}{{"idempotency_ttl_ms", &o.TTLMs}, {"idempotency_lease_ms", &o.LeaseMs}, {"idempotency_wait_ms", &o.WaitMs}} {
+		if *s.ms, err = settingNumber(s.name, *s.ms); err != nil {
+			return nil, err
+		}
 	}
 	return &Idempotency{o: o}, nil
 }

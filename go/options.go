@@ -27,7 +27,7 @@ type Options struct {
 	// Config is the core's configuration JSON as is (snake_case settings),
 	// instead of the fields above, which must then be unset.
 	Config json.RawMessage `json:"-"`
-	// IncludeReason puts data.reason in refusals; nil: true.
+	// IncludeReason puts data.reason in refusals; nil: the core's default (docs/CONTRACT.md, "Settings").
 	IncludeReason *bool `json:"-"`
 	// ReplayGuard refuses replayed tokens: MemoryReplayGuard for one
 	// process, a shared ReplayStore (Redis) for several; nil: off.

@@ -38,9 +38,15 @@ func NewVerifier(o Options) (*Verifier, error) {
 		return nil, err
 	}
 	v := &Verifier{config: config, guard: o.ReplayGuard, now: o.Now, tel: o.Telemetry}
-	if o.IncludeReason == nil || *o.IncludeReason {
-		if err := v.flag("include_reason"); err != nil {
+	// As given; not given, the core's default.
+	if o.IncludeReason != nil {
+		if err := v.flag("include_reason_given"); err != nil {
 			return nil, err
+		}
+		if *o.IncludeReason {
+			if err := v.flag("include_reason"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if v.guard != nil {

@@ -54,12 +54,15 @@ lint_packages() { # lint_packages CARGO_ARGS...
   cargo clippy -q "$@" --all-targets -- -D warnings
 }
 
-# The verdict vector files: tests/vectors/*.json without helpers.json (the
-# helper vectors, another format, which verdict runners refuse), relative
-# to $ROOT.
+# The verdict vector files: tests/vectors/*.json without helpers.json and
+# settings.json (the helper and settings vectors, other formats, which
+# verdict runners refuse), relative to $ROOT.
 VERDICT_VECTORS=()
 for f in "$ROOT"/tests/vectors/*.json; do
-  [ "${f##*/}" = helpers.json ] || VERDICT_VECTORS+=("tests/vectors/${f##*/}")
+  case "${f##*/}" in
+    helpers.json | settings.json) ;;
+    *) VERDICT_VECTORS+=("tests/vectors/${f##*/}") ;;
+  esac
 done
 unset f
 

@@ -28,7 +28,7 @@ type Progress struct {
 // NewProgress is the progress reporter of req (nothing is sent when the
 // call has no progressToken).
 func NewProgress(ctx context.Context, req *mcp.CallToolRequest) (*Progress, error) {
-	c, err := toolctx.NewCoalescer(-1)
+	c, err := toolctx.NewCoalescer(0)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@
  * `web/conventions-glue.ts`); the first one bound is used. Nothing here
  * loads WebAssembly.
  */
-import { ToolctxError } from './errors.js';
+import { ToolctxError, type ToolctxErrorCode } from './errors.js';
 
 export interface CoreFunctions {
   qualifiedToolName(instanceName: string, tool: string): string;
@@ -39,6 +39,8 @@ export interface CoreFunctions {
   cancelKey(idJson: string, token: string | undefined): string | undefined;
   /** The header whose value the cancellation key holds. */
   cancelHeader(): string;
+  /** A setting of the core's table read from the user's value; throws `"<code>\n<message>"`. */
+  readSetting(name: string, raw: unknown): unknown;
   /** The core's store timeout rule (as `ReplayCore.redisTimeoutMs`); throws `"<code>\n<message>"`. */
   redisTimeoutMs(raw: number | undefined): number;
 }
@@ -61,4 +63,19 @@ export function bindCore(functions: CoreFunctions): void {
 export function core(): CoreFunctions {
   if (bound === undefined) throw new ToolctxError('internal', 'the conventions module is not loaded: import toolctx/conventions');
   return bound;
+}
+
+/**
+ * A numeric setting of the core's table (docs/CONTRACT.md §5.3) read from
+ * the user's value as given (`undefined`: its default); the core's refusal
+ * (`config_type`, `limit_out_of_range`) thrown as a `ToolctxError`.
+ */
+export function settingNumber(name: string, raw: unknown): number {
+  try {
+    return core().readSetting(name, raw) as number;
+  } catch (e) {
+    if (typeof e !== 'string') throw e;
+    const nl = e.indexOf('\n');
+    throw new ToolctxError(e.slice(0, nl) as ToolctxErrorCode, e.slice(nl + 1));
+  }
 }

@@ -18,6 +18,8 @@ export type ToolctxErrorCode =
   | 'no_protocol_majors'
   /** A setting is outside what it may be (`hookKey`: empty, over 72 bytes, or with NUL). */
   | 'config_invalid'
+  /** A text setting holds an unresolved `${NAME}` placeholder (a code of the settings table). */
+  | 'config_placeholder'
   /** A call got an argument of the wrong type (`now`, `headers`, `body`). */
   | 'invalid_argument'
   /** `verify` on a verifier whose replay guard has a shared store: use `verifyAsync`. */

@@ -12,7 +12,7 @@
  */
 import { canonicalHash, jsonText } from './canonical.js';
 import { contextFrom } from './context.js';
-import { core } from './core-functions.js';
+import { core, settingNumber } from './core-functions.js';
 import { ToolctxError } from './errors.js';
 import { callOf, type ToolExtra, type ToolHandler } from './extra.js';
 
@@ -191,11 +191,11 @@ export function idempotent<A, E extends ToolExtra, R>(
   handler: ToolHandler<A, E, R>,
   options: IdempotencyOptions = {},
 ): (args: A, extra: E) => Promise<R> {
-  const defaults = idempotencyDefaults();
   const store = options.store ?? memoryIdempotencyStore();
-  const ttlMs = options.ttlMs ?? defaults.ttlMs;
-  const leaseMs = options.leaseMs ?? defaults.leaseMs;
-  const waitMs = options.waitMs ?? defaults.waitMs;
+  // The core's settings table: not given or 0 its default, out of range refused.
+  const ttlMs = settingNumber('idempotency_ttl_ms', options.ttlMs);
+  const leaseMs = settingNumber('idempotency_lease_ms', options.leaseMs);
+  const waitMs = settingNumber('idempotency_wait_ms', options.waitMs);
   const namespace = options.namespace ?? '';
   const now = options.now ?? Date.now;
   const hashOf = options.hash ?? canonicalHash;
@@ -342,7 +342,7 @@ export interface MemoryIdempotencyStoreOptions {
  * as it was sent, whatever became of the object since.
  */
 export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = {}): IdempotencyStore & { readonly size: number } {
-  const max = options.maxEntries ?? idempotencyDefaults().memoryEntries;
+  const max = settingNumber('idempotency_memory_entries', options.maxEntries);
   const now = options.now ?? Date.now;
   // A Map iterates in insertion order: re-inserting on use keeps the LRU at the front.
   const entries = new Map<string, { text: string; expires: number }>();

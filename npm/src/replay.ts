@@ -25,8 +25,6 @@ export interface ReplayCore {
   redisKeyPrefix(): string;
   /** What Redis's reply to the claim means: `kind` (`nil`, `status`, `bulk`, `integer`, `error`, `other`) and its bytes. */
   redisClaimAnswer(kind: string, value: Uint8Array): string;
-  /** The in-memory capacity unless told otherwise (100,000). */
-  defaultReplayCapacity(): number;
   /**
    * How long one Redis command may wait for its reply, in milliseconds: the
    * core's rule over the user's `timeoutMs` (undefined or 0: the default,
@@ -93,6 +91,7 @@ export interface MemoryReplayStoreOptions {
  * Several replicas need a shared store (`redisReplayStore`).
  */
 export function memoryReplayStore(options: MemoryReplayStoreOptions = {}): MemoryReplayStore {
-  // As given: `createVerifier` hands it to the core, which reads it (0: its default) or refuses it.
-  return Object.freeze({ kind: 'memory' as const, capacity: options.capacity ?? replayCore().defaultReplayCapacity() });
+  // As given (not given: 0): `createVerifier` hands it to the core, which
+  // reads it (0: its default, the settings table's `replay_capacity`) or refuses it.
+  return Object.freeze({ kind: 'memory' as const, capacity: options.capacity ?? 0 });
 }

@@ -439,6 +439,7 @@ describe('replayGuard configuration', () => {
     // Off: null and undefined.
     assert.equal(replayVerifier({ replayGuard: null }).verifiesAsync, false);
     assert.equal(replayVerifier({ replayGuard: memoryReplayStore() }).verifiesAsync, false);
-    assert.equal(memoryReplayStore().capacity, 100_000);
+    // Not given: 0, which the core reads as its default (the settings table's `replay_capacity`).
+    assert.equal(memoryReplayStore().capacity, 0);
   });
 });

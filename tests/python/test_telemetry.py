@@ -126,8 +126,8 @@ def _runner() -> Any:
 
 
 def verdict_files(vectors: Path) -> list[Path]:
-    """The verdict vector files (helpers.json is the helper vectors', another format)."""
-    return [p for p in sorted(vectors.glob("*.json")) if p.name != "helpers.json"]
+    """The verdict vector files (helpers.json and settings.json are other formats)."""
+    return [p for p in sorted(vectors.glob("*.json")) if p.name not in ("helpers.json", "settings.json")]
 
 
 def test_every_vector_file_is_counted_by_outcome_and_reason(capsys: pytest.CaptureFixture[str]) -> None:

@@ -618,9 +618,10 @@ def expected_forward(fwd, got):
 
 
 def main(argv):
-    # helpers.json is the helper vectors' (another format, selfcheck_helpers.py's).
+    # helpers.json and settings.json are other formats (selfcheck_helpers.py's,
+    # selfcheck_settings.py's).
     files = argv[1:] or sorted(p for p in glob.glob(os.path.join(HERE, "*.json"))
-                               if os.path.basename(p) != "helpers.json")
+                               if os.path.basename(p) not in ("helpers.json", "settings.json"))
     problems = []
     counts = {}
     per_file = {}

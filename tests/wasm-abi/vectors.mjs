@@ -27,7 +27,7 @@ function configure(opts) {
   const config = Object.fromEntries(Object.entries(opts).map(([k, v]) => [SNAKE[k], v]));
   try {
     // Refusals carry their reason, as the npm runner's verifier does.
-    return instance.list('toolctx_configure', [JSON.stringify(config)], FLAGS.include_reason, 0n);
+    return instance.list('toolctx_configure', [JSON.stringify(config)], FLAGS.include_reason | FLAGS.include_reason_given, 0n);
   } catch (e) {
     throw new Error(`config: ${e instanceof AbiError ? `${e.code}: ${e.message}` : e}`);
   }

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use crate::digits::push_u64;
 use crate::forward::{Forward, ForwardError};
 use crate::json::{self, Value};
+use crate::settings::SettingError;
 
 /// An optional static credential: a header and the values it may carry.
 #[derive(Clone, PartialEq, Eq)]
@@ -133,17 +134,13 @@ impl Config {
     }
 }
 
-pub const DEFAULT_CLOCK_SKEW_S: u64 = 30;
-pub const DEFAULT_MAX_TOKEN_AGE_S: u64 = 600;
-pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
-pub const DEFAULT_MAX_TOKEN_BYTES: usize = 8 * 1024;
+// The defaults and bounds of CONTRACT §1: the settings table's.
+pub use crate::settings::{
+    DEFAULT_CLOCK_SKEW_S, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TOKEN_AGE_S, DEFAULT_MAX_TOKEN_BYTES,
+    MAX_BODY_LIMIT, MAX_CLOCK_SKEW_S, MAX_TOKEN_AGE_LIMIT_S, MAX_TOKEN_LIMIT,
+};
 pub const MIN_SECRET_BYTES: usize = 32;
 pub const MAX_SECRET_BYTES: usize = 512;
-/// Upper bounds that catch a unit mistake (milliseconds for seconds, ...).
-pub const MAX_CLOCK_SKEW_S: u64 = 3600;
-pub const MAX_TOKEN_AGE_LIMIT_S: u64 = 7 * 24 * 3600;
-pub const MAX_BODY_LIMIT: usize = 64 * 1024 * 1024;
-pub const MAX_TOKEN_LIMIT: usize = 64 * 1024;
 
 /// Why a configuration was refused. Never carries a secret's value.
 #[non_exhaustive]
@@ -173,6 +170,20 @@ pub enum ConfigError {
     Invalid(&'static str),
     /// The `forward` setting is refused (code `config_invalid`).
     Forward(ForwardError),
+}
+
+/// A refusal of the settings table's reading as a configuration error
+/// (the paths that read a number: the replay capacity, the store timeout).
+impl From<SettingError> for ConfigError {
+    fn from(e: SettingError) -> ConfigError {
+        match e {
+            SettingError::Missing(name) => ConfigError::Missing(name),
+            SettingError::Type(name) => ConfigError::Type(name),
+            SettingError::Limit(name) => ConfigError::Limit(name),
+            SettingError::Placeholder(name) => ConfigError::Invalid(name),
+            SettingError::Unknown(name) => ConfigError::UnknownSetting(name),
+        }
+    }
 }
 
 impl ConfigError {

@@ -27,6 +27,7 @@ mod refusal;
 pub mod replay;
 mod scan;
 mod sort;
+pub mod settings;
 pub mod telemetry;
 mod token;
 mod verdict;

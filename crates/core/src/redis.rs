@@ -11,39 +11,19 @@
 
 use crate::config::ConfigError;
 
-/// How long one store command may wait for its reply, in milliseconds,
-/// before the store counts as failed (the call is refused, never let
-/// through). One value for every front end: the replay claim sits on every
-/// guarded call's path, a healthy Redis on the same network answers in
-/// well under a millisecond, and a paused one should fail calls in half a
-/// second rather than hold them (the gateways' limit since they took Redis).
-pub const TIMEOUT_MS: u64 = 500;
-
-/// The longest store timeout [`timeout_ms`] accepts, in milliseconds: a
-/// store that has not answered in a minute is down, and a longer bound
-/// would only hold every guarded call that long before refusing it. It is
-/// also well under the longest timer every host keeps (JavaScript's
-/// `setTimeout` fires at once past 2^31 - 1 ms).
-pub const MAX_TIMEOUT_MS: u64 = 60_000;
+/// How long one store command may wait for its reply, in milliseconds
+/// (the settings table's `store_timeout_ms`: why 500, and why at most
+/// 60,000, is said there).
+pub use crate::settings::{MAX_STORE_TIMEOUT_MS as MAX_TIMEOUT_MS, STORE_TIMEOUT_MS as TIMEOUT_MS};
 
 /// The store timeout a front end's user gave, in milliseconds as the host
 /// counts them (a JavaScript number, seconds times 1000, a duration's
-/// nanoseconds over 10^6): 0 is the default, [`TIMEOUT_MS`]; anything else
-/// is rounded to the nearest millisecond and must come to 1 to
-/// [`MAX_TIMEOUT_MS`], or it is refused (`limit_out_of_range`), a negative,
-/// NaN or infinite number included. One rule, so that no front end lets a
-/// store through with a bound that fails every call or none.
+/// nanoseconds over 10^6), read by the settings table's one rule
+/// (`store_timeout_ms`: 0 the default, rounded to whole milliseconds,
+/// else `limit_out_of_range`).
 pub fn timeout_ms(raw: f64) -> Result<u64, ConfigError> {
-    if raw == 0.0 {
-        return Ok(TIMEOUT_MS);
-    }
-    // `as` saturates (NaN is 0); `raw > 0.0` is false for NaN and below 0.
-    let ms = (raw + 0.5) as u64;
-    if raw > 0.0 && (1..=MAX_TIMEOUT_MS).contains(&ms) {
-        Ok(ms)
-    } else {
-        Err(ConfigError::Limit("store_timeout_ms"))
-    }
+    let row = crate::settings::STORE_TIMEOUT;
+    row.number(raw).ok_or(ConfigError::Limit(row.name))
 }
 
 /// A Redis reply as a binding hands it over, whatever its client: nil, a

@@ -6,14 +6,13 @@ use std::fmt::Write as _;
 #[cfg(feature = "aivax")]
 use toolctx_core::aivax::{AivaxConfig, AivaxField, AivaxVerifier, DEFAULT_MAX_BCRYPT_COST};
 use toolctx_core::json::{self, Value};
+use toolctx_core::settings::{self, Raw};
 #[cfg(feature = "aivax")]
 use toolctx_core::DEFAULT_MAX_BODY_BYTES;
 use toolctx_core::{Config, ConfigError, Credential, ForwardField, UnknownSettings, Verifier};
 
 use crate::headers::{forward, MetaHeaders};
 use crate::replay::replay_guard;
-#[cfg(feature = "aivax")]
-use crate::settings::MAX_NONCE_CACHE;
 use crate::settings::{Profile, Settings};
 use crate::Host;
 
@@ -113,6 +112,34 @@ fn boolean(value: &Value<'_>, what: &str) -> Result<bool, String> {
     }
 }
 
+/// A setting of the core's table (`toolctx_core::settings`) from the
+/// gateway's JSON value: its default when `null` or not given, its range,
+/// the one reading of every other value; `Err` is the core's message.
+pub fn setting<'a>(
+    row: &settings::Setting,
+    value: Option<&'a Value<'_>>,
+) -> Result<settings::Value<'a>, String> {
+    let raw = match value {
+        None | Some(Value::Null) => Raw::Absent,
+        Some(Value::Bool(b)) => Raw::Flag(*b),
+        Some(Value::Number(n)) => Raw::Number(n.parse().unwrap_or(f64::NAN)),
+        Some(Value::String(s)) => Raw::Text(s),
+        Some(_) => Raw::Other,
+    };
+    row.read(raw).map_err(|e| e.to_string())
+}
+
+/// [`setting`] for a numeric row.
+pub(crate) fn setting_number(
+    row: &settings::Setting,
+    value: Option<&Value<'_>>,
+) -> Result<u64, String> {
+    match setting(row, value)? {
+        settings::Value::Number(n) => Ok(n),
+        _ => Err(format!("setting `{}` has the wrong type", row.name)),
+    }
+}
+
 pub(crate) fn number(value: &Value<'_>, what: &str) -> Result<u64, String> {
     value
         .as_numeric_date()
@@ -150,7 +177,7 @@ pub fn load_for(
         notes: Vec::new(),
     };
     let mut common = Common {
-        include_reason: true,
+        include_reason: settings::INCLUDE_REASON.flag(None),
         meta: MetaHeaders::default(),
     };
     let mut profile_name = "agentarea";
@@ -163,7 +190,12 @@ pub fn load_for(
                     _ => return Err("`profile` must be \"agentarea\" or \"aivax\"".into()),
                 }
             }
-            "include_reason" => common.include_reason = boolean(value, "include_reason")?,
+            "include_reason" => {
+                common.include_reason = matches!(
+                    setting(&settings::INCLUDE_REASON, Some(value))?,
+                    settings::Value::Flag(true)
+                )
+            }
             "meta_headers" => common.meta.members = Some(value),
             "tuix" => common.meta.tuix = boolean(value, "tuix")?,
             _ => rest.push((&**name, value)),
@@ -244,6 +276,12 @@ fn load_agentarea(
     };
     let mut config =
         Config::from_members(core, UnknownSettings::Refuse).map_err(|e| explain(&e, &[]))?;
+    // An unresolved `${NAME}` left by a template is refused, never used.
+    settings::text_value(settings::INSTANCE_ID.name, &config.instance_id)
+        .map_err(|e| e.to_string())?;
+    for (name, value) in &secrets {
+        settings::text_value(settings::SECRET.name, value).map_err(|e| format!("{name}: {e}"))?;
+    }
     let secret_names: Vec<String> = secrets.iter().map(|(n, _)| n.clone()).collect();
     config.secrets = secrets.into_iter().map(|(_, v)| v.into_bytes()).collect();
     config.credential = cred;
@@ -266,16 +304,11 @@ fn load_aivax(
     let mut aivax = AivaxConfig::new(Vec::new());
     let mut cred = None;
     let mut max_body_bytes = DEFAULT_MAX_BODY_BYTES;
-    let mut nonce_cache = 0;
+    let mut nonce_cache = setting_number(&settings::NONCE_CACHE, None)? as usize;
     for &(name, value) in members {
         match name {
             "nonce_cache" => {
-                nonce_cache = usize::try_from(number(value, "nonce_cache")?)
-                    .ok()
-                    .filter(|n| *n <= MAX_NONCE_CACHE)
-                    .ok_or_else(|| {
-                        format!("`nonce_cache` must be 0 (off) to {MAX_NONCE_CACHE} entries")
-                    })?
+                nonce_cache = setting_number(&settings::NONCE_CACHE, Some(value))? as usize
             }
             "hook_key" => {
                 return Err(format!(

@@ -4,10 +4,13 @@
 
 use toolctx_core::json::Value;
 pub use toolctx_core::replay::redis::DEFAULT_KEY_PREFIX as DEFAULT_REDIS_KEY_PREFIX;
+use toolctx_core::settings;
 
 #[cfg(feature = "redis")]
 use crate::load::from_env;
-use crate::load::{number, Cx};
+#[cfg(feature = "redis")]
+use crate::load::setting;
+use crate::load::{setting_number, Cx};
 use crate::Host;
 
 /// Where the replay guard (CONTRACT §3 `token_replayed`) keeps its records.
@@ -77,9 +80,9 @@ impl std::fmt::Debug for RedisReplay {
 pub const REDIS_TIMEOUT: std::time::Duration =
     std::time::Duration::from_millis(toolctx_core::redis::TIMEOUT_MS);
 
-pub const MAX_REPLAY_SLOTS: u32 = 1 << 20;
-pub const DEFAULT_REPLAY_WAYS: u32 = 4;
-pub const MAX_REPLAY_WAYS: u32 = 16;
+/// The replay table's bounds: the settings table's (`replay_slots`,
+/// `replay_ways`).
+pub use toolctx_core::settings::{DEFAULT_REPLAY_WAYS, MAX_REPLAY_SLOTS, MAX_REPLAY_WAYS};
 
 /// `replay_guard`: `{"slots": N, "ways": M}`, or for the service and the
 /// module `{"redis_url_env": "VAR", "redis_key_prefix": "..."}`.
@@ -122,25 +125,12 @@ pub(crate) fn replay_guard(
         }
         return Err(format!("unknown setting `replay_guard.{k}`"));
     }
-    let slots = number(
-        value.get("slots").unwrap_or(&Value::Null),
-        "replay_guard.slots",
-    )?;
-    let ways = match value.get("ways") {
-        None => u64::from(DEFAULT_REPLAY_WAYS),
-        Some(w) => number(w, "replay_guard.ways")?,
-    };
-    let slots = u32::try_from(slots)
-        .ok()
-        .filter(|s| (1..=MAX_REPLAY_SLOTS).contains(s))
-        .ok_or_else(|| format!("`replay_guard.slots` must be 1 to {MAX_REPLAY_SLOTS}"))?;
-    let ways = u32::try_from(ways)
-        .ok()
-        .filter(|w| (1..=MAX_REPLAY_WAYS).contains(w))
-        .ok_or_else(|| format!("`replay_guard.ways` must be 1 to {MAX_REPLAY_WAYS}"))?;
+    // The settings table's rows: their ranges fit a `u32`.
+    let slots = setting_number(&settings::REPLAY_SLOTS, value.get("slots"))?;
+    let ways = setting_number(&settings::REPLAY_WAYS, value.get("ways"))?;
     Ok(ReplayGuard::Table {
-        slots,
-        ways,
+        slots: slots as u32,
+        ways: ways as u32,
         prefix: format!("toolctx/replay/{instance_id}/"),
     })
 }
@@ -169,6 +159,7 @@ fn redis_guard(
         .into_iter()
         .next()
         .ok_or("`replay_guard.redis_url_env` names no variable")?;
+    settings::text_value(settings::REDIS_URL.name, &url).map_err(|e| format!("{url_env}: {e}"))?;
     if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
         return Err(format!(
             "the Redis URL in {url_env} must start with redis:// or rediss://"
@@ -181,12 +172,9 @@ fn redis_guard(
              mesh's mTLS"
         ));
     }
-    let key_prefix = match value.get("redis_key_prefix") {
-        None => DEFAULT_REDIS_KEY_PREFIX.to_string(),
-        Some(p) => p
-            .as_str()
-            .ok_or("`replay_guard.redis_key_prefix` must be a string")?
-            .to_string(),
+    let key_prefix = match setting(&settings::REPLAY_PREFIX, value.get("redis_key_prefix"))? {
+        settings::Value::Text(p) => p.to_string(),
+        _ => DEFAULT_REDIS_KEY_PREFIX.to_string(),
     };
     Ok(ReplayGuard::Redis(RedisReplay {
         url_env,

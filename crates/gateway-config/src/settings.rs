@@ -28,9 +28,8 @@ pub enum Profile {
     },
 }
 
-/// Most nonces a VM's cache holds (it is searched linearly, and each entry
-/// costs its nonce's 60 bytes).
-pub const MAX_NONCE_CACHE: usize = 4096;
+/// Most nonces a VM's cache holds: the settings table's (`nonce_cache`).
+pub use toolctx_core::settings::MAX_NONCE_CACHE;
 
 /// Everything a gateway needs, validated once at start-up.
 #[derive(Debug)]

@@ -191,7 +191,11 @@ fn reads_aivax_profile_with_the_key_from_env() {
         panic!("not aivax")
     };
     assert_eq!(verifier.max_body_bytes(), 1000);
-    assert_eq!(*nonce_cache, 0, "the nonce cache is off by default");
+    assert_eq!(
+        *nonce_cache,
+        toolctx_core::settings::DEFAULT_NONCE_CACHE,
+        "the nonce cache is the settings table's default"
+    );
     assert_eq!(
         verifier.forward().fields()[0],
         (AivaxField::ExternalUserId, "x-aivax-user".into())
@@ -241,11 +245,11 @@ fn reads_aivax_profile_with_the_key_from_env() {
         ),
         (
             r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":4097}"#,
-            "0 (off) to 4096",
+            "setting `nonce_cache` is out of range",
         ),
         (
             r#"{"profile":"aivax","hook_key_env":"HOOK","nonce_cache":-1}"#,
-            "non-negative integer",
+            "setting `nonce_cache` is out of range",
         ),
         (
             r#"{"profile":"aivax","hook_key_env":"HOOK","x":1}"#,
@@ -355,7 +359,7 @@ fn redis_replay_guard_is_for_the_service_only() {
         (r#"{"redis_url_env":"BAD"}"#, "redis://"),
         (
             r#"{"redis_url_env":"REDIS","redis_key_prefix":1}"#,
-            "string",
+            "setting `replay_key_prefix` has the wrong type",
         ),
     ] {
         let text = format!(r#"{{"instance_id":"i","secret_env":["S1"],"replay_guard":{bad}}}"#);
@@ -666,4 +670,52 @@ fn floors_are_named_as_the_bench_names_them() {
     assert_eq!(Floor::from_filter_name(b"toolctx-floor-hold"), Floor::Hold);
     assert_eq!(Floor::from_filter_name(b"hold"), Floor::Full);
     assert_eq!(Floor::from_filter_name(b"toolctx"), Floor::Full);
+}
+
+/// tests/vectors/settings.json through the gateways' reading of their JSON
+/// values (`load::setting`): the value read or the core's message.
+#[test]
+fn the_settings_vectors_read_as_the_core_reads_them() {
+    use toolctx_core::json::{self, Value};
+    use toolctx_core::settings::{self, Value as S};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/vectors/settings.json"
+    );
+    let text = std::fs::read(path).unwrap();
+    let file = json::parse(&text).unwrap();
+    let (mut passed, mut failed) = (0, Vec::new());
+    let Some(Value::Array(cases)) = file.get("cases") else {
+        panic!("no cases")
+    };
+    for case in cases {
+        let name = case.get("name").and_then(Value::as_str).unwrap_or("?");
+        let setting = case.get("setting").and_then(Value::as_str).unwrap_or("");
+        let expect = case.get("expect").unwrap();
+        let got = match settings::setting(setting) {
+            None => Err(format!("unknown setting `{setting}`")),
+            Some(row) => crate::load::setting(row, case.get("raw")).map(|v| match v {
+                S::Flag(b) => b.to_string(),
+                S::Number(n) => n.to_string(),
+                S::Text(t) => json::Value::String(t.into()).to_json(),
+            }),
+        };
+        let want = match expect.get("value") {
+            Some(Value::String(s)) => Ok(json::Value::String(s.clone()).to_json()),
+            Some(Value::Number(n)) => Ok(n.to_string()),
+            Some(v) => Ok(v.to_json()),
+            None => Err(expect
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()),
+        };
+        if got == want {
+            passed += 1;
+        } else {
+            failed.push(format!("{name}: expected {want:?}, got {got:?}"));
+        }
+    }
+    println!("{passed} passed, {} failed", failed.len());
+    assert!(passed > 0 && failed.is_empty(), "{failed:#?}");
 }

@@ -18,7 +18,8 @@ use crate::verdict::{read_body_class, verdict, Upstream};
 
 /// Verified nonces remembered per verifier (bound to its hook key by the
 /// core; failures are never cached).
-const NONCE_CACHE_ENTRIES: usize = 1024;
+/// The settings table's default (`nonce_cache`).
+const NONCE_CACHE_ENTRIES: usize = toolctx_core::settings::DEFAULT_NONCE_CACHE;
 
 /// Verifies `tools/call` requests from AIVAX (`toolctx.AivaxVerifier`
 /// adds the telemetry in Python, as `toolctx.Verifier` does).
@@ -41,7 +42,7 @@ impl AivaxVerifier {
     /// hook key).
     #[new]
     #[pyo3(signature = (hook_key, *, require_nonce = None, max_bcrypt_cost = None,
-        credential = None, max_body_bytes = None, forward = None, include_reason = true))]
+        credential = None, max_body_bytes = None, forward = None, include_reason = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -51,7 +52,7 @@ impl AivaxVerifier {
         credential: Option<&Bound<'_, PyAny>>,
         max_body_bytes: Option<&Bound<'_, PyAny>>,
         forward: Option<&Bound<'_, PyAny>>,
-        include_reason: bool,
+        include_reason: Option<bool>,
     ) -> PyResult<AivaxVerifier> {
         let settings = PyDict::new(py);
         for (name, value) in [
@@ -73,7 +74,8 @@ impl AivaxVerifier {
         Ok(AivaxVerifier {
             core,
             nonces: Mutex::new(NonceCache::new(NONCE_CACHE_ENTRIES)),
-            include_reason,
+            // Not given: the settings table's default.
+            include_reason: toolctx_core::settings::INCLUDE_REASON.flag(include_reason),
             removing,
         })
     }
@@ -141,7 +143,7 @@ impl AivaxVerifier {
     /// refusals (see `Verifier.refuse`).
     #[pyo3(signature = (reason, id_json = None))]
     fn refuse(&self, py: Python<'_>, reason: &str, id_json: Option<String>) -> PyResult<Py<PyAny>> {
-        crate::conventions::refuse(py, reason, id_json, self.include_reason)
+        crate::conventions::refuse(py, reason, id_json, Some(self.include_reason))
     }
 
     fn __repr__(&self) -> String {

@@ -85,7 +85,11 @@ pub fn refusal_table<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
 /// Every configuration error code (`ConfigError.code`).
 #[pyfunction]
 pub fn config_error_codes<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-    PyTuple::new(py, ConfigError::CODES)
+    // The settings table's own code (`config_placeholder`) after the core's.
+    let settings = toolctx_core::settings::SettingError::CODES;
+    let own = settings.iter().filter(|c| !ConfigError::CODES.contains(c));
+    let codes: Vec<&str> = ConfigError::CODES.iter().chain(own).copied().collect();
+    PyTuple::new(py, codes)
 }
 
 /// The context claims, in the core's order (each `_meta` key is
@@ -100,13 +104,14 @@ pub fn context_claims<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
 /// `null`): a `Reject` as a verifier renders one, for a front end that
 /// must refuse without a verdict (its verifier could not run).
 #[pyfunction]
-#[pyo3(signature = (reason, id_json = None, include_reason = true))]
+#[pyo3(signature = (reason, id_json = None, include_reason = None))]
 pub fn refuse(
     py: Python<'_>,
     reason: &str,
     id_json: Option<String>,
-    include_reason: bool,
+    include_reason: Option<bool>,
 ) -> PyResult<Py<PyAny>> {
+    let include_reason = toolctx_core::settings::INCLUDE_REASON.flag(include_reason);
     let reason = Reason::from_code(reason)
         .ok_or_else(|| PyValueError::new_err(format!("unknown refusal reason {reason:?}")))?;
     if let Some(id) = &id_json {

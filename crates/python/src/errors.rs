@@ -31,6 +31,10 @@ pub fn config_error(py: Python<'_>, e: &toolctx_core::ConfigError) -> PyErr {
     with_code(py, ConfigError::new_err(e.to_string()), e.code())
 }
 
+pub fn setting_error(py: Python<'_>, e: &toolctx_core::settings::SettingError) -> PyErr {
+    with_code(py, ConfigError::new_err(e.to_string()), e.code())
+}
+
 pub fn toolctx_error(py: Python<'_>, code: &str, message: impl Into<String>) -> PyErr {
     with_code(py, ToolctxError::new_err(message.into()), code)
 }

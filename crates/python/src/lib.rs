@@ -19,6 +19,7 @@ mod helpers_limits;
 mod idempotency;
 mod redis;
 mod replay;
+mod settings;
 mod signing;
 mod telemetry;
 mod verdict;
@@ -55,6 +56,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<replay::ClaimAnswer>()?;
     m.add_function(wrap_pyfunction!(replay::redis_claim_answer, m)?)?;
     m.add_function(wrap_pyfunction!(replay::redis_timeout_ms, m)?)?;
+    m.add_function(wrap_pyfunction!(settings::read_setting, m)?)?;
     m.add(
         "DEFAULT_REPLAY_CAPACITY",
         toolctx_core::DEFAULT_REPLAY_CAPACITY,

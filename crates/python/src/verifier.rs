@@ -100,7 +100,7 @@ impl Verifier {
     #[new]
     #[pyo3(signature = (instance_id, secrets, *, credential = None, require_context = None,
         clock_skew_s = None, max_token_age_s = None, max_body_bytes = None,
-        max_token_bytes = None, protocol_majors = None, forward = None, include_reason = true,
+        max_token_bytes = None, protocol_majors = None, forward = None, include_reason = None,
         replay = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -115,7 +115,7 @@ impl Verifier {
         max_token_bytes: Option<&Bound<'_, PyAny>>,
         protocol_majors: Option<&Bound<'_, PyAny>>,
         forward: Option<&Bound<'_, PyAny>>,
-        include_reason: bool,
+        include_reason: Option<bool>,
         replay: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Verifier> {
         let given = [
@@ -143,7 +143,8 @@ impl Verifier {
         let removing = Upstream::removing(py, core.config().forward.removed())?;
         Ok(Verifier {
             core,
-            include_reason,
+            // Not given: the settings table's default.
+            include_reason: toolctx_core::settings::INCLUDE_REASON.flag(include_reason),
             replay: replay_of(replay)?,
             removing,
         })
@@ -243,7 +244,7 @@ impl Verifier {
     /// `None` answers `null`): for a verdict completed outside the core.
     #[pyo3(signature = (reason, id_json = None))]
     fn refuse(&self, py: Python<'_>, reason: &str, id_json: Option<String>) -> PyResult<Py<PyAny>> {
-        crate::conventions::refuse(py, reason, id_json, self.include_reason)
+        crate::conventions::refuse(py, reason, id_json, Some(self.include_reason))
     }
 
     /// The verifier with its secrets and credential values redacted.

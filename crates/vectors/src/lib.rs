@@ -368,6 +368,15 @@ pub fn is_helper_file(file: &J) -> bool {
     file.get("format").and_then(J::as_str) == Some(HELPERS_FORMAT)
 }
 
+/// The `"format"` of the settings vectors (`tests/vectors/settings.json`).
+pub const SETTINGS_FORMAT: &str = "toolctx-settings";
+
+/// Whether a vector file is not verdict vectors: it names a `"format"`
+/// (the helper vectors, the settings vectors).
+pub fn is_other_format(file: &J) -> bool {
+    file.get("format").is_some()
+}
+
 /// The verdict vector files of a folder (`*.json`, helper vectors left
 /// out), sorted: what `tests/vectors/*.json` means to a verdict runner.
 pub fn verdict_files(dir: &std::path::Path) -> Vec<String> {
@@ -379,7 +388,7 @@ pub fn verdict_files(dir: &std::path::Path) -> Vec<String> {
                 .filter(|p| p.extension().is_some_and(|x| x == "json"))
                 .filter(|p| {
                     let text = std::fs::read_to_string(p).unwrap_or_default();
-                    !serde_json::from_str(&text).is_ok_and(|f: J| is_helper_file(&f))
+                    !serde_json::from_str(&text).is_ok_and(|f: J| is_other_format(&f))
                 })
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect()
@@ -399,6 +408,12 @@ pub fn load(path: &str) -> Result<(J, Vec<(String, J)>), String> {
         return Err(format!(
             "{path}: helper vectors (\"format\": \"{HELPERS_FORMAT}\"), not verdict vectors: \
              the helper runners read them (cargo test -p toolctx-core --test helpers)"
+        ));
+    }
+    if is_other_format(&file) {
+        return Err(format!(
+            "{path}: not verdict vectors (its \"format\" names another kind: settings vectors \
+             run with cargo test -p toolctx-core --test settings)"
         ));
     }
     let cases = file
@@ -446,3 +461,4 @@ pub fn run_files<P: AsRef<str>>(paths: impl IntoIterator<Item = P>) -> Tally {
 
 pub mod helpers;
 pub mod helpers_limits;
+pub mod settings;

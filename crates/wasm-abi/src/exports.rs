@@ -175,6 +175,7 @@ mod store_ops {
     exports! {
         text toolctx_redis_timeout / toolctx_native_redis_timeout(ms: f64) -> i64
             = |st, i| crate::store::redis_timeout(st, i, ms);
+
     }
 }
 
@@ -184,6 +185,8 @@ mod helper_ops {
     use super::*;
 
     exports! {
+        text toolctx_setting / toolctx_native_setting(kind: i32, number: f64) -> i64
+            = |st, i| hp::setting(st, i, kind, number);
         text toolctx_idem_defaults / toolctx_native_idem_defaults() -> i64 = hp::idem_defaults;
         text toolctx_idem_store_key / toolctx_native_idem_store_key() -> i64 = hp::idem_store_key;
         text toolctx_idem_redis_key / toolctx_native_idem_redis_key() -> i64 = hp::idem_redis_key;

@@ -15,6 +15,19 @@ impl State {
     }
 }
 
+/// `toolctx_setting`: a setting of the core's table read from the user's
+/// raw value (`kind`: `toolctx_wasm_boundary::settings`'s ABSENT .. OTHER;
+/// `number` for a number, the input's second field for a text); the value
+/// to use as text (`true`/`false`, decimal digits, the text), or the core's
+/// refusal. In the helpers' module only: the verifier's has no room for
+/// the table (its hosts hand it their raw values instead: `flags`).
+pub fn setting(_: &mut State, input: &[u8], kind: i32, number: f64) -> Result<Answer, Error> {
+    use toolctx_wasm_boundary::settings;
+    let [name, text] = exact(input)?;
+    let raw = settings::raw(kind, number, utf8(text)?);
+    Ok(settings::read(utf8(name)?, raw)?.into())
+}
+
 pub fn idem_defaults(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
     Ok(h::idem_defaults().into())
 }

@@ -45,6 +45,7 @@
 //! | `toolctx_replay_memory(capacity: i64)` | | the capacity (decimal): this instance now holds the in-memory replay guard (`capacity` as the user gave it: see below) |
 //! | `toolctx_replay_first_use(until: i64, now: i64)` | jti | `first_use`, `used` or `full` (that guard's answer) |
 //! | `toolctx_redis_timeout(ms: f64)` | | the store timeout in whole ms (decimal): the core's rule over the user's (0 the default); both modules |
+//! | `toolctx_setting(kind: i32, number: f64)` | name, text | the setting read by the core's table (`true`/`false`, decimal, the text) from the user's raw value: `kind` 0 not given, 1 false, 2 true, 3 `number`, 4 the text, 5 anything else; the helpers' module |
 //! | `toolctx_core_codes()` | | JSON: reasons, config errors, telemetry names |
 //! | `toolctx_idem_defaults()` | | JSON |
 //! | `toolctx_idem_store_key()` | namespace, key | the store key |
@@ -75,9 +76,11 @@
 //!
 //! `flags`, by the names `toolctx_configure_flags` gives their bits under
 //! (hosts read them from there, never write them down): `include_reason`,
-//! refusals carry `data.reason`; `shared_store`, a shared replay store
-//! answers the claims (`c`, `toolctx_settle`); `memory_guard`, the
-//! in-memory replay guard, of `replay_capacity` ids (ignored without it). A replay
+//! refusals carry `data.reason`, and `include_reason_given`, the user gave
+//! `include_reason` (without it, the settings table's default applies);
+//! `shared_store`, a shared replay store answers the claims (`c`,
+//! `toolctx_settle`); `memory_guard`, the in-memory replay guard, of
+//! `replay_capacity` ids (ignored without it). A replay
 //! capacity is the user's number, unchanged (an `i64` carries any host's
 //! integer): the core's `replay::capacity` reads it (0: the default,
 //! 100,000; 1 to 4294967295: itself) and refuses anything else

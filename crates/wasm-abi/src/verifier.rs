@@ -4,6 +4,7 @@
 
 use toolctx_core::digits::u64_text;
 use toolctx_core::replay::{self, redis as replay_redis};
+use toolctx_core::settings;
 use toolctx_core::{
     ClaimAnswer, Reason, Refusal, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
 };
@@ -32,8 +33,12 @@ fn lengths(lens: &[u8]) -> Result<Vec<u32>, Error> {
         .collect())
 }
 
-/// `toolctx_configure`'s flags: refusals carry `data.reason`.
+/// `toolctx_configure`'s flags: refusals carry `data.reason` (read only
+/// with [`INCLUDE_REASON_GIVEN`]).
 pub const INCLUDE_REASON: i32 = 1;
+/// The host was given `include_reason` (its value in [`INCLUDE_REASON`]);
+/// without this bit, the settings table's default applies.
+pub const INCLUDE_REASON_GIVEN: i32 = 8;
 /// A shared replay store answers the claims (`c`, `toolctx_settle`).
 pub const SHARED_STORE: i32 = 2;
 /// The in-memory replay guard, of `replay_capacity` ids.
@@ -41,8 +46,9 @@ pub const MEMORY_GUARD: i32 = 4;
 /// The flags by name, as `toolctx_configure_flags` answers them: the one
 /// place their bits are written; the Go and Java hosts read them from the
 /// module when they load.
-const FLAGS: [(&str, i32); 3] = [
+const FLAGS: [(&str, i32); 4] = [
     ("include_reason", INCLUDE_REASON),
+    ("include_reason_given", INCLUDE_REASON_GIVEN),
     ("shared_store", SHARED_STORE),
     ("memory_guard", MEMORY_GUARD),
 ];
@@ -57,7 +63,11 @@ pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i64) -> Resu
     let profile = AgentArea::new(config, memory, flags & SHARED_STORE != 0, accepted)?;
     let mut list = vec![u64_text(profile.max_body_bytes() as u64).into_bytes()];
     list.extend(profile.removed().iter().map(|n| n.clone().into_bytes()));
-    s.verifier = Some(Boundary::new(profile, flags & INCLUDE_REASON != 0));
+    // `include_reason` as the host was given it; not given, the settings
+    // table's default.
+    let given = flags & INCLUDE_REASON_GIVEN != 0;
+    let reason = settings::INCLUDE_REASON.flag(given.then_some(flags & INCLUDE_REASON != 0));
+    s.verifier = Some(Boundary::new(profile, reason));
     Ok(Answer::List(list))
 }
 

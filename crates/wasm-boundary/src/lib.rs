@@ -17,8 +17,8 @@
 //!   their body, which [`Boundary`] keeps for either profile ([`Profile`]),
 //!   and the accepted calls waiting for a shared replay store's answer
 //!   ([`AgentArea`]).
-//! - The server helpers' rules in string form (`helpers.rs`) and the core's
-//!   codes (`codes.rs`).
+//! - The server helpers' rules in string form (`helpers.rs`), the core's
+//!   codes (`codes.rs`) and its settings table (`settings.rs`).
 //!
 //! Its readers: `npm/src/boundary/` (TypeScript), `go/abi.go` (Go) and
 //! `java/.../Abi.java` (Java). The files describe one format, and a change
@@ -31,6 +31,7 @@ mod error;
 pub mod helpers;
 #[cfg(feature = "js")]
 mod js;
+pub mod settings;
 mod tickets;
 mod verdicts;
 
@@ -39,6 +40,6 @@ pub use boundary::{split, Boundary, HeldRequest, Profile};
 pub use codes::{codes_json, core_codes};
 pub use error::Error;
 #[cfg(feature = "js")]
-pub use js::{config_error, js_error, redis_timeout_ms};
+pub use js::{config_error, js_error, read_setting, redis_timeout_ms};
 pub use tickets::Tickets;
 pub use verdicts::{accepted, described, lines, refusal, verdict, verdict_in};

@@ -115,6 +115,15 @@ pub fn redis_timeout_ms(raw: Option<f64>) -> Result<u32, JsValue> {
     toolctx_wasm_boundary::redis_timeout_ms(raw)
 }
 
+/// A setting of the core's table (docs/CONTRACT.md §5.3) read from the
+/// user's JavaScript value (`undefined`/`null`: not given): the value to
+/// use; throws `"<code>\n<message>"` (`config_type`, `limit_out_of_range`,
+/// `config_placeholder`, ...).
+#[wasm_bindgen(js_name = readSetting)]
+pub fn read_setting(name: &str, raw: JsValue) -> Result<JsValue, JsValue> {
+    toolctx_wasm_boundary::read_setting(name, &raw)
+}
+
 /// The defaults and names as JSON (`toolctx_wasm_boundary::helpers::idem_defaults`).
 #[wasm_bindgen(js_name = idemDefaults)]
 pub fn defaults() -> String {

@@ -5,7 +5,7 @@
 //! client's reply into a kind and bytes (`npm/src/redis.ts`); what that
 //! reply means is decided here, by the core.
 
-use toolctx_core::{ClaimAnswer, DEFAULT_REPLAY_CAPACITY};
+use toolctx_core::ClaimAnswer;
 use wasm_bindgen::prelude::*;
 
 /// What Redis's reply to the claim (`redisClaimArgs`) means, as an answer's
@@ -28,12 +28,6 @@ pub(crate) fn store_answer(answer: &JsValue) -> ClaimAnswer {
         (None, Some(name)) => ClaimAnswer::from_name(&name),
         (None, None) => ClaimAnswer::Failed,
     }
-}
-
-/// The in-memory replay guard's capacity unless told otherwise (100,000).
-#[wasm_bindgen(js_name = defaultReplayCapacity)]
-pub fn default_replay_capacity() -> u32 {
-    u32::try_from(DEFAULT_REPLAY_CAPACITY).unwrap_or(u32::MAX)
 }
 
 /// How long one Redis command may wait for its reply, in milliseconds:

@@ -5,7 +5,6 @@
  */
 import {
   Verifier,
-  defaultReplayCapacity,
   describeRequest,
   wasmMemory,
   redisClaimAnswer,
@@ -18,4 +17,4 @@ export const glue = {
   Verifier,
   /** The module's memory, where a verifier takes its requests and leaves its answers. */
   memory: wasmMemory() as WebAssembly.Memory,
-  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, defaultReplayCapacity, redisTimeoutMs };
+  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, redisTimeoutMs };

@@ -6,7 +6,6 @@
  */
 import {
   Verifier,
-  defaultReplayCapacity,
   describeRequest,
   initSync,
   wasmMemory,
@@ -24,4 +23,4 @@ export const glue = {
   Verifier,
   /** The module's memory, where a verifier takes its requests and leaves its answers. */
   memory: wasmMemory() as WebAssembly.Memory,
-  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, defaultReplayCapacity, redisTimeoutMs };
+  describeRequest, redisClaimArgs, redisKeyPrefix, redisClaimAnswer, redisTimeoutMs };

@@ -33,17 +33,14 @@ use sha2::{Digest, Sha256};
 use crate::jcs;
 use crate::json::{self, write_str, JsonError, Value};
 
-/// The Redis key prefix when none is configured.
-pub const DEFAULT_KEY_PREFIX: &str = "toolctx:idem:";
-/// How long a result is kept: 24 h.
-pub const DEFAULT_TTL_MS: u64 = 24 * 60 * 60 * 1000;
-/// How long a claim lasts if its process dies before completing it: 30 min
-/// (above the platform's longest tool timeout, 1800 s).
-pub const DEFAULT_LEASE_MS: u64 = 30 * 60 * 1000;
-/// How long a duplicate waits for the first call to finish: 60 s.
-pub const DEFAULT_WAIT_MS: u64 = 60 * 1000;
-/// Entries an in-memory store keeps (least recently used out first).
-pub const DEFAULT_MEMORY_ENTRIES: usize = 10_000;
+/// The defaults of the helper's settings (the settings table's rows
+/// `idempotency_*`, with their ranges): the Redis key prefix, how long a
+/// result is kept, how long a claim lasts, how long a duplicate waits, the
+/// entries an in-memory store keeps.
+pub use crate::settings::{
+    DEFAULT_LEASE_MS, DEFAULT_MEMORY_ENTRIES, DEFAULT_TTL_MS, DEFAULT_WAIT_MS,
+    IDEMPOTENCY_KEY_PREFIX as DEFAULT_KEY_PREFIX,
+};
 /// How long one store command may wait for its reply before the store
 /// counts as failed (a paused Redis fails calls, it never holds them).
 pub const DEFAULT_STORE_TIMEOUT_MS: u64 = crate::redis::TIMEOUT_MS;

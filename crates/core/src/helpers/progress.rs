@@ -36,8 +36,9 @@
 
 use alloc::string::String;
 
-/// The least time between two sends: the platform's rate.
-pub const INTERVAL_MS: u64 = 500;
+/// The least time between two sends: the platform's rate (the settings
+/// table's `progress_interval_ms`, with its range).
+pub use crate::settings::PROGRESS_INTERVAL_MS as INTERVAL_MS;
 
 /// One progress report: what `notifications/progress` carries besides the
 /// token.

@@ -27,38 +27,28 @@ pub use claim::{ClaimAnswer, ReplayClaim};
 use ids::IdSet;
 
 /// How many live token ids an in-process store holds unless told
-/// otherwise: 300 calls/s with 300 s tokens and 30 s of clock skew.
-pub const DEFAULT_REPLAY_CAPACITY: usize = 100_000;
-
-/// The largest capacity a front end may ask for: what a `u32` holds, so
-/// that every host (a 32-bit wasm one too) holds the same ids.
-pub const MAX_REPLAY_CAPACITY: u32 = u32::MAX;
+/// otherwise, and the most a front end may ask for (the settings table's
+/// `replay_capacity`).
+pub use crate::settings::{DEFAULT_REPLAY_CAPACITY, MAX_REPLAY_CAPACITY};
 
 /// The in-memory replay guard's capacity from the number a user gave a
-/// front end, unchanged: 0 is [`DEFAULT_REPLAY_CAPACITY`], 1 to
-/// [`MAX_REPLAY_CAPACITY`] is itself, anything else is refused
-/// `limit_out_of_range` (`ConfigError::Limit("replay_capacity")`). Every
-/// front end asks this; none checks the number itself.
+/// front end, unchanged, by the settings table's one rule
+/// (`replay_capacity`: 0 the default, else its range, or
+/// `limit_out_of_range`). Every front end asks this; none checks the
+/// number itself.
 pub fn capacity(raw: i64) -> Result<usize, ConfigError> {
-    match u32::try_from(raw) {
-        Ok(0) => Ok(DEFAULT_REPLAY_CAPACITY),
-        // Every target toolctx builds for has a usize of 32 bits or more.
-        Ok(n) => Ok(n as usize),
-        Err(_) => Err(ConfigError::Limit("replay_capacity")),
-    }
+    // Exact up to 2^53; anything past it is past the range too.
+    capacity_of_f64(raw as f64)
 }
 
 /// [`capacity`] for a host whose numbers are doubles (JavaScript): a
 /// number that is not a whole one is refused as one out of range.
 pub fn capacity_of_f64(raw: f64) -> Result<usize, ConfigError> {
-    // `as` saturates (NaN is 0): a whole number in range survives the
-    // round trip, anything else does not.
-    let whole = raw as i64;
-    if whole as f64 == raw {
-        capacity(whole)
-    } else {
-        Err(ConfigError::Limit("replay_capacity"))
-    }
+    // Every target toolctx builds for has a usize of 32 bits or more.
+    let row = crate::settings::REPLAY_CAPACITY;
+    row.number(raw)
+        .map(|n| n as usize)
+        .ok_or(ConfigError::Limit(row.name))
 }
 
 /// The replay guard's store as the synchronous checks take it: records a

@@ -11,7 +11,7 @@ use super::claim::{ClaimAnswer, ReplayClaim};
 use crate::redis::Reply;
 
 /// The key prefix when none is configured.
-pub const DEFAULT_KEY_PREFIX: &str = "toolctx:jti:";
+pub use crate::settings::REPLAY_KEY_PREFIX as DEFAULT_KEY_PREFIX;
 
 /// The key that records `jti`.
 pub fn key(prefix: &str, jti: &str) -> String {

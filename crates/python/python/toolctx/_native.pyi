@@ -56,6 +56,7 @@ ConfigErrorCode = Literal[
     "limit_out_of_range",
     "no_protocol_majors",
     "config_invalid",
+    "config_placeholder",
 ]
 
 #: A header name or value: text (UTF-8) or bytes.
@@ -296,7 +297,7 @@ class Verifier:
         max_token_bytes: int | None = None,
         protocol_majors: Sequence[int] | None = None,
         forward: ForwardSettings | None = None,
-        include_reason: bool = True,
+        include_reason: bool | None = None,
         replay: MemoryReplay | ReplayStore | None = None,
     ) -> Self: ...
     @property
@@ -326,7 +327,7 @@ class AivaxVerifier:
         credential: Mapping[str, Any] | None = None,
         max_body_bytes: int | None = None,
         forward: ForwardSettings | None = None,
-        include_reason: bool = True,
+        include_reason: bool | None = None,
     ) -> Self: ...
     @property
     def max_body_bytes(self) -> int: ...
@@ -387,8 +388,13 @@ def tuix_idempotency_key(session_id: str, turn: str, tool: str, arguments: Any =
 def reasons() -> tuple[Reason, ...]: ...
 def refusal_table() -> tuple[tuple[Reason, int, int, str], ...]: ...
 def config_error_codes() -> tuple[ConfigErrorCode, ...]: ...
+
+# A setting of the core's table (docs/CONTRACT.md §5.3) read from the user's
+# value (None: not given); ConfigError with the core's code (config_type,
+# limit_out_of_range, config_placeholder, ...) when refused.
+def read_setting(name: str, value: object) -> bool | int | str: ...
 def context_claims() -> tuple[str, ...]: ...
-def refuse(reason: Reason, id_json: str | None = None, include_reason: bool = True) -> Reject: ...
+def refuse(reason: Reason, id_json: str | None = None, include_reason: bool | None = None) -> Reject: ...
 def redis_claim_args(prefix: str, jti: str, until: int, now: int) -> list[str]: ...
 def describe_request(method: str, body: Body, reason: str | None = None) -> tuple[str | None, str | None]: ...
 

@@ -266,6 +266,13 @@ class RedisIdempotencyStore:
         return f"RedisIdempotencyStore(prefix={self._prefix!r})"
 
 
+def _setting_ms(name: str, seconds: float) -> float:
+    """A duration setting in seconds, read by the core's table in ms."""
+    ms = _native.read_setting(name, seconds * 1000)
+    assert isinstance(ms, int)
+    return ms / 1000
+
+
 def _ms(seconds: float) -> int:
     """Seconds as whole milliseconds (the core writes at least 1)."""
     return max(0, int(seconds * 1000))
@@ -454,6 +461,14 @@ def idempotent(
     ``Context``) is found among its arguments and left out of the hash; the
     wrapper keeps the tool's signature, so the SDKs see the same parameters.
     """
+
+    # Read by the core's settings table (0 its default, a negative or
+    # out-of-range number refused ``limit_out_of_range``), in seconds again.
+    ttl_s, lease_s, wait_s = (
+        _setting_ms("idempotency_ttl_ms", ttl_s),
+        _setting_ms("idempotency_lease_ms", lease_s),
+        _setting_ms("idempotency_wait_ms", wait_s),
+    )
 
     def wrap(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, Any]]:
         if not inspect.iscoroutinefunction(fn):

@@ -30,6 +30,12 @@ final class HelpersCore {
         return Fields.text(POOL.with(w -> Verifier.text(w.call(export, input))));
     }
 
+    /** toolctx_setting: the settings table over a raw kind, number and text (Settings). */
+    static String setting(String name, int kind, double number, String text) {
+        byte[][] input = in(name, text);
+        return Fields.text(POOL.with(w -> Verifier.text(w.call("toolctx_setting", input, kind, Double.doubleToRawLongBits(number)))));
+    }
+
     static List<byte[]> list(String export, long arg, Object... fields) {
         byte[][] input = in(fields);
         return POOL.with(w -> Fields.decode(Verifier.text(w.call(export, input, arg)), 0));

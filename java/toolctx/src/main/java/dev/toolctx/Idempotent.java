@@ -1,6 +1,5 @@
 package dev.toolctx;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
@@ -33,11 +32,11 @@ public final class Idempotent {
     private final McpJsonMapper mapper;
 
     private Idempotent(Builder b) {
-        JsonNode d = HelpersCore.defaults();
         this.store = b.store != null ? b.store : MemoryIdempotencyStore.create();
-        this.ttlMs = b.ttlMs > 0 ? b.ttlMs : d.path("ttlMs").asLong();
-        this.leaseMs = b.leaseMs > 0 ? b.leaseMs : d.path("leaseMs").asLong();
-        this.waitMs = b.waitMs >= 0 ? b.waitMs : d.path("waitMs").asLong();
+        // The core's settings table: 0 (not given) its default, out of range refused.
+        this.ttlMs = Settings.number("idempotency_ttl_ms", b.ttlMs);
+        this.leaseMs = Settings.number("idempotency_lease_ms", b.leaseMs);
+        this.waitMs = Settings.number("idempotency_wait_ms", b.waitMs);
         this.namespace = b.namespace;
         this.allowUnverified = b.allowUnverified;
         this.clock = System::currentTimeMillis;
@@ -53,7 +52,7 @@ public final class Idempotent {
         private IdempotencyStore store;
         private long ttlMs;
         private long leaseMs;
-        private long waitMs = -1;
+        private long waitMs;
         private String namespace = "";
         private boolean allowUnverified;
 

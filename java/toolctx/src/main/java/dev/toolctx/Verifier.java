@@ -48,8 +48,11 @@ public final class Verifier {
 
     private Verifier(VerifierOptions options) {
         byte[] config = Fields.utf8(options.config.toString());
-        // The flags' bits are the module's (ConfigureFlags).
-        int flags = (options.includeReason ? ConfigureFlags.bit("include_reason") : 0)
+        // The flags' bits are the module's (ConfigureFlags); include_reason
+        // as given, or, not given, the core's default.
+        Boolean reason = options.includeReason;
+        int flags = (reason == null ? 0 : ConfigureFlags.bit("include_reason_given")
+                        | (reason ? ConfigureFlags.bit("include_reason") : 0))
                 | (options.replayStore != null ? ConfigureFlags.bit("shared_store") : 0);
         boolean memory = options.replayCapacity != null;
         this.store = options.replayStore;

@@ -24,7 +24,8 @@ public final class VerifierOptions {
             .build());
 
     final ObjectNode config;
-    boolean includeReason = true;
+    /** Null: not given (the core's default). */
+    Boolean includeReason;
     /** The in-memory guard's capacity as given (the core reads it), or null: no in-memory guard. */
     Long replayCapacity;
     ReplayStore replayStore;
@@ -110,7 +111,7 @@ public final class VerifierOptions {
         return this;
     }
 
-    /** Refusals carry {@code data.reason} (default true). */
+    /** Refusals carry {@code data.reason} (default: the core's, docs/CONTRACT.md "Settings"). */
     public VerifierOptions includeReason(boolean include) {
         this.includeReason = include;
         return this;

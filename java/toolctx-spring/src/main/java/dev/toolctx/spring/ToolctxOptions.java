@@ -3,6 +3,7 @@ package dev.toolctx.spring;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.toolctx.ReplayStore;
+import dev.toolctx.Settings;
 import dev.toolctx.ToolctxException;
 import dev.toolctx.VerifierOptions;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ final class ToolctxOptions {
     private ToolctxOptions() {}
 
     static VerifierOptions from(ToolctxProperties p, ReplayStore store) {
+        refusePlaceholders(p);
         VerifierOptions o;
         if (p.coreConfig() != null) {
             List<String> also = coreOptionsSet(p);
@@ -50,6 +52,35 @@ final class ToolctxOptions {
         if (store != null) o.replayStore(store);
         else if (p.replayCapacity() != null) o.memoryReplayGuard(p.replayCapacity());
         return o;
+    }
+
+    /**
+     * Every text property read by the core's settings table, so that one
+     * Spring left as an unresolved {@code ${NAME}} (its variable unset) stops
+     * startup ({@code config_placeholder}) and is never used as an instance
+     * id, a secret or an address. Each is read as the core's setting it
+     * holds (a configuration JSON, a credential's header and the forward
+     * setting as the instance id's text).
+     */
+    private static void refusePlaceholders(ToolctxProperties p) {
+        text("core-config", "instance_id", p.coreConfig());
+        text("instance-id", "instance_id", p.instanceId());
+        if (p.secrets() != null) p.secrets().forEach(s -> text("secrets", "secret", s));
+        if (p.credential() != null) {
+            text("credential.header", "instance_id", p.credential().header());
+            if (p.credential().values() != null) p.credential().values().forEach(v -> text("credential.values", "secret", v));
+        }
+        text("forward", "instance_id", p.forward());
+        text("redis-url", "redis_url", p.redisUrl());
+    }
+
+    private static void text(String property, String setting, String value) {
+        if (value == null) return;
+        try {
+            Settings.read(setting, value);
+        } catch (ToolctxException e) {
+            throw new ToolctxException(e.code(), "toolctx." + property + ": " + e.getMessage());
+        }
     }
 
     /** The names of the core's own settings given as properties beside toolctx.core-config. */

@@ -119,6 +119,17 @@ class ToolctxAutoConfigurationTest {
     }
 
     @Test
+    void anUnresolvedPlaceholderStopsStartup() {
+        // As the README's snippet with its variable unset: Spring leaves the text as it is.
+        ToolctxException e = startupError("--toolctx.instance-id=${TOOLCTX_TEST_UNSET_INSTANCE_ID}", "--toolctx.secrets[0]=" + SECRET);
+        assertEquals("config_placeholder", e.code());
+        assertEquals("toolctx.instance-id: setting `instance_id` holds an unresolved placeholder `${...}`: set the variable it names",
+                e.getMessage());
+        assertEquals("config_placeholder",
+                startupError("--toolctx.instance-id=spring-test", "--toolctx.secrets[0]=${TOOLCTX_TEST_UNSET_SECRET}").code());
+    }
+
+    @Test
     void theFilterRunsOnTheMcpEndpointBeforeAnythingReadsTheBody() throws Exception {
         try (ConfigurableApplicationContext context = start("--toolctx.instance-id=spring-test", "--toolctx.secrets[0]=" + SECRET)) {
             @SuppressWarnings("unchecked")
