@@ -40,7 +40,7 @@ public final class VerifyBench {
         byte[][] verifyFields = Heads.encode("POST", headers, body);
         String runtime = Verifier.runtime();
         CoreInstance w = CoreRuntime.verifier();
-        w.call("toolctx_configure", new byte[][] {Fields.utf8(config)}, ConfigureFlags.bit("include_reason"), 0);
+        w.call("toolctx_configure", new byte[][] {Fields.utf8(config)}, ConfigureFlags.bit("include_reason") | ConfigureFlags.bit("include_reason_given"), 0);
         byte[] answer = w.call("toolctx_verify", verifyFields, now);
         if (answer.length < 2 || answer[1] != 'a') throw new IllegalStateException("the bench case is not accepted: " + new String(answer, StandardCharsets.UTF_8));
         Verifier verifier = Verifier.create(VerifierOptions.fromCoreConfig(config));
