@@ -6,3 +6,4 @@
 pub mod idempotency;
 pub mod progress;
 pub mod results;
+pub mod revision;

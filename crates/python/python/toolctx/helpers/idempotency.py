@@ -368,6 +368,26 @@ def _to_sdk(result: ResultDict) -> Any:
     return CallToolResult.model_validate(result)
 
 
+def _revision(source: Any) -> str:
+    """The call's protocol revision as the SDK read it (the request's own,
+    else the session's negotiated one: the ``mcp`` SDK's and FastMCP's
+    ``Context.protocol_version``, or its ``request_context``'s), or ``""``
+    when none is known: the core writes the replay for it."""
+    holders = [source]
+    try:
+        holders.append(getattr(source, "request_context", None))
+    except Exception:  # a Context outside a request: nothing to read
+        pass
+    for holder in holders:
+        try:
+            version = getattr(holder, "protocol_version", None)
+        except Exception:
+            version = None
+        if isinstance(version, str):
+            return version
+    return ""
+
+
 def _is_input_required(result: Any) -> bool:
     kind = result.get("resultType") if isinstance(result, dict) else getattr(result, "result_type", None)
     return kind == "input_required"
@@ -516,7 +536,7 @@ def idempotent(
                 if held is None:
                     break
                 # The core decides: a conflict, the replay, or wait and claim again.
-                decision, replay = _native.idempotency_held(held, digest)
+                decision, replay = _native.idempotency_held(held, digest, _revision(source))
                 if decision == "conflict":
                     return answer("conflict", context.idempotency_key)
                 if replay is not None:
