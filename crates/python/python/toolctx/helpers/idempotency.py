@@ -27,7 +27,7 @@ import anyio
 
 from toolctx import _native
 from toolctx._native import ToolctxError
-from toolctx.context import context_from, current_context
+from toolctx.context import _scope_of, context_from, current_context
 from toolctx.helpers.errors import helper_error
 
 #: The ``_meta`` key the platform reads on a replayed result.
@@ -370,9 +370,10 @@ def _to_sdk(result: ResultDict) -> Any:
 
 def _revision(source: Any) -> str:
     """The call's protocol revision as the SDK read it (the request's own,
-    else the session's negotiated one: the ``mcp`` SDK's and FastMCP's
-    ``Context.protocol_version``, or its ``request_context``'s), or ``""``
-    when none is known: the core writes the replay for it."""
+    else the session's negotiated one: the ``mcp`` SDK's
+    ``Context.protocol_version``, or its ``request_context``'s), else the
+    HTTP request's ``MCP-Protocol-Version`` header, or ``""`` when none is
+    known: the core writes the replay for it."""
     holders = [source]
     try:
         holders.append(getattr(source, "request_context", None))
@@ -385,6 +386,10 @@ def _revision(source: Any) -> str:
             version = None
         if isinstance(version, str):
             return version
+    scope = _scope_of(source) if source is not None else None
+    for name, value in (scope or {}).get("headers", []):
+        if name.lower() == b"mcp-protocol-version":
+            return value.decode("latin-1")
     return ""
 
 
