@@ -433,3 +433,40 @@ async def test_the_context_parameter_is_found_and_models_are_hashed() -> None:
         assert (await place_plain(Order(sku="a", qty=1))).meta["agentarea/replayed"] is True
         assert (await place_plain(Order(sku="a", qty=2))).meta["toolctx/idempotency"] == "conflict"
     assert runs == [1]
+
+
+class _Call:
+    """A tool's context source as an SDK hands it over: the ASGI scope of the
+    request (its verified context, its MCP-Protocol-Version header) and, when
+    the SDK read one, the request's protocol revision."""
+
+    def __init__(self, ctx: toolctx.Context, header: str | None, protocol_version: str | None = None) -> None:
+        from toolctx.context import SCOPE_KEY
+
+        headers = [] if header is None else [(b"mcp-protocol-version", header.encode())]
+        self.scope = {"type": "http", "state": {SCOPE_KEY: ctx}, "headers": headers}
+        self.protocol_version = protocol_version
+
+
+async def test_a_replay_is_written_for_the_retrys_protocol_revision() -> None:
+    import json
+
+    @idempotent(store=MemoryIdempotencyStore())
+    async def tool(x: int, ctx: object) -> dict:
+        # A 2026-07-28 answer: stored without resultType, in canonical member order.
+        return {"resultType": "complete", "structuredContent": {"b": 1, "a": 2}, "content": []}
+
+    ctx = verified("call-revisions")
+    await tool(1, _Call(ctx, "2026-07-28"))
+
+    def wire(result: object) -> dict:
+        dumped = result.model_dump(by_alias=True, exclude_none=True) if hasattr(result, "model_dump") else result
+        return json.loads(json.dumps(dumped))
+
+    legacy = wire(await tool(1, _Call(ctx, "2025-11-25")))
+    assert "resultType" not in legacy and legacy["_meta"]["agentarea/replayed"] is True
+    # The SDK's own reading of the revision comes before the header.
+    assert "resultType" not in wire(await tool(1, _Call(ctx, "2026-07-28", protocol_version="2025-06-18")))
+    modern = wire(await tool(1, _Call(ctx, "2026-07-28")))
+    assert modern.get("resultType") == "complete" and modern["structuredContent"] == {"a": 2, "b": 1}
+    assert wire(await tool(1, _Call(ctx, None))).get("resultType") == "complete"
