@@ -448,8 +448,24 @@ class _Call:
         self.protocol_version = protocol_version
 
 
-async def test_a_replay_is_written_for_the_retrys_protocol_revision() -> None:
+async def test_a_replay_is_written_for_the_retrys_protocol_revision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper hands the core the call's revision (the SDK's reading, else
+    the MCP-Protocol-Version header, else none known) and answers with the
+    core's replay for it; the SDK's own model then writes it for its era."""
     import json
+
+    from toolctx import _native
+    from toolctx.helpers import idempotency as module
+
+    answers: list[tuple[str, dict]] = []
+    real = _native.idempotency_held
+
+    def spy(raw: object, digest: str, revision: str) -> tuple[str, str | None]:
+        decision, replay = real(raw, digest, revision)
+        answers.append((revision, json.loads(replay) if replay else {}))
+        return decision, replay
+
+    monkeypatch.setattr(module._native, "idempotency_held", spy)
 
     @idempotent(store=MemoryIdempotencyStore())
     async def tool(x: int, ctx: object) -> dict:
@@ -458,15 +474,9 @@ async def test_a_replay_is_written_for_the_retrys_protocol_revision() -> None:
 
     ctx = verified("call-revisions")
     await tool(1, _Call(ctx, "2026-07-28"))
-
-    def wire(result: object) -> dict:
-        dumped = result.model_dump(by_alias=True, exclude_none=True) if hasattr(result, "model_dump") else result
-        return json.loads(json.dumps(dumped))
-
-    legacy = wire(await tool(1, _Call(ctx, "2025-11-25")))
-    assert "resultType" not in legacy and legacy["_meta"]["agentarea/replayed"] is True
-    # The SDK's own reading of the revision comes before the header.
-    assert "resultType" not in wire(await tool(1, _Call(ctx, "2026-07-28", protocol_version="2025-06-18")))
-    modern = wire(await tool(1, _Call(ctx, "2026-07-28")))
-    assert modern.get("resultType") == "complete" and modern["structuredContent"] == {"a": 2, "b": 1}
-    assert wire(await tool(1, _Call(ctx, None))).get("resultType") == "complete"
+    for header, sdk in [("2025-11-25", None), ("2026-07-28", "2025-06-18"), ("2026-07-28", None), (None, None)]:
+        again = await tool(1, _Call(ctx, header, protocol_version=sdk))
+        assert again.meta["agentarea/replayed"] is True
+    assert [(r, "resultType" in a) for r, a in answers] == [
+        ("2025-11-25", False), ("2025-06-18", False), ("2026-07-28", True), ("", True)]
+    assert all(list(a["structuredContent"]) == ["a", "b"] for _, a in answers)

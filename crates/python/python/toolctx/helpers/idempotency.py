@@ -388,7 +388,7 @@ def _revision(source: Any) -> str:
             return version
     scope = _scope_of(source) if source is not None else None
     for name, value in (scope or {}).get("headers", []):
-        if name.lower() == b"mcp-protocol-version":
+        if isinstance(name, bytes) and name.lower() == b"mcp-protocol-version" and isinstance(value, bytes):
             return value.decode("latin-1")
     return ""
 
