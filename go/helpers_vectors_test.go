@@ -183,9 +183,10 @@ var helperKinds = map[string]func(map[string]json.RawMessage) (map[string]any, e
 	},
 	"idempotency.held": func(in map[string]json.RawMessage) (map[string]any, error) {
 		var i struct {
-			Held    *string
-			HeldHex string `json:"held_hex"`
-			Hash    string
+			Held     *string
+			HeldHex  string `json:"held_hex"`
+			Hash     string
+			Revision *string
 		}
 		if err := remarshal(in, &i); err != nil {
 			return nil, err
@@ -196,7 +197,10 @@ var helperKinds = map[string]func(map[string]json.RawMessage) (map[string]any, e
 		} else if b, err := hex.DecodeString(i.HeldHex); err == nil {
 			raw = b
 		}
-		answer, err := helperText("toolctx_idem_held", raw, []byte(i.Hash))
+		if i.Revision == nil {
+			return nil, fmt.Errorf("held: no revision")
+		}
+		answer, err := helperText("toolctx_idem_held", raw, []byte(i.Hash), []byte(*i.Revision))
 		if err != nil {
 			return coreAnswer(nil, err)
 		}

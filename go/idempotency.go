@@ -101,9 +101,10 @@ var ErrIdempotencyStore = errors.New("toolctx: idempotent: the store failed, the
 // Run runs the call with the verified idempotency key and its arguments
 // (JSON) at most once: run answers the result's JSON and whether to keep
 // it (false: release the key, e.g. an error result to retry). Answers the
-// result to return: run's, the stored one (marked replayed by the core), or
-// the core's refusal.
-func (i *Idempotency) Run(ctx context.Context, idempotencyKey string, arguments []byte, run func(context.Context) ([]byte, bool, error)) ([]byte, error) {
+// result to return: run's, the stored one (marked replayed and written for
+// revision, the call's protocol revision, "" when none is known, by the
+// core), or the core's refusal.
+func (i *Idempotency) Run(ctx context.Context, idempotencyKey, revision string, arguments []byte, run func(context.Context) ([]byte, bool, error)) ([]byte, error) {
 	key, err := helperText("toolctx_idem_store_key", []byte(i.o.Namespace), []byte(idempotencyKey))
 	if err != nil {
 		return nil, err
@@ -128,7 +129,7 @@ func (i *Idempotency) Run(ctx context.Context, idempotencyKey string, arguments 
 		if held == "" {
 			break
 		}
-		answer, err := helperText("toolctx_idem_held", []byte(held), []byte(hash))
+		answer, err := helperText("toolctx_idem_held", []byte(held), []byte(hash), []byte(revision))
 		if err != nil {
 			return nil, err
 		}

@@ -31,7 +31,7 @@ func Idempotent[In, Out any](idem *toolctx.Idempotency, h mcp.ToolHandlerFor[In,
 		}
 		var out Out
 		var ran bool
-		text, err := idem.Run(ctx, c.IdempotencyKey, args, func(ctx context.Context) ([]byte, bool, error) {
+		text, err := idem.Run(ctx, c.IdempotencyKey, revision(req), args, func(ctx context.Context) ([]byte, bool, error) {
 			res, o, err := h(ctx, req, in)
 			if err != nil {
 				return nil, false, err
@@ -60,6 +60,19 @@ func Idempotent[In, Out any](idem *toolctx.Idempotency, h mcp.ToolHandlerFor[In,
 		}
 		return res, out, err
 	}
+}
+
+// revision is the call's protocol revision as go-sdk reads it (the
+// session's initialize parameters, which a stateless 2026-07-28 request
+// carries too), or "" when it has none: the core writes a replay for it.
+func revision(req *mcp.CallToolRequest) string {
+	if req == nil || req.Session == nil {
+		return ""
+	}
+	if p := req.Session.InitializeParams(); p != nil {
+		return p.ProtocolVersion
+	}
+	return ""
 }
 
 // result reads a CallToolResult's JSON (the core's refusal, a stored one).

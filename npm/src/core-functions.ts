@@ -27,7 +27,7 @@ export interface CoreFunctions {
   idemDone(hash: string, resultJson: string): string;
   idemReadEntry(raw: Uint8Array): string;
   /** `c` conflict, `w` in flight, `r` + the replayed result's JSON. */
-  idemHeld(raw: Uint8Array, hash: string): string;
+  idemHeld(raw: Uint8Array, hash: string, revision: string): string;
   /** Milliseconds to sleep, or -1: the wait is over. */
   idemWait(nowMs: number, deadlineMs: number, round: number): number;
   idemRefusal(outcome: string, key: string): string;

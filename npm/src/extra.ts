@@ -41,6 +41,8 @@ export interface SdkV2Context {
     id?: string | number;
     /** `_meta` with the reserved `io.modelcontextprotocol/*` keys lifted out; `agentarea/*` and `progressToken` stay. */
     _meta?: CallMeta;
+    /** The reserved keys lifted out of `_meta` (protocol 2026-07-28's per-request envelope). */
+    envelope?: Record<string, unknown>;
     /** Aborts on cancellation or when the exchange ends. */
     signal?: AbortSignal;
     /** Sends a notification related to this call. */
@@ -86,7 +88,16 @@ export interface Call {
   authInfo: AuthInfoLike | undefined;
   /** One request header by lower-case name; `undefined` when absent or sent more than once. */
   header(name: string): string | undefined;
+  /**
+   * The call's protocol revision as the SDK read it: SDK v2's per-request
+   * envelope (2026-07-28), else the `MCP-Protocol-Version` header, else
+   * `''` (none known; the core decides what that means).
+   */
+  revision: string;
 }
+
+/** The per-request envelope's protocol revision key (protocol 2026-07-28). */
+const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 const V1_KEYS = ['signal', 'requestId', 'sendNotification', 'requestInfo', 'authInfo', '_meta'];
 
@@ -109,7 +120,8 @@ export function isV1Extra(value: unknown): value is SdkV1Extra {
 export function callOf(extra: unknown, helper: string): Call {
   if (isV2Context(extra)) {
     const { mcpReq, http } = extra;
-    return call(mcpReq, mcpReq.notify, mcpReq.signal, mcpReq.id, mcpReq._meta, http?.authInfo, http?.req?.headers);
+    const revision = mcpReq.envelope?.[PROTOCOL_VERSION_KEY];
+    return call(mcpReq, mcpReq.notify, mcpReq.signal, mcpReq.id, mcpReq._meta, http?.authInfo, http?.req?.headers, typeof revision === 'string' ? revision : undefined);
   }
   if (isV1Extra(extra)) {
     return call(extra, extra.sendNotification, extra.signal, extra.requestId, extra._meta, extra.authInfo, extra.requestInfo?.headers);
@@ -128,10 +140,12 @@ function call(
   meta: CallMeta | undefined,
   authInfo: AuthInfoLike | undefined,
   headers: Headers | Record<string, string | string[] | undefined> | undefined,
+  revision?: string,
 ): Call {
   const notify =
     typeof send === 'function' ? (n: ProgressNotification) => (send as (n: ProgressNotification) => Promise<void>).call(owner, n) : undefined;
-  return { signal, requestId, meta, notify, authInfo, header: (name) => headerValue(headers, name) };
+  const header = (name: string): string | undefined => headerValue(headers, name);
+  return { signal, requestId, meta, notify, authInfo, header, revision: revision ?? header('mcp-protocol-version') ?? '' };
 }
 
 /** `extra` with its abort signal replaced, in the shape it came in. */

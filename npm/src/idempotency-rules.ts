@@ -22,9 +22,9 @@ export const idempotencyRules = Object.freeze({
   done: (hash: string, resultJson: string): string => core().idemDone(hash, resultJson),
   /** What a key holds, read; `idempotency_entry_invalid` for anything else. */
   readEntry: (raw: string | Uint8Array): StoredEntry => decodeEntry(raw),
-  /** A held entry for this call's hash: `conflict`, `in_flight`, or `replay` with the result's JSON. */
-  held: (raw: Uint8Array, hash: string): { answer: 'conflict' | 'in_flight' | 'replay'; replayed?: string } => {
-    const a = core().idemHeld(raw, hash);
+  /** A held entry for this call's hash: `conflict`, `in_flight`, or `replay` with the result's JSON for the retry's protocol revision (`''`: none known). */
+  held: (raw: Uint8Array, hash: string, revision: string): { answer: 'conflict' | 'in_flight' | 'replay'; replayed?: string } => {
+    const a = core().idemHeld(raw, hash, revision);
     return a === 'c' ? { answer: 'conflict' } : a === 'w' ? { answer: 'in_flight' } : { answer: 'replay', replayed: a.slice(1) };
   },
   /** Milliseconds to sleep before claiming again, or `null`: the wait is over. */

@@ -182,8 +182,10 @@ function throughCore<T>(run: () => T): T {
  *   entry) and the tool does not run; once the tool ran, a store error goes
  *   to `onStoreError` and the call's outcome stands.
  *
- * A replay is the stored result as the tool returned it (its `_meta`
- * included, as JSON: what was sent), `_meta["agentarea/replayed"]` added.
+ * A replay is the stored result (stored era-neutral: without `resultType`,
+ * members in canonical order, its `_meta` included),
+ * `_meta["agentarea/replayed"]` added and `resultType: "complete"` where
+ * the retry's protocol revision has it, as the core writes it.
  *
  * Put `cancellable` outside it, so that a cancelled duplicate stops waiting.
  */
@@ -213,7 +215,7 @@ export function idempotent<A, E extends ToolExtra, R>(
 
   const allowUnverified = options.allowUnverified === true;
   return async function idempotentTool(args: A, extra: E): Promise<R> {
-    const signal = callOf(extra, 'idempotent').signal;
+    const { signal, revision } = callOf(extra, 'idempotent');
     const context = contextFrom(extra);
     if (context === undefined) return allowUnverified ? handler(args, extra) : (refuse('unverified', '') as R);
     const key = idempotencyStoreKey(namespace, context.idempotency_key);
@@ -224,7 +226,7 @@ export function idempotent<A, E extends ToolExtra, R>(
       const held = await claim(store, key, mine, leaseMs);
       if (held === null) break;
       // The core decides: a conflict, the replay, or wait and claim again.
-      const answer = throughCore(() => core().idemHeld(new TextEncoder().encode(encodeEntry(held)), hash));
+      const answer = throughCore(() => core().idemHeld(new TextEncoder().encode(encodeEntry(held)), hash, revision));
       if (answer === 'c') return refuse('conflict', context.idempotency_key) as R;
       if (answer.startsWith('r')) return JSON.parse(answer.slice(1)) as R;
       const pause = core().idemWait(now() - start, waitMs, round);

@@ -145,7 +145,7 @@ export const KINDS = {
     const data = raw(i, 'held');
     try {
       api.idempotencyRules.readEntry(data);
-      return api.idempotencyRules.held(data, i.hash);
+      return api.idempotencyRules.held(data, i.hash, i.revision);
     } catch (e) {
       return { error: code(e) };
     }

@@ -308,12 +308,30 @@ describe('idempotent', () => {
     const { ctx } = callContext();
     const sent = { content: [{ type: 'text', text: 'hi' }], structuredContent: { n: [1, 2] }, _meta: { 'app/trace': 't-1', nested: { k: null } } };
     const tool = idempotent(async () => sent);
-    const first = await tool({}, extraFor(ctx));
+    const legacy = { requestInfo: { headers: { 'mcp-protocol-version': '2025-11-25' } } };
+    const first = await tool({}, extraFor(ctx, legacy));
     const wire = JSON.parse(JSON.stringify(first));
     first._meta.nested.k = 'changed after it was sent';
     first.content.push({ type: 'text', text: 'more' });
-    const again = await tool({}, extraFor(ctx));
+    const again = await tool({}, extraFor(ctx, legacy));
     assert.deepEqual(again, { ...wire, _meta: { ...wire._meta, 'agentarea/replayed': true } });
+  });
+
+  test('a replay is written for the retry\'s protocol revision: SDK v2\'s envelope, else the MCP-Protocol-Version header, else none known', async () => {
+    const { ctx } = callContext();
+    // A 2026-07-28 answer: stored without its resultType, members in canonical order.
+    const tool = idempotent(async () => ({ resultType: 'complete', structuredContent: { b: 1, a: 2 }, content: [] }));
+    const at = (revision) => extraFor(ctx, { requestInfo: { headers: { 'mcp-protocol-version': revision } } });
+    const v2 = (revision) => ({ mcpReq: { id: 1, envelope: { 'io.modelcontextprotocol/protocolVersion': revision } }, http: { authInfo: extraFor(ctx).authInfo } });
+    await tool({}, v2('2026-07-28'));
+    const wire = (r) => JSON.stringify(r);
+    const stamped = '{"_meta":{"agentarea/replayed":true},"content":[],"resultType":"complete","structuredContent":{"a":2,"b":1}}';
+    const unstamped = '{"_meta":{"agentarea/replayed":true},"content":[],"structuredContent":{"a":2,"b":1}}';
+    assert.equal(wire(await tool({}, at('2025-11-25'))), unstamped);
+    assert.equal(wire(await tool({}, v2('2025-06-18'))), unstamped);
+    assert.equal(wire(await tool({}, v2('2026-07-28'))), stamped);
+    assert.equal(wire(await tool({}, at('2026-07-28'))), stamped);
+    assert.equal(wire(await tool({}, extraFor(ctx))), stamped, 'no revision known: the form every revision accepts');
   });
 
   test('refuse and onStoreError are the caller\'s to choose', async () => {

@@ -16,7 +16,15 @@ For every ordered pair of servers (A, B):
     is answered from the store: B's answer is A's result with
     `_meta["agentarea/replayed"] = true`, and B runs nothing;
   - conflict: the same key with other arguments on B is refused, not run;
-  - replay guard: a token accepted by A is refused `token_replayed` by B.
+  - replay guard: a token accepted by A is refused `token_replayed` by B;
+  - protocol revisions: for every revision R1 that A serves and R2 that B
+    serves, a call answered by A at R1 and retried on B at R2 is replayed as
+    a valid R2 result (`resultType` present exactly when R2 is 2026-07-28),
+    A's result otherwise; at 2026-07-28 the retry goes through the official
+    TypeScript client pinned to it (client.mjs), which must accept it. The
+    stored entry holds no `resultType`, its members in RFC 8785 order.
+    Node, Python, Rust and Go serve 2025-11-25 and 2026-07-28; the Java and
+    Spring examples (java-sdk's session and stateless servers) 2025-11-25.
 Then the store holds exactly one key per idempotency key, in the layout every
 language writes.
 
@@ -73,6 +81,29 @@ class Call:
         doc = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                "params": {"name": self.tool, "arguments": arguments, "_meta": meta}}
         return json.dumps(doc).encode()
+
+
+LEGACY, MODERN = "2025-11-25", "2026-07-28"
+REVISIONS = {"node": [LEGACY, MODERN], "python": [LEGACY, MODERN], "rust": [LEGACY, MODERN],
+             "go": [LEGACY, MODERN], "java": [LEGACY], "spring": [LEGACY]}
+CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.mjs")
+
+
+def call_at(url: str, call: "Call", arguments: dict, revision: str) -> tuple[int, dict, str | None]:
+    """One tools/call at `revision`: raw HTTP for 2025-11-25, the official
+    TypeScript client pinned to 2026-07-28 otherwise. The status, the
+    JSON-RPC response as sent, and the client's error when it refused it."""
+    if revision == LEGACY:
+        status, msg = post(url, call.body(arguments), call.token())
+        return status, msg, None
+    meta = {f"agentarea/{k}": v for k, v in call.ctx.items()}
+    doc = json.dumps({"name": call.tool, "arguments": arguments, "_meta": meta})
+    out = subprocess.run(["node", CLIENT, url, call.token(), doc], capture_output=True, text=True, timeout=60)
+    try:
+        answer = json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return 0, {}, f"client.mjs: {out.stderr.strip()[-400:]}"
+    return answer.get("status", 0), answer.get("wire") or {}, answer.get("error")
 
 
 def post(url: str, body: bytes, token: str) -> tuple[int, dict]:
@@ -184,15 +215,60 @@ DEFAULTS = {"isError": False, "resultType": "complete"}
 
 
 def plain(result: dict) -> dict:
-    """The result less the replay mark (and an emptied `_meta`) and the
-    defaults above, to compare a replay with the first answer."""
+    """The result less the replay mark, the SDK's own per-response stamps
+    (`io.modelcontextprotocol/*`, such as 2026-07-28's `serverInfo`; an
+    emptied `_meta` too) and the defaults above, to compare a replay with
+    the first answer."""
     r = {k: v for k, v in result.items() if DEFAULTS.get(k, object()) != v}
-    meta = {k: v for k, v in (r.get("_meta") or {}).items() if k != "agentarea/replayed"}
+    meta = {k: v for k, v in (r.get("_meta") or {}).items()
+            if k != "agentarea/replayed" and not k.startswith("io.modelcontextprotocol/")}
     if meta:
         r["_meta"] = meta
     else:
         r.pop("_meta", None)
     return r
+
+
+def utf16(name: str) -> bytes:
+    return name.encode("utf-16-be")
+
+
+def canonical_order(v: object) -> bool:
+    """Every object's members in RFC 8785 order (UTF-16 code units of the names)."""
+    if isinstance(v, list):
+        if v and all(isinstance(m, tuple) for m in v):
+            names = [utf16(k) for k, _ in v]
+            return names == sorted(names) and all(canonical_order(x) for _, x in v)
+        return all(canonical_order(x) for x in v)
+    return True
+
+
+def across_revisions(checks: Checks, a: Server, b: Server, redis: Redis) -> None:
+    for r1 in REVISIONS[a.name]:
+        for r2 in REVISIONS[b.name]:
+            name = f"{a.name}@{r1} -> {b.name}@{r2}"
+            call = Call("create_invoice")
+            b_before = b.runs("create_invoice")
+            status, first, error = call_at(a.url, call, {"amount": 7}, r1)
+            result = first.get("result", {})
+            checks.check(f"{name}: first call answered", status == 200 and error is None and "amount" in json.dumps(
+                result), (status, first, error))
+            held = redis.command("GET", IDEM_PREFIX.decode() + ":" + call.ctx["idempotency_key"])
+            entry = json.loads(held, object_pairs_hook=lambda ps: list(ps)) if held else []
+            stored = dict(entry).get("result", []) if isinstance(entry, list) else []
+            checks.check(f"{name}: the entry {a.name} stored is era-neutral (no resultType, RFC 8785 order)",
+                         bool(stored) and "resultType" not in dict(stored) and canonical_order(stored), held)
+            status, retry, error = call_at(b.url, call, {"amount": 7}, r2)
+            again = retry.get("result", {})
+            checks.check(f"{name}: replayed on {b.name}, not run",
+                         status == 200 and (again.get("_meta") or {}).get("agentarea/replayed") is True
+                         and b.runs("create_invoice") == b_before, (status, retry))
+            checks.check(f"{name}: resultType present exactly for {MODERN} and later",
+                         ("resultType" in again) == (r2 >= MODERN) and again.get("resultType", "complete") == "complete",
+                         again)
+            checks.check(f"{name}: the replay is {a.name}'s result", plain(again) == plain(result), (again, result))
+            if r2 == MODERN:
+                checks.check(f"{name}: the TypeScript client pinned to {MODERN} accepts the replay", error is None, error)
 
 
 def pair(checks: Checks, a: Server, b: Server, redis: Redis) -> None:
@@ -263,6 +339,7 @@ def main() -> int:
                 for b in servers:
                     if a is not b:
                         pair(checks, a, b, redis)
+                        across_revisions(checks, a, b, redis)
             for s in servers:
                 s.stop()
             servers = []

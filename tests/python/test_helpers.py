@@ -433,3 +433,50 @@ async def test_the_context_parameter_is_found_and_models_are_hashed() -> None:
         assert (await place_plain(Order(sku="a", qty=1))).meta["agentarea/replayed"] is True
         assert (await place_plain(Order(sku="a", qty=2))).meta["toolctx/idempotency"] == "conflict"
     assert runs == [1]
+
+
+class _Call:
+    """A tool's context source as an SDK hands it over: the ASGI scope of the
+    request (its verified context, its MCP-Protocol-Version header) and, when
+    the SDK read one, the request's protocol revision."""
+
+    def __init__(self, ctx: toolctx.Context, header: str | None, protocol_version: str | None = None) -> None:
+        from toolctx.context import SCOPE_KEY
+
+        headers = [] if header is None else [(b"mcp-protocol-version", header.encode())]
+        self.scope = {"type": "http", "state": {SCOPE_KEY: ctx}, "headers": headers}
+        self.protocol_version = protocol_version
+
+
+async def test_a_replay_is_written_for_the_retrys_protocol_revision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper hands the core the call's revision (the SDK's reading, else
+    the MCP-Protocol-Version header, else none known) and answers with the
+    core's replay for it; the SDK's own model then writes it for its era."""
+    import json
+
+    from toolctx import _native
+    from toolctx.helpers import idempotency as module
+
+    answers: list[tuple[str, dict]] = []
+    real = _native.idempotency_held
+
+    def spy(raw: object, digest: str, revision: str) -> tuple[str, str | None]:
+        decision, replay = real(raw, digest, revision)
+        answers.append((revision, json.loads(replay) if replay else {}))
+        return decision, replay
+
+    monkeypatch.setattr(module._native, "idempotency_held", spy)
+
+    @idempotent(store=MemoryIdempotencyStore())
+    async def tool(x: int, ctx: object) -> dict:
+        # A 2026-07-28 answer: stored without resultType, in canonical member order.
+        return {"resultType": "complete", "structuredContent": {"b": 1, "a": 2}, "content": []}
+
+    ctx = verified("call-revisions")
+    await tool(1, _Call(ctx, "2026-07-28"))
+    for header, sdk in [("2025-11-25", None), ("2026-07-28", "2025-06-18"), ("2026-07-28", None), (None, None)]:
+        again = await tool(1, _Call(ctx, header, protocol_version=sdk))
+        assert again.meta["agentarea/replayed"] is True
+    assert [(r, "resultType" in a) for r, a in answers] == [
+        ("2025-11-25", False), ("2025-06-18", False), ("2026-07-28", True), ("", True)]
+    assert all(list(a["structuredContent"]) == ["a", "b"] for _, a in answers)

@@ -185,6 +185,11 @@ OWNER = "6f1c2a64-5d9e-4b7a-9c1e-0a2b3c4d5e6f"
 
 RESULTS = [
     ("plain result", '{"content":[{"type":"text","text":"ok"}]}'),
+    ("2026-07-28 result, resultType first", '{"resultType":"complete","content":[{"type":"text","text":"ok"}]}'),
+    ("2026-07-28 result, resultType last, members out of order",
+     '{"structuredContent":{"z":[{"b":2,"a":1}],"a":1.0},"isError":false,"content":[],"_meta":{"t":1,"a":"x"},'
+     '"resultType":"complete"}'),
+    ("names sorted by UTF-16 code units", r'{"content":[],"_meta":{"\uff61":2,"\ud83d\ude00":1,"a":3,"B":4,"_":5}}'),
     ("result with _meta", '{"content":[],"_meta":{"trace":"t-1","n":2}}'),
     ("result with _meta first and spacing",
      '{ "_meta" : { "agentarea/replayed" : false, "z" : [1, 2.50] }, "isError" : true, "content" : [ ] }'),
@@ -198,17 +203,58 @@ def running_text(hash, owner):
     return compact({"state": "running", "hash": hash, "owner": owner})
 
 
-def done_text(hash, result_json):
-    return "{" + '"state":"done","hash":' + escape(hash) + ',"result":' + compact(loads(result_json)) + "}"
+# Protocol revisions (CONTRACT §5, replays across protocol revisions).
+RESULT_TYPE = "resultType"
+FIRST_WITH_RESULT_TYPE = "2026-07-28"
+DATE_DIGITS = "0123456789"
 
 
-def replayed_text(result_json):
+def result_type_required(revision):
+    """2026-07-28 and later carry resultType, earlier dates do not; a
+    revision that is not a YYYY-MM-DD date (none known: "") gets the form
+    every revision accepts, with it."""
+    is_date = len(revision) == 10 and all(
+        (c == "-") if i in (4, 7) else (c in DATE_DIGITS) for i, c in enumerate(revision))
+    return not is_date or revision >= FIRST_WITH_RESULT_TYPE
+
+
+def sorted_tree(v):
+    """Every object's members in RFC 8785 order (UTF-16 code units), values as read."""
+    if isinstance(v, dict):
+        return {k: sorted_tree(v[k]) for k in sorted(v, key=utf16_key)}
+    if isinstance(v, list):
+        return [sorted_tree(x) for x in v]
+    return v
+
+
+def neutral(result_json):
+    """The stored form of a result: no top-level resultType ("complete"
+    only; anything else is no finished call), members in canonical order."""
     r = loads(result_json)
+    if not isinstance(r, dict):
+        return None
+    if RESULT_TYPE in r:
+        if r[RESULT_TYPE] != "complete":
+            return None
+        del r[RESULT_TYPE]
+    return sorted_tree(r)
+
+
+def done_text(hash, result_json):
+    return "{" + '"state":"done","hash":' + escape(hash) + ',"result":' + compact(neutral(result_json)) + "}"
+
+
+def replayed_text(result_json, revision):
+    """The replay of a stored result (any writer's) for a request of `revision`."""
+    r = loads(result_json)
+    r.pop(RESULT_TYPE, None)
     meta = r.get("_meta")
     meta = dict(meta) if isinstance(meta, dict) else {}
     meta[REPLAYED] = True
-    r["_meta"] = meta  # in its place when present, else last
-    return compact(r)
+    r["_meta"] = meta
+    if result_type_required(revision):
+        r[RESULT_TYPE] = "complete"
+    return compact(sorted_tree(r))
 
 
 def idempotency_entries():
@@ -224,33 +270,64 @@ def idempotency_entries():
         out.append(case("entry: done, " + name, "idempotency.entry",
                         {"state": "done", "hash": HASH_A, "result_json": text},
                         {"text": done_text(HASH_A, text)}))
-    for name, text in [("an array", "[]"), ("a string", '"ok"'), ("not JSON", "{")]:
+    for name, text in [("an array", "[]"), ("a string", '"ok"'), ("not JSON", "{"),
+                       ("input_required (a round of a multi-round-trip call)",
+                        '{"resultType":"input_required","inputRequests":{}}'),
+                       ("a resultType not understood", '{"resultType":"Complete","content":[]}'),
+                       ("a resultType that is not a string", '{"resultType":null,"content":[]}')]:
         out.append(case("entry: done refused, the result is " + name, "idempotency.entry",
                         {"state": "done", "hash": HASH_A, "result_json": text},
                         {"error": "idempotency_entry_invalid"}))
     return out
 
 
+# The revisions a replay is checked for: every published one, a later
+# date, and revisions that are not dates (none known, a draft's name).
+REVISIONS = ["2025-11-25", "2026-07-28"]
+MORE_REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2026-07-27", "2027-01-01", "", "draft",
+                  "2026-7-28", "2026-07-28 "]
+
+
 def idempotency_held():
     out = []
     for name, text in RESULTS:
         held = done_text(HASH_A, text)
-        out.append(case("held: done, same arguments, replayed: " + name, "idempotency.held",
-                        {"held": held, "hash": HASH_A},
-                        {"answer": "replay", "replayed": replayed_text(text)}))
+        for revision in REVISIONS:
+            out.append(case("held: done, same arguments, replayed at %s: %s" % (revision, name),
+                            "idempotency.held", {"held": held, "hash": HASH_A, "revision": revision},
+                            {"answer": "replay", "replayed": replayed_text(text, revision)}))
         out.append(case("held: done, other arguments, conflict: " + name, "idempotency.held",
-                        {"held": held, "hash": HASH_B}, {"answer": "conflict"}))
+                        {"held": held, "hash": HASH_B, "revision": REVISIONS[1]}, {"answer": "conflict"}))
+    plain = done_text(HASH_A, RESULTS[0][1])
+    for revision in MORE_REVISIONS:
+        out.append(case("held: done, replayed at revision %r" % revision, "idempotency.held",
+                        {"held": plain, "hash": HASH_A, "revision": revision},
+                        {"answer": "replay", "replayed": replayed_text(RESULTS[0][1], revision)}))
+    # Entries as written before results were stored era-neutral: a stored
+    # resultType and the writer's member order replay as the core's own.
+    legacy = ('{"state":"done","hash":"%s","result":{"structuredContent":{"n":1,"a":[{"y":2.50,"b":null}]},'
+              '"resultType":"complete","content":[{"type":"text","text":"ok"}],"isError":false,'
+              '"_meta":{"trace":"t"}}}' % HASH_A)
+    legacy_result = legacy[legacy.index('"result":') + 9:-1]
+    for revision in REVISIONS:
+        out.append(case("held: an entry with a stored resultType and another order, replayed at " + revision,
+                        "idempotency.held", {"held": legacy, "hash": HASH_A, "revision": revision},
+                        {"answer": "replay", "replayed": replayed_text(legacy_result, revision)}))
     out += [
         case("held: running, same arguments, in flight", "idempotency.held",
-             {"held": running_text(HASH_A, OWNER), "hash": HASH_A}, {"answer": "in_flight"}),
+             {"held": running_text(HASH_A, OWNER), "hash": HASH_A, "revision": REVISIONS[0]},
+             {"answer": "in_flight"}),
         case("held: running, other arguments, conflict", "idempotency.held",
-             {"held": running_text(HASH_A, OWNER), "hash": HASH_B}, {"answer": "conflict"}),
+             {"held": running_text(HASH_A, OWNER), "hash": HASH_B, "revision": REVISIONS[1]},
+             {"answer": "conflict"}),
         case("held: written by another writer (spacing, member order, extra member)", "idempotency.held",
-             {"held": '{"owner": "x", "extra": 1, "hash": "%s", "state": "running"}' % HASH_A, "hash": HASH_A},
+             {"held": '{"owner": "x", "extra": 1, "hash": "%s", "state": "running"}' % HASH_A, "hash": HASH_A,
+              "revision": REVISIONS[1]},
              {"answer": "in_flight"}),
         case("held: Python json.dumps spacing, done", "idempotency.held",
-             {"held": '{"state": "done", "hash": "%s", "result": {"content": []}}' % HASH_A, "hash": HASH_A},
-             {"answer": "replay", "replayed": '{"content":[],"_meta":{"%s":true}}' % REPLAYED}),
+             {"held": '{"state": "done", "hash": "%s", "result": {"content": []}}' % HASH_A, "hash": HASH_A,
+              "revision": REVISIONS[0]},
+             {"answer": "replay", "replayed": '{"_meta":{"%s":true},"content":[]}' % REPLAYED}),
     ]
     malformed = [
         ("not JSON", "not json"),
@@ -267,12 +344,18 @@ def idempotency_held():
         ("done with a result that is not an object", '{"state":"done","hash":"%s","result":"ok"}' % HASH_A),
         ("duplicate member", '{"state":"running","state":"done","hash":"%s","owner":"o"}' % HASH_A),
         ("another program's value", "1"),
+        ("done with an input_required result",
+         '{"state":"done","hash":"%s","result":{"resultType":"input_required","inputRequests":{}}}' % HASH_A),
+        ("done with a resultType that is not a string",
+         '{"state":"done","hash":"%s","result":{"resultType":1,"content":[]}}' % HASH_A),
     ]
     for name, text in malformed:
         out.append(case("held: malformed, " + name, "idempotency.held",
-                        {"held": text, "hash": HASH_A}, {"error": "idempotency_entry_invalid"}))
+                        {"held": text, "hash": HASH_A, "revision": REVISIONS[1]},
+                        {"error": "idempotency_entry_invalid"}))
     out.append(case("held: malformed, bytes that are not UTF-8", "idempotency.held",
-                    {"held_hex": (b'{"state":"running","hash":"\xff"}').hex(), "hash": HASH_A},
+                    {"held_hex": (b'{"state":"running","hash":"\xff"}').hex(), "hash": HASH_A,
+                     "revision": REVISIONS[0]},
                     {"error": "idempotency_entry_invalid"}))
     return out
 
@@ -307,7 +390,7 @@ def idempotency_redis_commands():
     rows = [("default prefix", KEY_PREFIX, "tool", "k-1", 1800000, 86400000),
             ("other prefix, awkward namespace", "app:", "a:b%", "k:2", 1, 1500),
             ("lease and ttl of 0 are 1 ms", KEY_PREFIX, "", "k", 0, 0)]
-    result = RESULTS[1][1]
+    result = dict(RESULTS)["2026-07-28 result, resultType last, members out of order"]
     for name, prefix, ns, key, lease, ttl in rows:
         k = prefix + store_key(ns, key)
         mine = running_text(HASH_A, OWNER)

@@ -5,8 +5,10 @@ It shares no code with generate_helpers.py and derives every expectation a
 second way: store keys by a regular expression (and read back: the
 namespace comes back by unescaping), RFC 8785 through json.dumps with its
 own UTF-16 sort and number writer, entries and replays compared as parsed
-trees with number texts kept and no whitespace outside strings, entry
-validation by its own model, the wait by stepping a doubling pause, Redis
+trees with number texts kept and no whitespace outside strings (a stored
+result without `resultType` and every object sorted by its own UTF-16
+key; a replay stamped `resultType` by comparing the revision's year,
+month and day as integers), entry validation by its own model, the wait by stepping a doubling pause, Redis
 commands built from the CONTRACT §5 table, reply meanings from a table per
 command; result limits and progress in selfcheck_helpers_limits.py.
 Exit status 1 on any disagreement.
@@ -30,9 +32,38 @@ SCRIPT = ("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL'
 MARK = "agentarea/replayed"
 
 
-def tree(text):
-    """A JSON text as a tree: objects as member lists, numbers as text."""
-    return json.loads(text, object_pairs_hook=lambda ps: [list(p) for p in ps], parse_int=str, parse_float=str)
+class Obj(list):
+    """An object in an `otree`: its members as [name, value] lists, in order."""
+
+
+def otree(text):
+    """A JSON text as a tree that tells objects (Obj) from arrays, numbers as text."""
+    return json.loads(text, object_pairs_hook=lambda ps: Obj([list(p) for p in ps]), parse_int=str,
+                      parse_float=str)
+
+
+def ordered(v):
+    """Every object's members sorted by the UTF-16 units of their names."""
+    if isinstance(v, Obj):
+        return Obj([[k, ordered(x)] for k, x in sorted(v, key=lambda m: units(m[0]))])
+    if isinstance(v, list):
+        return [ordered(x) for x in v]
+    return v
+
+
+def stamped(revision):
+    """Whether a replay for `revision` carries resultType: a date
+    YYYY-MM-DD from 2026-07-28 on, or anything that is not such a date."""
+    m = re.fullmatch(r"([0-9]{4})-([0-9]{2})-([0-9]{2})", revision)
+    if m is None:
+        return True
+    return tuple(int(g) for g in m.groups()) >= (2026, 7, 28)
+
+
+def result_kind_ok(result):
+    """A stored or storable result: resultType absent or exactly "complete"."""
+    kinds = [v for k, v in result if k == "resultType"]
+    return not kinds or kinds == ["complete"]
 
 
 def strict(text):
@@ -129,7 +160,8 @@ def entry_model(data):
         return None
     if v.get("state") == "running" and isinstance(v.get("owner"), str):
         return ("running", v["hash"])
-    if v.get("state") == "done" and isinstance(v.get("result"), dict):
+    if v.get("state") == "done" and isinstance(v.get("result"), dict) and v["result"].get(
+            "resultType", "complete") == "complete":
         return ("done", v["hash"])
     return None
 
@@ -139,34 +171,34 @@ def check_entry(i, e):
         want = json.dumps({"state": "running", "hash": i["hash"], "owner": i["owner"]},
                           separators=(",", ":"), ensure_ascii=False)
         return {"text": want}
-    if not isinstance(strict(i["result_json"]), dict):
+    if not isinstance(strict(i["result_json"]), dict) or not result_kind_ok(otree(i["result_json"])):
         return {"error": "idempotency_entry_invalid"}
     got = e.get("text", "")
     assert bare(got), "whitespace left in the entry"
-    assert tree(got) == [["state", "done"], ["hash", i["hash"]], ["result", tree(i["result_json"])]], "tree"
+    assert otree(got) == [["state", "done"], ["hash", i["hash"]], ["result", stored(i["result_json"])]], "tree"
     return {"text": got}
 
 
-def replay_tree(members):
-    """The replay of a result tree: `_meta` kept in its place (an object's
-    members kept, the mark set true where it is or added last; anything
-    else replaced), or added last."""
-    out = [list(m) for m in members]
-    for m in out:
-        if m[0] == "_meta":
-            meta = [list(x) for x in m[1]] if isinstance(m[1], list) and all(
-                isinstance(x, list) for x in m[1]) and not _is_array(m[1]) else []
-            if any(x[0] == MARK for x in meta):
-                meta = [[k, True if k == MARK else v] for k, v in meta]
-            else:
-                meta.append([MARK, True])
-            m[1] = meta
-            return out
-    return out + [["_meta", [[MARK, True]]]]
+def stored(result_json):
+    """The era-neutral result tree: no resultType, every object sorted."""
+    return ordered(Obj([m for m in otree(result_json) if m[0] != "resultType"]))
 
 
-def _is_array(v):
-    return not all(len(x) == 2 and isinstance(x[0], str) for x in v)
+def replay_tree(result, revision):
+    """The replay of a stored result tree for `revision`: resultType
+    dropped, `_meta` an object with the mark true (its other members kept;
+    anything else replaced, or added), resultType "complete" added where the
+    revision is stamped; then every object sorted."""
+    out = Obj([list(m) for m in result if m[0] != "resultType"])
+    metas = [m for m in out if m[0] == "_meta"]
+    if metas and isinstance(metas[0][1], Obj):
+        meta = Obj([x for x in metas[0][1] if x[0] != MARK] + [[MARK, True]])
+    else:
+        meta = Obj([[MARK, True]])
+    out = Obj([m for m in out if m[0] != "_meta"] + [["_meta", meta]])
+    if stamped(revision):
+        out.append(["resultType", "complete"])
+    return ordered(out)
 
 
 def check_held(i, e):
@@ -179,10 +211,11 @@ def check_held(i, e):
         return {"answer": "conflict"}
     if state == "running":
         return {"answer": "in_flight"}
-    result = [v for k, v in tree(data.decode("utf-8")) if k == "result"][0]
+    result = [v for k, v in otree(data.decode("utf-8")) if k == "result"][0]
     got = e.get("replayed", "")
     assert bare(got), "whitespace left in the replay"
-    assert tree(got) == replay_tree(result), "replay tree"
+    assert otree(got) == replay_tree(result, i["revision"]), "replay tree"
+    assert any(k == "resultType" for k, _ in otree(got)) == stamped(i["revision"]), "resultType"
     return {"answer": "replay", "replayed": got}
 
 
@@ -217,7 +250,7 @@ def check_redis_commands(i, e):
     k = i["prefix"] + i["namespace"].replace("%", "%25").replace(":", "%3A") + ":" + i["key"]
     mine = json.dumps({"state": "running", "hash": i["hash"], "owner": i["owner"]}, separators=(",", ":"))
     done = e["complete"][2]
-    assert tree(done) == [["state", "done"], ["hash", i["hash"]], ["result", tree(i["result_json"])]]
+    assert otree(done) == [["state", "done"], ["hash", i["hash"]], ["result", stored(i["result_json"])]]
     ms = lambda n: "%d" % (n if n > 0 else 1)  # noqa: E731
     return {"claim": ["SET", k, mine, "NX", "PX", ms(i["lease_ms"])], "read": ["GET", k],
             "complete": ["SET", k, done, "PX", ms(i["ttl_ms"])], "release": ["EVAL", SCRIPT, "1", k, mine]}

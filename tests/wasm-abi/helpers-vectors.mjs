@@ -100,7 +100,7 @@ const KINDS = {
     const data = raw(i, 'held');
     try {
       helpers.text('toolctx_idem_read_entry', [data]);
-      const a = helpers.text('toolctx_idem_held', [data, i.hash]);
+      const a = helpers.text('toolctx_idem_held', [data, i.hash, i.revision]);
       return a === 'c' ? { answer: 'conflict' } : a === 'w' ? { answer: 'in_flight' } : { answer: 'replay', replayed: a.slice(1) };
     } catch (e) {
       return { error: code(e) };

@@ -77,16 +77,19 @@ pub fn idempotency_read_entry(
 }
 
 /// A held entry for a call whose arguments hash to `hash`: `("conflict",
-/// None)`, `("in_flight", None)` or `("replay", result_json)`.
+/// None)`, `("in_flight", None)` or `("replay", result_json)`, the replay
+/// written for the retrying request's protocol `revision` (`""` when none
+/// is known).
 #[pyfunction]
 pub fn idempotency_held(
     py: Python<'_>,
     raw: &Bound<'_, PyAny>,
     hash: &str,
+    revision: &str,
 ) -> PyResult<(&'static str, Option<String>)> {
     let bytes = raw_bytes(py, raw)?;
     Ok(
-        match core::held(&bytes, hash).map_err(|_| entry_invalid(py))? {
+        match core::held(&bytes, hash, revision).map_err(|_| entry_invalid(py))? {
             Held::Conflict => ("conflict", None),
             Held::InFlight => ("in_flight", None),
             Held::Replay(result) => ("replay", Some(result)),

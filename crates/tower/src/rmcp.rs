@@ -31,6 +31,16 @@ pub fn verification(ctx: &RequestContext<RoleServer>) -> Result<&Verification, E
         })
 }
 
+/// The protocol revision of this request, as rmcp reads it (the request's
+/// own metadata, else the session's negotiated version), or `""` when it
+/// has none: what [`Idempotent::run`](crate::helpers::Idempotent::run)
+/// hands the core so that a replay is written for it.
+pub fn protocol_revision(ctx: &RequestContext<RoleServer>) -> String {
+    ctx.protocol_version()
+        .map(|v| v.as_str().to_owned())
+        .unwrap_or_default()
+}
+
 /// The verified context of this `tools/call`, as a tool argument. The call
 /// fails when the layer is missing, or when it let the call through
 /// without context (`require_context: false`); [`MaybeVerified`] takes the

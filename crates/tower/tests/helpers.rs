@@ -94,7 +94,10 @@ fn tower_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
             // then the core's decision on the text.
             let answer = Entry::decode(&held)
                 .map_err(|e| e.code().to_string())
-                .and_then(|_| core::held(&held, hash).map_err(|_| core::ENTRY_INVALID.to_string()))
+                .and_then(|_| {
+                    core::held(&held, hash, text(input, "revision")?)
+                        .map_err(|_| core::ENTRY_INVALID.to_string())
+                })
                 .map(|h| match h {
                     core::Held::Conflict => ("conflict", None),
                     core::Held::InFlight => ("in_flight", None),

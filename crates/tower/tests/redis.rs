@@ -239,7 +239,7 @@ async fn the_idempotency_store_in_redis_paused() {
     let run = |g: Idempotent, args: serde_json::Value| {
         let (runs, ct, ctx) = (runs.clone(), ct.clone(), ctx.clone());
         async move {
-            g.run(Some(&ctx), &args, &ct, || async {
+            g.run(Some(&ctx), "2025-11-25", &args, &ct, || async {
                 let n = runs.fetch_add(1, Ordering::SeqCst) + 1;
                 Ok::<CallToolResponse, rmcp::ErrorData>(
                     CallToolResult::structured(json!({ "runs": n })).into(),
@@ -275,7 +275,7 @@ async fn the_idempotency_store_in_redis_paused() {
         let (runs, ct, ctx2) = (runs.clone(), ct.clone(), ctx2.clone());
         tasks.push(tokio::spawn(async move {
             g.wait(Duration::from_secs(5))
-                .run(Some(&ctx2), &json!({"b": 1}), &ct, || async {
+                .run(Some(&ctx2), "2025-11-25", &json!({"b": 1}), &ct, || async {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     runs.fetch_add(1, Ordering::SeqCst);
                     Ok::<CallToolResponse, rmcp::ErrorData>(
@@ -303,7 +303,7 @@ async fn the_idempotency_store_in_redis_paused() {
     let g = first.clone();
     let got = tokio::time::timeout(
         HELD,
-        g.run(Some(&ctx3), &json!({}), &ct, || async {
+        g.run(Some(&ctx3), "2025-11-25", &json!({}), &ct, || async {
             runs.fetch_add(1, Ordering::SeqCst);
             Ok::<CallToolResponse, rmcp::ErrorData>(CallToolResult::structured(json!({})).into())
         }),

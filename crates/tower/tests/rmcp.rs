@@ -43,7 +43,7 @@ use serde_json::{json, Value};
 use sse_stream::Sse;
 use toolctx_core::{Config, ContextClaims, TokenClaims, Verifier};
 use toolctx_tower::helpers::{Idempotent, Progress, REPLAYED};
-use toolctx_tower::rmcp::{MaybeVerified, Verified};
+use toolctx_tower::rmcp::{protocol_revision, MaybeVerified, Verified};
 use toolctx_tower::{MemoryReplayStore, ToolctxLayer};
 use tower_layer::Layer;
 
@@ -132,10 +132,19 @@ impl Tools {
         rc: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.once
-            .run(ctx.context(), &args, &rc.ct, || async {
-                let n = self.once_runs.fetch_add(1, Ordering::SeqCst) + 1;
-                Ok(CallToolResult::structured(json!({ "order": args.order, "runs": n })).into())
-            })
+            .run(
+                ctx.context(),
+                &protocol_revision(&rc),
+                &args,
+                &rc.ct,
+                || async {
+                    let n = self.once_runs.fetch_add(1, Ordering::SeqCst) + 1;
+                    Ok(
+                        CallToolResult::structured(json!({ "order": args.order, "runs": n }))
+                            .into(),
+                    )
+                },
+            )
             .await
     }
 

@@ -146,7 +146,7 @@ pub fn core_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
         }
         "idempotency.held" => {
             let held = bytes(input, "held")?;
-            let answer = idem::held(&held, text(input, "hash")?)
+            let answer = idem::held(&held, text(input, "hash")?, text(input, "revision")?)
                 .map(|h| match h {
                     idem::Held::Conflict => ("conflict", None),
                     idem::Held::InFlight => ("in_flight", None),

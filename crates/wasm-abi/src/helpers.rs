@@ -68,8 +68,8 @@ pub fn idem_read_entry(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
 }
 
 pub fn idem_held(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
-    let [raw, hash] = exact(input)?;
-    Ok(h::idem_held(raw, utf8(hash)?)?.into())
+    let [raw, hash, revision] = exact(input)?;
+    Ok(h::idem_held(raw, utf8(hash)?, utf8(revision)?)?.into())
 }
 
 pub fn idem_wait(now_ms: i64, deadline_ms: i64, round: i32) -> i64 {

@@ -55,7 +55,7 @@
 //! | `toolctx_idem_running()` | hash, owner | the running entry |
 //! | `toolctx_idem_done()` | hash, result JSON | the done entry |
 //! | `toolctx_idem_read_entry()` | raw entry | the entry re-encoded |
-//! | `toolctx_idem_held()` | raw entry, hash | `c`, `w`, `r` + result JSON |
+//! | `toolctx_idem_held()` | raw entry, hash, protocol revision (`""`: none known) | `c`, `w`, `r` + result JSON for that revision |
 //! | `toolctx_idem_wait(now_ms: i64, deadline_ms: i64, round: i32) -> i64` | | ms to sleep, or -1: refuse |
 //! | `toolctx_idem_refusal()` | outcome, key | the refusal's `CallToolResult` JSON |
 //! | `toolctx_idem_redis_args(ms: i64)` | command, key, entry | fields: the command |

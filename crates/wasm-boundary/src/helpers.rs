@@ -56,10 +56,11 @@ pub fn idem_read_entry(raw: &[u8]) -> Result<String, Error> {
 }
 
 /// A held entry for a call whose arguments hash to `hash`: `c` conflict,
-/// `w` in flight (wait), `r` + the replayed result's JSON;
+/// `w` in flight (wait), `r` + the replayed result's JSON, written for
+/// the retrying request's protocol `revision` (`""` when none is known);
 /// `idempotency_entry_invalid` for an entry the core cannot read.
-pub fn idem_held(raw: &[u8], hash: &str) -> Result<String, Error> {
-    match core::held(raw, hash).map_err(|e| Error::new(core::ENTRY_INVALID, e))? {
+pub fn idem_held(raw: &[u8], hash: &str, revision: &str) -> Result<String, Error> {
+    match core::held(raw, hash, revision).map_err(|e| Error::new(core::ENTRY_INVALID, e))? {
         Held::Conflict => Ok("c".into()),
         Held::InFlight => Ok("w".into()),
         Held::Replay(result) => Ok(format!("r{result}")),

@@ -49,11 +49,12 @@ pub fn read_entry(raw: &[u8]) -> Result<String, JsValue> {
 }
 
 /// A held entry for a call whose arguments hash to `hash`: `c` conflict,
-/// `w` in flight (wait), `r` + the replayed result's JSON; throws
+/// `w` in flight (wait), `r` + the replayed result's JSON for the retrying
+/// request's protocol `revision` (`""` when none is known); throws
 /// `idempotency_entry_invalid`.
 #[wasm_bindgen(js_name = idemHeld)]
-pub fn held(raw: &[u8], hash: &str) -> Result<String, JsValue> {
-    Ok(h::idem_held(raw, hash)?)
+pub fn held(raw: &[u8], hash: &str, revision: &str) -> Result<String, JsValue> {
+    Ok(h::idem_held(raw, hash, revision)?)
 }
 
 /// Milliseconds to sleep before claiming again, or -1: the wait is over.

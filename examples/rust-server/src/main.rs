@@ -56,7 +56,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use toolctx_core::{Config, Credential, Verifier};
 use toolctx_tower::helpers::{Idempotent, Progress};
-use toolctx_tower::rmcp::MaybeVerified;
+use toolctx_tower::rmcp::{protocol_revision, MaybeVerified};
 use toolctx_tower::{
     Redis, RedisReplayStore, RedisStore, ToolctxLayer, Verification, DEFAULT_TIMEOUT,
 };
@@ -320,7 +320,7 @@ impl Example {
     ) -> Result<CallToolResponse, ErrorData> {
         let context = self.context(&ctx)?;
         self.invoices
-            .run(context.context(), &args, &ctx.ct, || async {
+            .run(context.context(), &protocol_revision(&ctx), &args, &ctx.ct, || async {
                 self.ran("create_invoice", &ctx);
                 let key = context.context().map(|c| c.idempotency_key.clone());
                 let invoice = json!({"invoice": format!("inv-{}", key.unwrap_or_default()), "amount": args.amount});

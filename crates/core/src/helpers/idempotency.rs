@@ -12,9 +12,11 @@
 //!   RFC 8785 form);
 //! - what an entry is: [`running`] and [`done`] write it, [`Entry::read`]
 //!   reads it; anything else under a key is [`EntryInvalid`]
-//!   (`idempotency_entry_invalid`);
+//!   (`idempotency_entry_invalid`). A finished call's result is stored
+//!   era-neutral: without `resultType`, its members in one canonical order;
 //! - what a held entry means for this call: [`held`] (conflict, in flight,
-//!   or the replayed result as JSON), then [`wait`] while it is in flight;
+//!   or the replay as JSON, written for the retrying request's protocol
+//!   revision), then [`wait`] while it is in flight;
 //! - the refusals: [`refusal`] (`conflict`, `in_progress`, `unverified`);
 //! - the Redis commands and what each reply means: [`redis`];
 //! - the defaults (`DEFAULT_*`).
@@ -30,6 +32,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use sha2::{Digest, Sha256};
 
+use super::revision::{self, COMPLETE, RESULT_TYPE};
 use crate::jcs;
 use crate::json::{self, write_str, JsonError, Value};
 
@@ -152,8 +155,8 @@ pub enum Entry<'a> {
         hash: Cow<'a, str>,
         owner: Cow<'a, str>,
     },
-    /// The finished call: the arguments' hash and the result as sent (a
-    /// `CallToolResult`, a JSON object).
+    /// The finished call: the arguments' hash and the result (a
+    /// `CallToolResult`, a JSON object; as [`done`] writes it, era-neutral).
     Done {
         hash: Cow<'a, str>,
         result: Value<'a>,
@@ -164,6 +167,8 @@ impl<'a> Entry<'a> {
     /// Reads an entry: a JSON object with `"state"` `"running"` (and string
     /// `"hash"`, `"owner"`) or `"done"` (string `"hash"`, object
     /// `"result"`), in any member order and spacing, other members ignored.
+    /// A result holding a `resultType` other than `"complete"` (an entry
+    /// written before results were stored era-neutral) is no finished call.
     /// Anything else, non-UTF-8 bytes included, is [`EntryInvalid`].
     pub fn read(bytes: &'a [u8]) -> Result<Entry<'a>, EntryInvalid> {
         let Ok(Value::Object(members)) = json::parse(bytes) else {
@@ -190,7 +195,7 @@ impl<'a> Entry<'a> {
             }),
             Some("done") => Ok(Entry::Done {
                 hash,
-                result: result.ok_or(EntryInvalid)?,
+                result: without_result_type(result.ok_or(EntryInvalid)?)?,
             }),
             _ => Err(EntryInvalid),
         }
@@ -237,16 +242,58 @@ pub fn running(hash: &str, owner: &str) -> String {
 }
 
 /// The finished call as stored: `result_json` (the result as sent) must be
-/// a JSON object; it is written compactly, members and number texts as
-/// they are.
+/// a JSON object. It is stored era-neutral, so that a retry of any protocol
+/// revision, on any server, gets the same replay: a top-level `resultType`
+/// is dropped (`"complete"`; any other, such as a multi-round-trip call's
+/// `"input_required"`, is no finished call and is refused), and the members
+/// of every object are put in RFC 8785 order (sorted by the UTF-16 code
+/// units of their names) with number texts and strings kept as they are.
 pub fn done(hash: &str, result_json: &[u8]) -> Result<String, EntryInvalid> {
     match json::parse(result_json) {
         Ok(result @ Value::Object(_)) => Ok(Entry::Done {
             hash: Cow::Borrowed(hash),
-            result,
+            result: neutral(result)?,
         }
         .encode()),
         _ => Err(EntryInvalid),
+    }
+}
+
+/// A result without its revision's member, in canonical member order.
+fn neutral(result: Value<'_>) -> Result<Value<'_>, EntryInvalid> {
+    let mut result = without_result_type(result)?;
+    sort_members(&mut result);
+    Ok(result)
+}
+
+/// A result object without its top-level `resultType`, which may only be
+/// `"complete"`.
+fn without_result_type(result: Value<'_>) -> Result<Value<'_>, EntryInvalid> {
+    let Value::Object(mut members) = result else {
+        return Err(EntryInvalid);
+    };
+    if let Some(at) = members.iter().position(|(k, _)| k == RESULT_TYPE) {
+        match members.remove(at) {
+            (_, Value::String(kind)) if kind == COMPLETE => {}
+            _ => return Err(EntryInvalid),
+        }
+    }
+    Ok(Value::Object(members))
+}
+
+/// Puts the members of every object in `v` in RFC 8785 order, recursively;
+/// values, number texts included, stay as they are.
+fn sort_members(v: &mut Value<'_>) {
+    match v {
+        Value::Array(items) => items.iter_mut().for_each(sort_members),
+        Value::Object(members) => {
+            // Names are unique (the reader refuses duplicates): no stability needed.
+            jcs::heapsort(members, |(a, _), (b, _)| {
+                a.encode_utf16().lt(b.encode_utf16())
+            });
+            members.iter_mut().for_each(|(_, v)| sort_members(v));
+        }
+        _ => {}
     }
 }
 
@@ -264,27 +311,33 @@ pub enum Held {
 
 /// Reads what a key holds (`bytes`, as the store gave it) and decides for
 /// this call: a conflict when the hashes differ (whatever the state), else
-/// in flight or the replay.
-pub fn held(bytes: &[u8], hash: &str) -> Result<Held, EntryInvalid> {
+/// in flight or the replay, written for `revision`, the retrying request's
+/// protocol revision ([`replayed`]).
+pub fn held(bytes: &[u8], hash: &str, revision: &str) -> Result<Held, EntryInvalid> {
     let entry = Entry::read(bytes)?;
     if entry.hash() != hash {
         return Ok(Held::Conflict);
     }
-    Ok(match &entry {
+    Ok(match entry {
         Entry::Running { .. } => Held::InFlight,
-        Entry::Done { result, .. } => Held::Replay(replayed(result)),
+        Entry::Done { result, .. } => Held::Replay(replayed(result, revision)),
     })
 }
 
-/// A stored result as replayed: the result as first sent, its members in
-/// their order and its `_meta` kept, with `_meta["agentarea/replayed"] =
-/// true` (set in place when present, else added last; a `_meta` that is not
-/// an object is replaced; a missing one is added last).
-pub fn replayed(result: &Value<'_>) -> String {
-    let mut members: Vec<(Cow<'_, str>, Value<'_>)> = match result {
-        Value::Object(members) => members.clone(),
+/// A stored result as replayed to a request of protocol revision
+/// `revision` (`""` when the request names none): the stored result with
+/// `_meta["agentarea/replayed"] = true` (its other `_meta` members kept; a
+/// `_meta` that is not an object is replaced) and, where the revision
+/// requires it ([`revision::result_type_required`]), `resultType:
+/// "complete"`; every object's members in RFC 8785 order, as stored, with
+/// the two added at their places in it. The same entry and revision give
+/// the same bytes, whichever server stored the entry.
+pub fn replayed(result: Value<'_>, revision: &str) -> String {
+    let mut members = match result {
+        Value::Object(members) => members,
         _ => Vec::new(),
     };
+    members.retain(|(k, _)| k != RESULT_TYPE);
     let flag = || (Cow::Borrowed(REPLAYED), Value::Bool(true));
     match members.iter_mut().find(|(k, _)| k == "_meta") {
         Some((_, Value::Object(meta))) => match meta.iter_mut().find(|(k, _)| k == REPLAYED) {
@@ -294,7 +347,15 @@ pub fn replayed(result: &Value<'_>) -> String {
         Some((_, other)) => *other = Value::Object(alloc::vec![flag()]),
         None => members.push((Cow::Borrowed("_meta"), Value::Object(alloc::vec![flag()]))),
     }
-    Value::Object(members).to_json()
+    if revision::result_type_required(revision) {
+        members.push((
+            Cow::Borrowed(RESULT_TYPE),
+            Value::String(Cow::Borrowed(COMPLETE)),
+        ));
+    }
+    let mut out = Value::Object(members);
+    sort_members(&mut out);
+    out.to_json()
 }
 
 /// A duplicate's next step while the first call runs.
@@ -541,11 +602,12 @@ mod tests {
         let r = running("h", "o");
         assert_eq!(r, r#"{"state":"running","hash":"h","owner":"o"}"#);
         assert_eq!(Entry::read(r.as_bytes()).unwrap().encode(), r);
-        let d = done("h", br#"{ "content": [], "n": 1.50 }"#).unwrap();
+        let d = done("h", br#"{ "n": 1.50, "content": [] }"#).unwrap();
         assert_eq!(
             d,
             r#"{"state":"done","hash":"h","result":{"content":[],"n":1.50}}"#
         );
+        assert_eq!(Entry::read(d.as_bytes()).unwrap().encode(), d);
         assert_eq!(done("h", b"[]"), Err(EntryInvalid));
         for bad in [
             &b"nope"[..],
@@ -553,6 +615,7 @@ mod tests {
             br#"{"state":"running","hash":"h"}"#,
             br#"{"state":"done","hash":"h","result":[]}"#,
             br#"{"state":"done","hash":1,"result":{}}"#,
+            br#"{"state":"done","hash":"h","result":{"resultType":"input_required"}}"#,
             b"\xff",
         ] {
             assert!(Entry::read(bad).is_err());
@@ -560,18 +623,91 @@ mod tests {
     }
 
     #[test]
+    fn a_done_entry_is_era_neutral() {
+        // The 2026-07-28 answer and the 2025 one, members in any order, store alike.
+        let modern = done(
+            "h",
+            br#"{"resultType":"complete","structuredContent":{"z":1,"a":[{"y":2.0,"b":1e3}]},"content":[],"_meta":{"t":1,"a":2}}"#,
+        )
+        .unwrap();
+        let older = done(
+            "h",
+            br#"{"_meta":{"a":2,"t":1},"content":[],"structuredContent":{"a":[{"b":1e3,"y":2.0}],"z":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(modern, older);
+        assert_eq!(
+            modern,
+            r#"{"state":"done","hash":"h","result":{"_meta":{"a":2,"t":1},"content":[],"structuredContent":{"a":[{"b":1e3,"y":2.0}],"z":1}}}"#
+        );
+        // Names sort by UTF-16 code units: U+1F600 (the pair D83D DE00) before U+FF61.
+        assert_eq!(
+            done("h", "{\"\u{1F600}\":1,\"\u{FF61}\":2,\"a\":3,\"B\":4}".as_bytes()).unwrap(),
+            "{\"state\":\"done\",\"hash\":\"h\",\"result\":{\"B\":4,\"a\":3,\"\u{1F600}\":1,\"\u{FF61}\":2}}"
+        );
+        // A round of a multi-round-trip call, or a resultType not understood, is no finished call.
+        for bad in [
+            &br#"{"resultType":"input_required","inputRequests":{}}"#[..],
+            br#"{"resultType":null}"#,
+            br#"{"resultType":"Complete"}"#,
+        ] {
+            assert_eq!(done("h", bad), Err(EntryInvalid));
+        }
+    }
+
+    #[test]
     fn a_held_entry_is_a_conflict_a_wait_or_a_replay() {
         let r = running("h", "o");
-        assert_eq!(held(r.as_bytes(), "x"), Ok(Held::Conflict));
-        assert_eq!(held(r.as_bytes(), "h"), Ok(Held::InFlight));
-        let d = done("h", br#"{"content":[],"_meta":{"a":1}}"#).unwrap();
+        assert_eq!(held(r.as_bytes(), "x", ""), Ok(Held::Conflict));
+        assert_eq!(held(r.as_bytes(), "h", ""), Ok(Held::InFlight));
+        let d = done("h", br#"{"content":[],"_meta":{"z":1}}"#).unwrap();
         assert_eq!(
-            held(d.as_bytes(), "h"),
+            held(d.as_bytes(), "h", "2025-11-25"),
             Ok(Held::Replay(
-                r#"{"content":[],"_meta":{"a":1,"agentarea/replayed":true}}"#.into()
+                r#"{"_meta":{"agentarea/replayed":true,"z":1},"content":[]}"#.into()
             ))
         );
-        assert_eq!(held(d.as_bytes(), "x"), Ok(Held::Conflict));
+        assert_eq!(held(d.as_bytes(), "x", "2025-11-25"), Ok(Held::Conflict));
+    }
+
+    #[test]
+    fn a_replay_is_written_for_the_retrying_revision() {
+        let d = done("h", br#"{"resultType":"complete","structuredContent":{"n":1},"isError":false,"content":[]}"#)
+            .unwrap();
+        let replay = |revision| match held(d.as_bytes(), "h", revision) {
+            Ok(Held::Replay(r)) => r,
+            other => panic!("{other:?}"),
+        };
+        let unstamped = r#"{"_meta":{"agentarea/replayed":true},"content":[],"isError":false,"structuredContent":{"n":1}}"#;
+        let stamped = r#"{"_meta":{"agentarea/replayed":true},"content":[],"isError":false,"resultType":"complete","structuredContent":{"n":1}}"#;
+        for r in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+            assert_eq!(replay(r), unstamped, "{r}");
+        }
+        for r in ["2026-07-28", "2027-03-01", "", "unknown"] {
+            assert_eq!(replay(r), stamped, "{r:?}");
+        }
+        // An entry written before entries were era-neutral (a resultType, another order) replays alike.
+        let old = br#"{"state":"done","hash":"h","result":{"structuredContent":{"n":1},"resultType":"complete","content":[],"isError":false,"_meta":"x"}}"#;
+        assert_eq!(
+            held(old, "h", "2025-11-25"),
+            Ok(Held::Replay(unstamped.into()))
+        );
+        assert_eq!(
+            held(old, "h", "2026-07-28"),
+            Ok(Held::Replay(stamped.into()))
+        );
+        // A stored flag of false is set; a _meta that is not an object is replaced.
+        let f = done(
+            "h",
+            br#"{"_meta":{"agentarea/replayed":false,"b":null},"content":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            held(f.as_bytes(), "h", "2026-07-28"),
+            Ok(Held::Replay(
+                r#"{"_meta":{"agentarea/replayed":true,"b":null},"content":[],"resultType":"complete"}"#.into()
+            ))
+        );
     }
 
     #[test]

@@ -8,3 +8,4 @@ pub mod cancel;
 pub mod idempotency;
 pub mod progress;
 pub mod results;
+pub mod revision;

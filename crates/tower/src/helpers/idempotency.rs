@@ -376,11 +376,15 @@ impl Idempotent {
     }
 
     /// Runs `tool` at most once per idempotency key of `context`, with
-    /// `arguments` (the call's, as sent) for the conflict check. `cancel`
-    /// (the call's `ctx.ct`) stops a duplicate's wait.
+    /// `arguments` (the call's, as sent) for the conflict check. `revision`
+    /// is the call's protocol revision ([`protocol_revision`](crate::rmcp::protocol_revision)
+    /// of its `RequestContext`; `""` when none is known): a replay is
+    /// written for it by the core. `cancel` (the call's `ctx.ct`) stops a
+    /// duplicate's wait.
     pub async fn run<A, F, Fut>(
         &self,
         context: Option<&Context>,
+        revision: &str,
         arguments: &A,
         cancel: &CancellationToken,
         tool: F,
@@ -419,7 +423,7 @@ impl Idempotent {
                 break;
             };
             let text = held.encode().map_err(failed)?;
-            match core::held(text.as_bytes(), &hash)
+            match core::held(text.as_bytes(), &hash, revision)
                 .map_err(|_| failed(StoreError::entry_invalid()))?
             {
                 core::Held::Conflict => {
@@ -505,7 +509,8 @@ fn millis(d: Duration) -> u64 {
 }
 
 /// The core's replay (the stored result, `_meta["agentarea/replayed"] =
-/// true` added) as rmcp's result.
+/// true` added, `resultType` where the call's revision has it) as rmcp's
+/// result.
 fn replayed(result: &str) -> Result<CallToolResult, ErrorData> {
     serde_json::from_str(result)
         .map_err(|e| ErrorData::internal_error(format!("toolctx: stored result: {e}"), None))

@@ -27,7 +27,7 @@ import anyio
 
 from toolctx import _native
 from toolctx._native import ToolctxError
-from toolctx.context import context_from, current_context
+from toolctx.context import _scope_of, context_from, current_context
 from toolctx.helpers.errors import helper_error
 
 #: The ``_meta`` key the platform reads on a replayed result.
@@ -375,6 +375,31 @@ def _to_sdk(result: ResultDict) -> Any:
     return CallToolResult.model_validate(result)
 
 
+def _revision(source: Any) -> str:
+    """The call's protocol revision as the SDK read it (the request's own,
+    else the session's negotiated one: the ``mcp`` SDK's
+    ``Context.protocol_version``, or its ``request_context``'s), else the
+    HTTP request's ``MCP-Protocol-Version`` header, or ``""`` when none is
+    known: the core writes the replay for it."""
+    holders = [source]
+    try:
+        holders.append(getattr(source, "request_context", None))
+    except Exception:  # a Context outside a request: nothing to read
+        pass
+    for holder in holders:
+        try:
+            version = getattr(holder, "protocol_version", None)
+        except Exception:
+            version = None
+        if isinstance(version, str):
+            return version
+    scope = _scope_of(source) if source is not None else None
+    for name, value in (scope or {}).get("headers", []):
+        if isinstance(name, bytes) and name.lower() == b"mcp-protocol-version" and isinstance(value, bytes):
+            return value.decode("latin-1")
+    return ""
+
+
 def _is_input_required(result: Any) -> bool:
     kind = result.get("resultType") if isinstance(result, dict) else getattr(result, "result_type", None)
     return kind == "input_required"
@@ -531,7 +556,7 @@ def idempotent(
                 if held is None:
                     break
                 # The core decides: a conflict, the replay, or wait and claim again.
-                decision, replay = _native.idempotency_held(held, digest)
+                decision, replay = _native.idempotency_held(held, digest, _revision(source))
                 if decision == "conflict":
                     return answer("conflict", context.idempotency_key)
                 if replay is not None:

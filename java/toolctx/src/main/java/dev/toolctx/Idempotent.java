@@ -116,6 +116,16 @@ public final class Idempotent {
         return result(HelpersCore.text("toolctx_idem_refusal", outcome, key));
     }
 
+    /**
+     * The call's protocol revision: its {@code MCP-Protocol-Version} header,
+     * as {@link ToolctxContextExtractor} copied it, or "" when it has none;
+     * the core writes a replay for it.
+     */
+    private static String revision(McpTransportContext transport) {
+        Object revision = transport == null ? null : transport.get(ToolContext.REVISION);
+        return revision instanceof String s ? s : "";
+    }
+
     private CallToolResult run(McpTransportContext transport, CallToolRequest request, Supplier<CallToolResult> tool) {
         ToolContext context = ToolContext.find(transport).orElse(null);
         if (context == null) return allowUnverified ? tool.get() : refuse("unverified", "");
@@ -137,7 +147,7 @@ public final class Idempotent {
                 throw new ToolctxException("idempotency_store_failed", "idempotent: the store failed, the tool did not run", e);
             }
             if (held == null) break;
-            String answer = HelpersCore.text("toolctx_idem_held", held, hash);
+            String answer = HelpersCore.text("toolctx_idem_held", held, hash, revision(transport));
             if (answer.startsWith("c")) return refuse("conflict", context.idempotencyKey());
             if (answer.startsWith("r")) return result(answer.substring(1));
             long pause = HelpersCore.waitMs(clock.getAsLong() - start, waitMs, round);

@@ -18,6 +18,8 @@ public final class ToolContext {
     public static final String ATTRIBUTE = "dev.toolctx.context";
     /** The request attribute {@link ToolctxFilter} sets on every request it judged. */
     public static final String JUDGED = "dev.toolctx.judged";
+    /** The transport context entry holding the request's {@code MCP-Protocol-Version} (for {@link Idempotent}'s replays). */
+    public static final String REVISION = "dev.toolctx.revision";
 
     private final String raw;
     private final ObjectNode json;

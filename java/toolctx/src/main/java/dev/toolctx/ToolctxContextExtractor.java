@@ -43,6 +43,8 @@ public final class ToolctxContextExtractor implements McpTransportContextExtract
         if (judged != null) entries.put(ToolContext.JUDGED, judged);
         Object context = request.getAttribute(ToolContext.ATTRIBUTE);
         if (context != null) entries.put(ToolContext.ATTRIBUTE, context);
+        String revision = request.getHeader("MCP-Protocol-Version");
+        if (revision != null) entries.put(ToolContext.REVISION, revision);
     }
 
     /** Their context, ours looked up first. */

@@ -159,7 +159,9 @@ class HelperVectorsTest {
 
     private static ObjectNode held(JsonNode in) {
         return coreAnswer(v -> {
-            String answer = HelpersCore.text("toolctx_idem_held", heldBytes(in, "held", "held_hex"), in.path("hash").asText());
+            if (!in.path("revision").isTextual()) throw new IllegalStateException("held: no revision");
+            String answer = HelpersCore.text("toolctx_idem_held", heldBytes(in, "held", "held_hex"), in.path("hash").asText(),
+                    in.path("revision").asText());
             if (answer.equals("c")) return obj().put("answer", "conflict");
             if (answer.equals("w")) return obj().put("answer", "in_flight");
             if (answer.startsWith("r")) return obj().put("answer", "replay").put("replayed", answer.substring(1));
