@@ -40,10 +40,7 @@ pub fn canonicalize_into(v: &Value<'_>, out: &mut String) -> Result<(), NotCanon
         }
         Value::Object(members) => {
             let mut sorted: Vec<&(_, Value<'_>)> = members.iter().collect();
-            // Names are unique (the reader refuses duplicates): no stability needed.
-            heapsort(&mut sorted, |(a, _), (b, _)| {
-                a.encode_utf16().lt(b.encode_utf16())
-            });
+            sort_members(&mut sorted);
             out.push('{');
             for (i, (k, v)) in sorted.into_iter().enumerate() {
                 if i > 0 {
@@ -105,6 +102,16 @@ pub fn tuix_idempotency_key(
         }
     }
     Ok(hex)
+}
+
+/// Puts object members in RFC 8785 order: by their names' UTF-16 code
+/// units. Names are unique (the reader refuses duplicates), so no stability
+/// is needed.
+pub(crate) fn sort_members<M: core::borrow::Borrow<(S, V)>, S: AsRef<str>, V>(members: &mut [M]) {
+    heapsort(members, |a, b| {
+        let (a, b) = (a.borrow().0.as_ref(), b.borrow().0.as_ref());
+        a.encode_utf16().lt(b.encode_utf16())
+    });
 }
 
 #[cfg(test)]

@@ -287,10 +287,7 @@ fn sort_members(v: &mut Value<'_>) {
     match v {
         Value::Array(items) => items.iter_mut().for_each(sort_members),
         Value::Object(members) => {
-            // Names are unique (the reader refuses duplicates): no stability needed.
-            jcs::heapsort(members, |(a, _), (b, _)| {
-                a.encode_utf16().lt(b.encode_utf16())
-            });
+            jcs::sort_members(members);
             members.iter_mut().for_each(|(_, v)| sort_members(v));
         }
         _ => {}
