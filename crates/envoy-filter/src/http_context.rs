@@ -7,6 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use proxy_wasm::traits::{Context, HttpContext};
 use proxy_wasm::types::{Action, LogLevel};
+use toolctx_core::settings::INCLUDE_REASON;
 use toolctx_core::{Checked, ClaimAnswer, HeadersVerdict, Refusal};
 
 use crate::metrics::Metrics;
@@ -100,7 +101,7 @@ impl Filter {
         self.state = State::Done;
         Metrics::bump(self.metrics.errors);
         log(LogLevel::Error, &error_line(why));
-        let include_reason = self.settings.as_ref().is_none_or(|s| s.include_reason);
+        let include_reason = INCLUDE_REASON.flag(self.settings.as_ref().map(|s| s.include_reason));
         send_refusal(&internal_error(), include_reason);
         Action::Pause
     }

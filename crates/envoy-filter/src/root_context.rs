@@ -19,8 +19,9 @@ use crate::reply::{internal_error, send_refusal};
 use crate::settings::Profile;
 use crate::settings::{self, Settings};
 use crate::watch::{SharedWatch, TICK};
-#[cfg(feature = "aivax")]
 use toolctx_core::aivax::NonceCache;
+#[cfg(feature = "aivax")]
+use toolctx_core::settings::INCLUDE_REASON;
 
 #[derive(Default)]
 pub struct Root {
@@ -49,7 +50,8 @@ impl Root {
         for id in stuck {
             Metrics::bump(self.metrics.errors);
             if hostcalls::set_effective_context(id).is_ok() {
-                let include_reason = self.settings.as_ref().is_none_or(|s| s.include_reason);
+                let include_reason =
+                    INCLUDE_REASON.flag(self.settings.as_ref().map(|s| s.include_reason));
                 send_refusal(&internal_error(), include_reason);
             }
         }

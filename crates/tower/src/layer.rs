@@ -92,7 +92,7 @@ impl ToolctxLayer {
                 verifier,
                 guard: None,
                 clock: Arc::new(system_now),
-                include_reason: true,
+                include_reason: toolctx_core::settings::INCLUDE_REASON.flag(None),
             }),
         }
     }

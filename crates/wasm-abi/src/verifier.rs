@@ -125,8 +125,9 @@ pub fn internal_refusal(s: &mut State, input: &[u8]) -> Result<Answer, Error> {
     let [code] = exact(input)?;
     let reason = Reason::from_code(utf8(code)?).ok_or_else(|| bad("no such reason"))?;
     // Without a verifier (the host asks a fresh instance after a trap), the
-    // reason is given, as the core's default.
-    let include_reason = s.verifier.as_ref().is_none_or(|v| v.include_reason);
+    // settings table's default.
+    let include_reason =
+        settings::INCLUDE_REASON.flag(s.verifier.as_ref().map(|v| v.include_reason));
     Ok(refusal(&Refusal::new(reason, None), include_reason).into())
 }
 

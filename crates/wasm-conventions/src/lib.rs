@@ -31,8 +31,9 @@ use toolctx_wasm_boundary::{config_error, described, js_error, lines, Boundary, 
 use wasm_bindgen::prelude::*;
 
 /// Verified nonces remembered per verifier object (bound to its hook key by
-/// the core; failures are never cached).
-const NONCE_CACHE_ENTRIES: usize = 1024;
+/// the core; failures are never cached): the settings table's default
+/// (`nonce_cache`).
+const NONCE_CACHE_ENTRIES: usize = toolctx_core::settings::DEFAULT_NONCE_CACHE;
 
 /// The AIVAX profile (CONTRACT §7): the envelope checks, then the `_aiv_*`
 /// members of `_meta`, with the nonce verified by bcrypt against the hook
