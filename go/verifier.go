@@ -120,7 +120,7 @@ func (v *Verifier) newInstance() (*instance, error) {
 		return nil, err
 	}
 	if v.internal == nil {
-		if len(items) == 0 {
+		if len(items) < 2 {
 			in.close()
 			return nil, errors.New("toolctx: the core answered no limits")
 		}
@@ -129,7 +129,8 @@ func (v *Verifier) newInstance() (*instance, error) {
 			in.close()
 			return nil, errors.New("toolctx: the core's max body bytes is not a number")
 		}
-		v.removed = items[1:]
+		// items[1] is max_token_bytes, for a host's request-head limit.
+		v.removed = items[2:]
 		out, err := in.call("toolctx_refusal", [][]byte{[]byte("internal_error")})
 		if err == nil && (len(out) == 0 || out[0] != 'r') {
 			err = errors.New("toolctx: the core's internal refusal is not one")

@@ -58,7 +58,7 @@ function verdict(opts, req, now) {
 }
 
 function forwarded(opts, req, now) {
-  const [, ...removed] = configure(opts);
+  const [, , ...removed] = configure(opts);
   const [lens, all] = heads(req.method, req.headers);
   const r = result(instance.text('toolctx_verify', [lens, all, body(req)], BigInt(now)));
   if (r.outcome === 'reject') throw new Error(`refused: ${r.reason}`);

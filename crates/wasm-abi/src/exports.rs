@@ -147,7 +147,6 @@ mod verifier_ops {
             = |st, i| v::configure(st, i, flags, replay_capacity);
         text toolctx_configure_flags / toolctx_native_configure_flags() -> i64 = v::configure_flags;
         text toolctx_describe / toolctx_native_describe() -> i64 = v::describe;
-        text toolctx_max_token_bytes / toolctx_native_max_token_bytes() -> i64 = v::max_token_bytes;
         text toolctx_check_headers / toolctx_native_check_headers() -> i64 = v::check_headers;
         text toolctx_verify / toolctx_native_verify(now: i64) -> i64 = |st, i| v::verify(st, i, now);
         text toolctx_verify_body / toolctx_native_verify_body(ticket: i32, now: i64) -> i64

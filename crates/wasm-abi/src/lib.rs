@@ -29,10 +29,9 @@
 //! | export | input fields | answer after `=` |
 //! | --- | --- | --- |
 //! | `toolctx_version() -> i32` | | the ABI version (1) |
-//! | `toolctx_configure(flags: i32, replay_capacity: i64)` | config JSON | fields: max body bytes (decimal), then each header name to remove upstream |
+//! | `toolctx_configure(flags: i32, replay_capacity: i64)` | config JSON | fields: max body bytes, max token bytes (decimal; a host sizes its HTTP request-head limit by the second), then each header name to remove upstream |
 //! | `toolctx_configure_flags()` | | fields: each flag's name and its bit (decimal), in turn |
 //! | `toolctx_describe()` | | the verifier, secrets redacted |
-//! | `toolctx_max_token_bytes()` | | the verifier's `max_token_bytes` (decimal), for a host's HTTP request-head limit |
 //! | `toolctx_check_headers()` | lens, heads | `p`, `r` + refusal JSON, `b` + ticket |
 //! | `toolctx_verify(now: i64)` | lens, heads, body | `p`, `a` + context..., `r` + refusal JSON, `c` + claim |
 //! | `toolctx_verify_body(ticket: i32, now: i64)` | body | as `toolctx_verify`, or `u` |

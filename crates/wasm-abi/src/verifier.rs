@@ -61,7 +61,11 @@ pub fn configure(s: &mut State, input: &[u8], flags: i32, capacity: i64) -> Resu
         .transpose()
         .map_err(|e| Error::config(&e))?;
     let profile = AgentArea::new(config, memory, flags & SHARED_STORE != 0, accepted)?;
-    let mut list = vec![u64_text(profile.max_body_bytes() as u64).into_bytes()];
+    let mut list = vec![
+        u64_text(profile.max_body_bytes() as u64).into_bytes(),
+        // For a host's HTTP request-head limit (Spring raises Tomcat's by it).
+        u64_text(profile.max_token_bytes() as u64).into_bytes(),
+    ];
     list.extend(profile.removed().iter().map(|n| n.clone().into_bytes()));
     // `include_reason` as the host was given it; not given, the settings
     // table's default.
@@ -79,10 +83,6 @@ pub fn configure_flags(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
         list.push(u64_text(bit.unsigned_abs().into()).into_bytes());
     }
     Ok(Answer::List(list))
-}
-
-pub fn max_token_bytes(s: &mut State, _: &[u8]) -> Result<Answer, Error> {
-    Ok(u64_text(s.verifier()?.profile.max_token_bytes() as u64).into())
 }
 
 pub fn describe(s: &mut State, _: &[u8]) -> Result<Answer, Error> {

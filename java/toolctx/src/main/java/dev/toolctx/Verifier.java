@@ -62,10 +62,10 @@ public final class Verifier {
         List<byte[]> said = configure(first, config, flags | (memory ? ConfigureFlags.bit("memory_guard") : 0), memory ? options.replayCapacity : 0);
         this.maxBodyBytes = Integer.parseInt(Fields.text(said.get(0)));
         List<String> names = new ArrayList<>();
-        for (byte[] n : said.subList(1, said.size())) names.add(Fields.text(n));
+        for (byte[] n : said.subList(2, said.size())) names.add(Fields.text(n));
         this.removed = Collections.unmodifiableList(names);
         this.pass = new Verdict(Verdict.Outcome.PASS, null, null, removed, List.of());
-        this.maxTokenBytes = Integer.parseInt(Fields.text(text(first.call("toolctx_max_token_bytes", new byte[0][]))));
+        this.maxTokenBytes = Integer.parseInt(Fields.text(said.get(1)));
         this.describe = Fields.text(text(first.call("toolctx_describe", new byte[0][])));
         // Refusal-only instances of the in-memory guard's verifier hold no cache.
         this.pool = new Pool<>(() -> {
