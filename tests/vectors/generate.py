@@ -22,6 +22,8 @@ import os
 import re
 import sys
 
+import vectorfile
+
 # Integers of any length (a 4,500-digit exponent is read as one).
 if hasattr(sys, "set_int_max_str_digits"):
     sys.set_int_max_str_digits(0)
@@ -2342,43 +2344,22 @@ def render():
     return out
 
 
-def main(argv):
-    check = "--check" in argv[1:]
-    unknown = [a for a in argv[1:] if a != "--check"]
-    if unknown:
-        print("usage: generate.py [--check]", file=sys.stderr)
-        return 2
-    files = render()
-    if check:
-        bad = 0
-        for name, text in files.items():
-            path = os.path.join(HERE, name)
-            try:
-                with open(path, "rb") as fh:
-                    have = fh.read()
-            except OSError:
-                have = None
-            if have != text.encode("utf-8"):
-                print("differs: %s" % os.path.relpath(path))
-                bad += 1
-        for path in sorted(os.listdir(HERE)):
-            # helpers.json and settings.json are generate_helpers.py's and
-            # generate_settings.py's (different formats).
-            if path.endswith(".json") and path not in files and path not in ("helpers.json", "settings.json"):
-                print("not generated: %s" % os.path.relpath(os.path.join(HERE, path)))
-                bad += 1
-        return 1 if bad else 0
-    for name, text in files.items():
-        with open(os.path.join(HERE, name), "wb") as fh:
-            fh.write(text.encode("utf-8"))
+def strays(files):
+    """Vector files here that this generator does not write: helpers.json and
+    settings.json are generate_helpers.py's and generate_settings.py's
+    (different formats)."""
+    return [os.path.join(HERE, path) for path in sorted(os.listdir(HERE))
+            if path.endswith(".json") and path not in files and path not in ("helpers.json", "settings.json")]
+
+
+def report(files):
     total = 0
     for name, text in files.items():
         n = len(exact_loads(text)["cases"])
         total += n
         print("%-16s %4d cases" % (name, n))
     print("%-16s %4d cases" % ("total", total))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(vectorfile.main(sys.argv, "generate.py", HERE, render, report, strays))

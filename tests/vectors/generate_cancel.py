@@ -21,6 +21,8 @@ import json
 import os
 import sys
 
+import vectorfile
+
 # The verdict vectors' generator's RFC 8785 writers (standard library too).
 from generate import es_number, js_string
 
@@ -103,29 +105,5 @@ def render():
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def main(argv):
-    check = "--check" in argv[1:]
-    if [a for a in argv[1:] if a != "--check"]:
-        print("usage: generate_cancel.py [--check]", file=sys.stderr)
-        return 2
-    text = render().encode("utf-8")
-    path = os.path.join(HERE, FILE)
-    if check:
-        try:
-            with open(path, "rb") as fh:
-                have = fh.read()
-        except OSError:
-            have = None
-        if have != text:
-            print("differs: %s" % os.path.relpath(path))
-            return 1
-        return 0
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as fh:
-        fh.write(text)
-    print("%s %d cases" % (FILE, len(json.loads(text)["cases"])))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(vectorfile.main(sys.argv, "generate_cancel.py", HERE, lambda: {FILE: render()}))

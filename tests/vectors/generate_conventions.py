@@ -27,6 +27,8 @@ import unicodedata
 
 import bcrypt
 
+import vectorfile
+
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conventions")
 
 # ---------------------------------------------------------------- tool names
@@ -337,21 +339,5 @@ def render():
             for name, doc in (("tool_names.json", names), ("tuix_keys.json", tuix), ("aivax.json", aivax))}
 
 
-def main(argv):
-    files = render()
-    if "--check" in argv:
-        bad = [n for n, text in files.items()
-               if not os.path.exists(os.path.join(HERE, n)) or open(os.path.join(HERE, n), encoding="utf-8").read() != text]
-        for n in bad:
-            print("differs from the generator: tests/vectors/conventions/%s" % n)
-        return 1 if bad else 0
-    os.makedirs(HERE, exist_ok=True)
-    for n, text in files.items():
-        with open(os.path.join(HERE, n), "w", encoding="utf-8") as f:
-            f.write(text)
-    print("wrote %s" % ", ".join(sorted(files)))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(vectorfile.main(sys.argv, "generate_conventions.py", HERE, render))

@@ -29,6 +29,7 @@ import os
 import sys
 
 import helpers_limits_cases
+import vectorfile
 # The verdict vectors' generator's RFC 8785 writers (standard library too).
 from generate import es_number, js_string as escape
 
@@ -534,28 +535,5 @@ def render():
     return json.dumps(document(), indent=2, ensure_ascii=False) + "\n"
 
 
-def main(argv):
-    check = "--check" in argv[1:]
-    if [a for a in argv[1:] if a != "--check"]:
-        print("usage: generate_helpers.py [--check]", file=sys.stderr)
-        return 2
-    text = render().encode("utf-8")
-    path = os.path.join(HERE, FILE)
-    if check:
-        try:
-            with open(path, "rb") as fh:
-                have = fh.read()
-        except OSError:
-            have = None
-        if have != text:
-            print("differs: %s" % os.path.relpath(path))
-            return 1
-        return 0
-    with open(path, "wb") as fh:
-        fh.write(text)
-    print("%s %d cases" % (FILE, len(json.loads(text)["cases"])))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(vectorfile.main(sys.argv, "generate_helpers.py", HERE, lambda: {FILE: render()}))

@@ -27,6 +27,8 @@ import math
 import os
 import sys
 
+import vectorfile
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILE = "settings.json"
 FORMAT = "toolctx-settings"
@@ -180,28 +182,5 @@ def render():
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def main(argv):
-    check = "--check" in argv[1:]
-    if [a for a in argv[1:] if a != "--check"]:
-        print("usage: generate_settings.py [--check]", file=sys.stderr)
-        return 2
-    text = render().encode("utf-8")
-    path = os.path.join(HERE, FILE)
-    if check:
-        try:
-            with open(path, "rb") as fh:
-                have = fh.read()
-        except OSError:
-            have = None
-        if have != text:
-            print("differs: %s" % os.path.relpath(path))
-            return 1
-        return 0
-    with open(path, "wb") as fh:
-        fh.write(text)
-    print("%s %d cases" % (FILE, len(json.loads(text)["cases"])))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(vectorfile.main(sys.argv, "generate_settings.py", HERE, lambda: {FILE: render()}))
