@@ -2070,27 +2070,39 @@ def js_string(s):
     return '"' + "".join(JCS_SHORT.get(ch) or ("\\u%04x" % ord(ch) if ord(ch) < 0x20 else ch) for ch in s) + '"'
 
 
-def jcs(v):
-    """RFC 8785 canonical JSON of a generator value (numbers as Raw, int or
-    float; members sorted by their UTF-16 code units)."""
+def json_text(v, number, members):
+    """Compact JSON of a generator value: number(v) writes a number (None:
+    not one); members(obj) gives an object's member names in written order."""
     if v is None:
         return "null"
     if v is True:
         return "true"
     if v is False:
         return "false"
+    n = number(v)
+    if n is not None:
+        return n
+    if isinstance(v, str):
+        return js_string(v)
+    if isinstance(v, list):
+        return "[" + ",".join(json_text(x, number, members) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ",".join(js_string(k) + ":" + json_text(v[k], number, members) for k in members(v)) + "}"
+    raise TypeError(v)
+
+
+def es_value(v):
     if isinstance(v, Raw):
         return es_number(v.text)
     if isinstance(v, (int, float)):
         return es_number(repr(v))
-    if isinstance(v, str):
-        return js_string(v)
-    if isinstance(v, list):
-        return "[" + ",".join(jcs(x) for x in v) + "]"
-    if isinstance(v, dict):
-        keys = sorted(v, key=lambda k: k.encode("utf-16-be"))
-        return "{" + ",".join(jcs(k) + ":" + jcs(v[k]) for k in keys) + "}"
-    raise TypeError(v)
+    return None
+
+
+def jcs(v):
+    """RFC 8785 canonical JSON of a generator value (numbers as Raw, int or
+    float; members sorted by their UTF-16 code units)."""
+    return json_text(v, es_value, lambda obj: sorted(obj, key=lambda k: k.encode("utf-16-be")))
 
 
 def header_text(value):

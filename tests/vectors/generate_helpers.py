@@ -31,7 +31,7 @@ import sys
 import helpers_limits_cases
 import vectorfile
 # The verdict vectors' generator's RFC 8785 writers (standard library too).
-from generate import es_number, js_string as escape
+from generate import es_number, js_string as escape, json_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILE = "helpers.json"
@@ -86,19 +86,7 @@ def loads(text):
 
 def compact(v):
     """Compact JSON, members in their order, numbers as read."""
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, Num):
-        return str(v)
-    if isinstance(v, str):
-        return escape(v)
-    if isinstance(v, list):
-        return "[" + ",".join(compact(x) for x in v) + "]"
-    return "{" + ",".join(escape(k) + ":" + compact(x) for k, x in v.items()) + "}"
+    return json_text(v, lambda n: str(n) if isinstance(n, Num) else None, lambda obj: obj)
 
 
 def case(name, kind, input, expect):
