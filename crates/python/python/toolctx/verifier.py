@@ -6,10 +6,10 @@ methods, so a request is counted once."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from toolctx import _native
-from toolctx.telemetry import OnVerdict, Recorder
+from toolctx.telemetry import OnVerdict, Recorder, Started
 
 #: What ``verify_body`` was handed the body of: a ``ReadBody`` is only ever
 #: given for a POST (step 0), and the core's description of the request
@@ -18,6 +18,16 @@ _READ_BODY_METHOD = "POST"
 
 # The native methods are called through their classes, not super(): a
 # zero-argument super() builds a proxy object on every call.
+
+_V = TypeVar("_V")
+
+
+def _recorded(recorder: Recorder, started: Started, verdict: _V, method: str | None = None, body: Any = None) -> _V:
+    """Records a verdict and hands it back. A ReadBody from check_headers is
+    not this request's verdict yet (verify_body gives it), so it is not."""
+    if getattr(verdict, "outcome", None) != "read_body":
+        recorder.record(started, verdict, None, method, body)
+    return verdict
 
 
 class Verifier(_native.Verifier):
@@ -35,23 +45,15 @@ class Verifier(_native.Verifier):
 
     def verify(self, method: str, headers: Any, body: Any, now: int | None = None) -> _native.Pass | _native.Accept | _native.Reject:
         started = self._recorder.start()
-        verdict = _native.Verifier.verify(self, method, headers, body, now)
-        self._recorder.record(started, verdict, None, method, body)
-        return verdict
+        return _recorded(self._recorder, started, _native.Verifier.verify(self, method, headers, body, now), method, body)
 
     def check_headers(self, method: str, headers: Any) -> _native.Pass | _native.Reject | _native.ReadBody:
         started = self._recorder.start()
-        verdict = _native.Verifier.check_headers(self, method, headers)
-        # A pass or a refusal is this request's verdict; ReadBody goes on to verify_body.
-        if verdict.outcome != "read_body":
-            self._recorder.record(started, verdict)
-        return verdict
+        return _recorded(self._recorder, started, _native.Verifier.check_headers(self, method, headers))
 
     def verify_body(self, read_body: _native.ReadBody, body: Any, now: int | None = None) -> _native.Pass | _native.Accept | _native.Reject:
         started = self._recorder.start()
-        verdict = _native.Verifier.verify_body(self, read_body, body, now)
-        self._recorder.record(started, verdict, None, _READ_BODY_METHOD, body)
-        return verdict
+        return _recorded(self._recorder, started, _native.Verifier.verify_body(self, read_body, body, now), _READ_BODY_METHOD, body)
 
 
 class AivaxVerifier(_native.AivaxVerifier):
@@ -68,19 +70,12 @@ class AivaxVerifier(_native.AivaxVerifier):
 
     def verify(self, method: str, headers: Any, body: Any) -> _native.Pass | _native.Accept | _native.Reject:
         started = self._recorder.start()
-        verdict = _native.AivaxVerifier.verify(self, method, headers, body)
-        self._recorder.record(started, verdict, None, method, body)
-        return verdict
+        return _recorded(self._recorder, started, _native.AivaxVerifier.verify(self, method, headers, body), method, body)
 
     def check_headers(self, method: str, headers: Any) -> _native.Pass | _native.Reject | _native.AivaxReadBody:
         started = self._recorder.start()
-        verdict = _native.AivaxVerifier.check_headers(self, method, headers)
-        if verdict.outcome != "read_body":
-            self._recorder.record(started, verdict)
-        return verdict
+        return _recorded(self._recorder, started, _native.AivaxVerifier.check_headers(self, method, headers))
 
     def verify_body(self, read_body: _native.AivaxReadBody, body: Any) -> _native.Pass | _native.Accept | _native.Reject:
         started = self._recorder.start()
-        verdict = _native.AivaxVerifier.verify_body(self, read_body, body)
-        self._recorder.record(started, verdict, None, _READ_BODY_METHOD, body)
-        return verdict
+        return _recorded(self._recorder, started, _native.AivaxVerifier.verify_body(self, read_body, body), _READ_BODY_METHOD, body)
