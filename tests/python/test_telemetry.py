@@ -238,6 +238,22 @@ async def _app(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
+def _through_middleware(verifier: Any, method: str, body: bytes) -> list[Any]:
+    """One request to /mcp from 127.0.0.1 through the ASGI middleware over
+    ``verifier``: the messages it sent."""
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": "/mcp", "headers": [], "client": ("127.0.0.1", 5)}
+    asyncio.run(ToolctxMiddleware(_app, verifier)(scope, receive, send))
+    return sent
+
+
 def _with_parent_span(app: Any, parents: list[str]) -> Any:
     tracer = trace.get_tracer("test")
 
@@ -330,16 +346,7 @@ def test_telemetry_false_records_nothing_but_on_verdict_and_the_log_still_hear()
         ("reject", "token_missing", 401, "x", "tools/call", "t", "verify"),
     ]
     # The middleware defaults to the verifier's settings.
-    sent: list[Any] = []
-
-    async def receive() -> Any:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    scope = {"type": "http", "method": "GET", "path": "/mcp", "headers": [], "client": ("127.0.0.1", 5)}
-    asyncio.run(ToolctxMiddleware(_app, v)(scope, receive, send))
+    sent = _through_middleware(v, "GET", b"")
     assert sent[0]["status"] == 200 and [(e.outcome, e.entry, e.peer) for e in events[2:]] == [("pass", "middleware", "127.0.0.1")]
     assert collect()[1] == []
     with pytest.raises(TypeError):
@@ -386,16 +393,7 @@ def test_an_aivax_verifier_called_directly_records_as_a_verifier_does(caplog: py
     collect()
     # The middleware over it counts each request once (the verifier's own recording stays out).
     before = counts(collect()[0])
-    sent: list[Any] = []
-
-    async def receive() -> Any:
-        return {"type": "http.request", "body": b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather"}}', "more_body": False}
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [], "client": ("127.0.0.1", 5)}
-    asyncio.run(ToolctxMiddleware(_app, v)(scope, receive, send))
+    sent = _through_middleware(v, "POST", b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather"}}')
     found, spans = collect()
     assert sent[0]["status"] == 200 and counts(found, before) == Counter({"accept": 1}) and len(spans) == 1
     assert (spans[0].attributes["mcp.method.name"], spans[0].attributes["gen_ai.tool.name"]) == ("tools/call", "get_weather")
