@@ -104,16 +104,20 @@ def probes():
     ]
 
 
+def every_probe_gets_503(port, upstream, state):
+    for what, method, headers, body in probes():
+        before = len(upstream.requests)
+        status, _, _ = harness.raw_request(port, method, "/mcp", headers, body)
+        check("%s: %s gets 503, upstream saw nothing" % (state, what),
+              status == 503 and len(upstream.requests) == before, status)
+
+
 def service_down(upstream):
     # Never started: nothing listens on the cluster's port.
     dead_port = harness.free_ports(1)[0]
     envoy, port = envoy_for(dead_port, upstream)
     try:
-        for what, method, headers, body in probes():
-            before = len(upstream.requests)
-            status, _, _ = harness.raw_request(port, method, "/mcp", headers, body)
-            check("service not running, failure_mode_allow false: %s gets 503, upstream saw nothing" % what,
-                  status == 503 and len(upstream.requests) == before, status)
+        every_probe_gets_503(port, upstream, "service not running, failure_mode_allow false")
     finally:
         envoy.stop()
     # Running, then killed outright.
@@ -126,11 +130,7 @@ def service_down(upstream):
         check("service running: a valid call is accepted", status == 200, status)
         svc.signal(signal.SIGKILL)
         svc.wait(5)
-        for what, method, headers, body in probes():
-            before = len(upstream.requests)
-            status, _, _ = harness.raw_request(port, method, "/mcp", headers, body)
-            check("service killed (SIGKILL): %s gets 503, upstream saw nothing" % what,
-                  status == 503 and len(upstream.requests) == before, status)
+        every_probe_gets_503(port, upstream, "service killed (SIGKILL)")
     finally:
         envoy.stop()
         svc.stop()
