@@ -160,19 +160,34 @@ class Reader:
         self.i = m.end()
         return Num(m.group().decode())
 
-    def open(self):
+    def open(self, end):
+        """Past an opening bracket; True when `end` closes it at once."""
         self.depth += 1
         if self.depth > 64:
             raise Refuse("too_deep")
         self.i += 1
-
-    def obj(self):
-        self.open()
-        out = {}
         self.ws()
-        if self.d[self.i:self.i + 1] == b"}":
+        if self.d[self.i:self.i + 1] == end:
             self.i += 1
             self.depth -= 1
+            return True
+        return False
+
+    def closed(self, end):
+        """After a member or an element: True at `end`, False at a comma."""
+        self.ws()
+        c = self.d[self.i:self.i + 1]
+        self.i += 1
+        if c == end:
+            self.depth -= 1
+            return True
+        if c != b",":
+            self.fail()
+        return False
+
+    def obj(self):
+        out = {}
+        if self.open(b"}"):
             return out
         while True:
             self.ws()
@@ -187,34 +202,18 @@ class Reader:
             self.i += 1
             self.ws()
             out[k] = self.value()
-            self.ws()
-            c = self.d[self.i:self.i + 1]
-            self.i += 1
-            if c == b"}":
-                self.depth -= 1
+            if self.closed(b"}"):
                 return out
-            if c != b",":
-                self.fail()
 
     def arr(self):
-        self.open()
         out = []
-        self.ws()
-        if self.d[self.i:self.i + 1] == b"]":
-            self.i += 1
-            self.depth -= 1
+        if self.open(b"]"):
             return out
         while True:
             self.ws()
             out.append(self.value())
-            self.ws()
-            c = self.d[self.i:self.i + 1]
-            self.i += 1
-            if c == b"]":
-                self.depth -= 1
+            if self.closed(b"]"):
                 return out
-            if c != b",":
-                self.fail()
 
     def hex4(self):
         h = self.d[self.i:self.i + 4]
