@@ -29,17 +29,10 @@ type helperCase struct {
 // (progress, result limits, the replay guard's Redis claim and reply) on
 // the core's helper and verifier modules.
 func TestHelperVectors(t *testing.T) {
-	raw, err := os.ReadFile("../tests/vectors/helpers.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var file struct {
-		Format string       `json:"format"`
-		Cases  []helperCase `json:"cases"`
+		Cases []helperCase `json:"cases"`
 	}
-	if err := json.Unmarshal(raw, &file); err != nil || file.Format != "toolctx-helpers" {
-		t.Fatalf("helpers.json: %v %q", err, file.Format)
-	}
+	readVectors(t, "helpers.json", "toolctx-helpers", &file)
 	ran, left := 0, map[string]int{}
 	for _, c := range file.Cases {
 		if notInGo[c.Kind] {
@@ -157,11 +150,7 @@ var helperKinds = map[string]func(map[string]json.RawMessage) (map[string]any, e
 		if err := remarshal(in, &i); err != nil {
 			return nil, err
 		}
-		storeKey, err := helperText("toolctx_idem_store_key", []byte(i.Namespace), []byte(i.Key))
-		if err != nil {
-			return nil, err
-		}
-		redisKey, err := IdempotencyRedisKey(i.Prefix, storeKey)
+		storeKey, redisKey, err := idemKeys(i.Prefix, i.Namespace, i.Key)
 		return map[string]any{"store_key": storeKey, "redis_key": redisKey}, err
 	},
 	"idempotency.entry": func(in map[string]json.RawMessage) (map[string]any, error) {
@@ -266,11 +255,7 @@ var helperKinds = map[string]func(map[string]json.RawMessage) (map[string]any, e
 		if err := remarshal(in, &i); err != nil {
 			return nil, err
 		}
-		storeKey, err := helperText("toolctx_idem_store_key", []byte(i.Namespace), []byte(i.Key))
-		if err != nil {
-			return nil, err
-		}
-		key, err := IdempotencyRedisKey(i.Prefix, storeKey)
+		_, key, err := idemKeys(i.Prefix, i.Namespace, i.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -364,6 +349,36 @@ func coreAnswer(out map[string]any, err error) (map[string]any, error) {
 		return map[string]any{"error": e.Code}, nil
 	}
 	return out, err
+}
+
+// readVectors decodes tests/vectors/NAME into file, refusing a file whose
+// "format" is not FORMAT (each runner reads only its own format).
+func readVectors(t *testing.T, name, format string, file any) {
+	t.Helper()
+	raw, err := os.ReadFile("../tests/vectors/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct {
+		Format string `json:"format"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.Format != format {
+		t.Fatalf("%s: %v %q", name, err, head.Format)
+	}
+	if err := json.Unmarshal(raw, file); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// idemKeys is the idempotency store key of NAMESPACE and KEY, and its
+// Redis key under PREFIX, both the core's.
+func idemKeys(prefix, namespace, key string) (string, string, error) {
+	storeKey, err := helperText("toolctx_idem_store_key", []byte(namespace), []byte(key))
+	if err != nil {
+		return "", "", err
+	}
+	redisKey, err := IdempotencyRedisKey(prefix, storeKey)
+	return storeKey, redisKey, err
 }
 
 func remarshal(in map[string]json.RawMessage, out any) error {

@@ -3,7 +3,6 @@ package toolctx
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"strconv"
 	"testing"
 )
@@ -12,13 +11,8 @@ import (
 // each case's raw value as Go holds a decoded JSON value (nil, bool,
 // float64, string, a slice or a map), the value read or the refusal.
 func TestSettingsVectors(t *testing.T) {
-	raw, err := os.ReadFile("../tests/vectors/settings.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var file struct {
-		Format string `json:"format"`
-		Cases  []struct {
+		Cases []struct {
 			Name    string          `json:"name"`
 			Setting string          `json:"setting"`
 			Raw     json.RawMessage `json:"raw"`
@@ -29,9 +23,7 @@ func TestSettingsVectors(t *testing.T) {
 			} `json:"expect"`
 		} `json:"cases"`
 	}
-	if err := json.Unmarshal(raw, &file); err != nil || file.Format != "toolctx-settings" {
-		t.Fatalf("settings.json: %v %q", err, file.Format)
-	}
+	readVectors(t, "settings.json", "toolctx-settings", &file)
 	passed, failed := 0, 0
 	for _, c := range file.Cases {
 		var value any
