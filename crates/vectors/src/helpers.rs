@@ -365,16 +365,5 @@ pub fn run_files(
     for path in paths {
         run_file(path, &mut tally, &mut dispatch);
     }
-    for line in tally.lines() {
-        println!("{line}");
-    }
-    println!("{}", tally.summary());
-    if tally.passed == 0 {
-        return Err("no helper case ran".into());
-    }
-    if tally.ok() {
-        Ok(())
-    } else {
-        Err(tally.summary())
-    }
+    tally.finish("no helper case ran")
 }

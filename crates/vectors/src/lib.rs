@@ -67,6 +67,23 @@ impl Tally {
     pub fn summary(&self) -> String {
         format!("{} passed, {} failed", self.passed, self.failed_total())
     }
+
+    /// Prints one line per failure and the summary; `Err` when anything
+    /// failed or no case ran (`nothing`: the error for the latter).
+    pub fn finish(&self, nothing: &str) -> Result<(), String> {
+        for line in self.lines() {
+            println!("{line}");
+        }
+        println!("{}", self.summary());
+        if self.passed == 0 {
+            return Err(nothing.into());
+        }
+        if self.ok() {
+            Ok(())
+        } else {
+            Err(self.summary())
+        }
+    }
 }
 
 /// Case config merged over the file's, one level deep.

@@ -98,16 +98,5 @@ pub fn run_files(
     for path in paths {
         run_file(path, &mut tally, &mut reading);
     }
-    for line in tally.lines() {
-        println!("{line}");
-    }
-    println!("{}", tally.summary());
-    if tally.passed == 0 {
-        return Err("no settings case ran".into());
-    }
-    if tally.ok() {
-        Ok(())
-    } else {
-        Err(tally.summary())
-    }
+    tally.finish("no settings case ran")
 }
