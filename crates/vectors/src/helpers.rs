@@ -210,59 +210,23 @@ pub fn core_case(kind: &str, input: &J, expect: &J) -> Result<(), String> {
         "result_limits" => crate::helpers_limits::core_result_limits(input, expect),
         "progress" => crate::helpers_limits::core_progress(input, expect),
         "idempotency.defaults" => {
-            let want = |n: &str| expect.get(n).cloned().unwrap_or(J::Null);
-            same("ttl_ms", J::from(idem::DEFAULT_TTL_MS), want("ttl_ms"))?;
-            same(
-                "lease_ms",
-                J::from(idem::DEFAULT_LEASE_MS),
-                want("lease_ms"),
-            )?;
-            same("wait_ms", J::from(idem::DEFAULT_WAIT_MS), want("wait_ms"))?;
-            same(
-                "memory_entries",
-                J::from(idem::DEFAULT_MEMORY_ENTRIES),
-                want("memory_entries"),
-            )?;
-            same(
-                "store_timeout_ms",
-                J::from(idem::DEFAULT_STORE_TIMEOUT_MS),
-                want("store_timeout_ms"),
-            )?;
-            same(
-                "claim_rounds",
-                J::from(idem::CLAIM_ROUNDS),
-                want("claim_rounds"),
-            )?;
-            same(
-                "first_pause_ms",
-                J::from(idem::FIRST_PAUSE_MS),
-                want("first_pause_ms"),
-            )?;
-            same(
-                "max_pause_ms",
-                J::from(idem::MAX_PAUSE_MS),
-                want("max_pause_ms"),
-            )?;
-            same(
-                "key_prefix",
-                J::from(idem::DEFAULT_KEY_PREFIX),
-                want("key_prefix"),
-            )?;
-            same(
-                "release_script",
-                J::from(idem_redis::RELEASE_SCRIPT),
-                want("release_script"),
-            )?;
-            same(
-                "replayed_key",
-                J::from(idem::REPLAYED),
-                want("replayed_key"),
-            )?;
-            same(
-                "outcome_key",
-                J::from(idem::OUTCOME_KEY),
-                want("outcome_key"),
-            )
+            let core = [
+                ("ttl_ms", J::from(idem::DEFAULT_TTL_MS)),
+                ("lease_ms", J::from(idem::DEFAULT_LEASE_MS)),
+                ("wait_ms", J::from(idem::DEFAULT_WAIT_MS)),
+                ("memory_entries", J::from(idem::DEFAULT_MEMORY_ENTRIES)),
+                ("store_timeout_ms", J::from(idem::DEFAULT_STORE_TIMEOUT_MS)),
+                ("claim_rounds", J::from(idem::CLAIM_ROUNDS)),
+                ("first_pause_ms", J::from(idem::FIRST_PAUSE_MS)),
+                ("max_pause_ms", J::from(idem::MAX_PAUSE_MS)),
+                ("key_prefix", J::from(idem::DEFAULT_KEY_PREFIX)),
+                ("release_script", J::from(idem_redis::RELEASE_SCRIPT)),
+                ("replayed_key", J::from(idem::REPLAYED)),
+                ("outcome_key", J::from(idem::OUTCOME_KEY)),
+            ];
+            core.into_iter().try_for_each(|(name, got)| {
+                same(name, got, expect.get(name).cloned().unwrap_or(J::Null))
+            })
         }
         "replay.redis_claim" => {
             let claim = replay_claim(input)?;
