@@ -62,6 +62,14 @@ pub fn number(v: &J, name: &str) -> Result<u64, String> {
         .ok_or(format!("no number {name}"))
 }
 
+/// `input[name]` as an array.
+pub fn array<'a>(v: &'a J, name: &str) -> Result<&'a [J], String> {
+    v.get(name)
+        .and_then(J::as_array)
+        .map(Vec::as_slice)
+        .ok_or(format!("no array {name}"))
+}
+
 /// Bytes given as `<name>` (text) or `<name>_hex`.
 pub fn bytes(v: &J, name: &str) -> Result<Vec<u8>, String> {
     if let Some(t) = v.get(name).and_then(J::as_str) {

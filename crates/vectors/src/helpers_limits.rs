@@ -14,14 +14,11 @@ use serde_json::Value as J;
 use toolctx_core::helpers::progress::{Coalescer, Report, Step, Tick};
 use toolctx_core::helpers::results::{self, Finding};
 
-use crate::helpers::{number, same};
+use crate::helpers::{array, number, same};
 
 /// The result's JSON text of a `result_limits` case.
 pub fn result_json(input: &J) -> Result<String, String> {
-    let parts = input
-        .get("result_json_parts")
-        .and_then(J::as_array)
-        .ok_or("no result_json_parts")?;
+    let parts = array(input, "result_json_parts")?;
     let mut out = String::new();
     for part in parts {
         let piece = part.get(0).and_then(J::as_str).ok_or("bad part")?;
@@ -59,10 +56,7 @@ pub fn judge_result_limits(
         (Some(code), Ok(f)) => Err(format!("expected error {code}, got {f:?}")),
         (None, Err(e)) => Err(format!("expected findings, got error {e}")),
         (None, Ok(found)) => {
-            let want = expect
-                .get("findings")
-                .and_then(J::as_array)
-                .ok_or("no expect.findings")?;
+            let want = array(expect, "findings")?;
             let norm = |v: &[J]| v.iter().map(normalize).collect::<Vec<_>>();
             same("findings", norm(&found), norm(want))
         }
@@ -102,10 +96,7 @@ pub enum Event {
 /// `(interval_ms, [(at, event)])` of a `progress` case.
 pub fn progress_events(input: &J) -> Result<(u64, Vec<(u64, Event)>), String> {
     let interval = number(input, "interval_ms")?;
-    let events = input
-        .get("events")
-        .and_then(J::as_array)
-        .ok_or("no events")?;
+    let events = array(input, "events")?;
     let mut out = Vec::new();
     for e in events {
         let at = number(e, "at")?;
@@ -133,10 +124,7 @@ pub fn sent_json(at: u64, progress: f64, total: Option<f64>, message: Option<&st
 
 /// Judges a front end's answers and notifications.
 pub fn judge_progress(expect: &J, answers: &[String], sent: &[J]) -> Result<(), String> {
-    let want: Vec<&str> = expect
-        .get("answers")
-        .and_then(J::as_array)
-        .ok_or("no expect.answers")?
+    let want: Vec<&str> = array(expect, "answers")?
         .iter()
         .filter_map(J::as_str)
         .collect();
@@ -148,10 +136,7 @@ pub fn judge_progress(expect: &J, answers: &[String], sent: &[J]) -> Result<(), 
 /// Judges the notifications alone (a front end whose reporter does not
 /// tell its answers).
 pub fn judge_sent(expect: &J, sent: &[J]) -> Result<(), String> {
-    let want = expect
-        .get("sent")
-        .and_then(J::as_array)
-        .ok_or("no expect.sent")?;
+    let want = array(expect, "sent")?;
     let norm = |v: &[J]| v.iter().map(normalize).collect::<Vec<_>>();
     same("sent", norm(sent), norm(want))
 }
