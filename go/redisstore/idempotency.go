@@ -27,14 +27,11 @@ type IdempotencyStore struct {
 
 // NewIdempotency is the idempotency store on client (MaxRetries: -1).
 func NewIdempotency(client Doer, o IdempotencyOptions) (*IdempotencyStore, error) {
-	if err := sendsOnce(client); err != nil {
-		return nil, err
-	}
-	d, err := toolctx.CoreIdempotencyDefaults()
+	timeout, err := clientTimeout(client, o.Timeout)
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := toolctx.RedisTimeout(o.Timeout)
+	d, err := toolctx.CoreIdempotencyDefaults()
 	if err != nil {
 		return nil, err
 	}

@@ -47,14 +47,11 @@ type ReplayStore struct {
 // refused: a claim is sent once (a retried SET NX could read its own
 // first write as a replay).
 func NewReplay(client Doer, o ReplayOptions) (*ReplayStore, error) {
-	if err := sendsOnce(client); err != nil {
-		return nil, err
-	}
-	defaults, err := toolctx.CoreReplayDefaults()
+	timeout, err := clientTimeout(client, o.Timeout)
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := toolctx.RedisTimeout(o.Timeout)
+	defaults, err := toolctx.CoreReplayDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -65,13 +62,15 @@ func NewReplay(client Doer, o ReplayOptions) (*ReplayStore, error) {
 	return s, nil
 }
 
-// sendsOnce refuses a *redis.Client that retries commands: a command is
-// sent once (a retried SET NX could read its own first write as taken).
-func sendsOnce(client Doer) error {
+// clientTimeout refuses a *redis.Client that retries commands (a command
+// is sent once: a retried SET NX could read its own first write as taken)
+// and reads the command timeout the user gave (the core's default, range
+// and refusal).
+func clientTimeout(client Doer, timeout time.Duration) (time.Duration, error) {
 	if c, ok := client.(*redis.Client); ok && c.Options().MaxRetries > 0 {
-		return &toolctx.Error{Code: "config_invalid", Message: "the Redis client retries commands: create it with MaxRetries: -1"}
+		return 0, &toolctx.Error{Code: "config_invalid", Message: "the Redis client retries commands: create it with MaxRetries: -1"}
 	}
-	return nil
+	return toolctx.RedisTimeout(timeout)
 }
 
 // errTimeout: Redis did not answer in time (paused, cut off).

@@ -149,9 +149,13 @@ func TestReplicasShareTheCoresKeys(t *testing.T) {
 }
 
 func TestARetryingClientIsRefused(t *testing.T) {
-	_, err := redisstore.NewReplay(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), redisstore.ReplayOptions{})
-	if err == nil {
-		t.Fatal("a client that retries commands was taken")
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	if _, err := redisstore.NewReplay(c, redisstore.ReplayOptions{}); err == nil {
+		t.Fatal("a client that retries commands was taken for the replay store")
+	}
+	if _, err := redisstore.NewIdempotency(c, redisstore.IdempotencyOptions{}); err == nil {
+		t.Fatal("a client that retries commands was taken for the idempotency store")
 	}
 }
 
