@@ -254,14 +254,6 @@ def crash_case(where, policy, concurrency=1):
     return envoy, admin, listen, rec, crash, tag
 
 
-def wasm_stats(envoy):
-    """Envoy's own VM counters for the plugin (`wasm.toolctx.vm_reload*`)."""
-    out = {}
-    for line in envoy.get("/stats?filter=%5Ewasm%5C.toolctx%5C.").splitlines():
-        name, _, value = line.partition(": ")
-        if value.strip().isdigit():
-            out[name.strip()] = int(value)
-    return out
 
 
 def following(listen):
@@ -291,7 +283,7 @@ def fail_closed_crash(where, policy="FAIL_CLOSED"):
         # FAIL_CLOSED never does.
         time.sleep(1.5)
         st, _ = request(listen, *valid_call()[:2])
-        stats = wasm_stats(envoy)
+        stats = envoy.stats("wasm.toolctx.")
         check("%s: still 503 later, and no VM reload (%s)" % (tag, stats),
               st == 503 and stats.get("wasm.toolctx.vm_reload_success", 0) == 0, "status %s" % st)
         check("%s: the upstream saw nothing after the crash" % tag, len(rec.requests) == 1,
@@ -360,7 +352,7 @@ def fail_reload_crash():
               st == 200 and len(rec.requests) == 2
               and dict((k.lower(), v) for k, v in last["headers"]).get("x-toolctx-task-id") == c["task_id"],
               "status %s, upstream saw %d" % (st, len(rec.requests)))
-        stats = wasm_stats(envoy)
+        stats = envoy.stats("wasm.toolctx.")
         check("%s: Envoy counts the reload (wasm.toolctx.vm_reload_success %s)"
               % (tag, stats.get("wasm.toolctx.vm_reload_success")),
               stats.get("wasm.toolctx.vm_reload_success", 0) >= 1, repr(stats))

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -202,16 +203,21 @@ class Envoy:
         with urllib.request.urlopen("http://127.0.0.1:%d%s" % (self.admin, path), timeout=5) as r:
             return r.read().decode("utf-8", "replace")
 
+    def stats(self, prefix):
+        """Envoy's integer stats whose names start with `prefix`, by name."""
+        out = {}
+        query = urllib.parse.quote("^" + prefix.replace(".", "\\."), safe="")
+        for line in self.get("/stats?filter=" + query).splitlines():
+            name, _, value = line.partition(": ")
+            if value.strip().isdigit():
+                out[name.strip()] = int(value)
+        return out
+
     def counters(self):
         """The toolctx counters, by name (`toolctx.accepted`, ...), without
         the namespace Envoy puts them in for the front end under test."""
         space = COUNTER_NAMESPACE[FRONT]
-        out = {}
-        for line in self.get("/stats?filter=%5E" + space.replace(".", "%5C.") + "toolctx%5C.").splitlines():
-            name, _, value = line.partition(": ")
-            if value.strip().isdigit():
-                out[name.strip()[len(space):]] = int(value)
-        return out
+        return {name[len(space):]: n for name, n in self.stats(space + "toolctx.").items()}
 
     def tail(self, n=40):
         try:

@@ -46,13 +46,6 @@ from traffic import FORWARD, gateway_settings, upstream_entries  # noqa: E402
 ENVOY_OWN = traffic.GATEWAY_OWN
 
 
-def wasm_stats(envoy):
-    out = {}
-    for line in envoy.get("/stats?filter=%5Ewasm%5C.").splitlines():
-        name, _, value = line.partition(": ")
-        if value.strip().isdigit():
-            out[name.strip()] = int(value)
-    return out
 
 
 class EnvoyTarget(traffic.Target):
@@ -99,7 +92,7 @@ class EnvoyTarget(traffic.Target):
                 r.headers.append(("authorization", self.keys.credential))
             traffic.run_connection(self.ports[name], [r], self.classify)
             out.append(r)
-        self.stats0 = wasm_stats(self.envoy)
+        self.stats0 = self.envoy.stats("wasm.")
         print("envoy pid %d, wasm: %s" % (self.pid, {k: v for k, v in self.stats0.items() if "remote" not in k}),
               flush=True)
         return out
@@ -122,7 +115,7 @@ class EnvoyTarget(traffic.Target):
         ready = self.envoy.get("/ready").strip() if alive else "dead"
         check("Envoy stays up: same process (pid %d), /ready LIVE" % self.pid,
               alive and self.envoy.proc.pid == self.pid and ready == "LIVE", (alive, ready))
-        self.stats1 = wasm_stats(self.envoy)
+        self.stats1 = self.envoy.stats("wasm.")
         moved = {k: (self.stats0.get(k), v) for k, v in self.stats1.items() if self.stats0.get(k) != v}
         reloads = {k: v for k, v in self.stats1.items() if "vm_reload" in k and v}
         if harness.FRONT == "filter":

@@ -196,7 +196,7 @@ def main():
             if got != status:
                 sys.exit("%s answered %d, not %d: %s" % (name, got, status, reply[:200]))
         counters0 = envoy.counters()
-        wasm0 = hostile.wasm_stats(envoy)
+        wasm0 = envoy.stats("wasm.")
         threading.Thread(target=sampler, daemon=True).start()
         left = args.seconds
         while left > 0:
@@ -247,7 +247,7 @@ def main():
         alive = envoy.proc.poll() is None
         check("Envoy up: same process (pid %d), /ready LIVE" % pid,
               alive and envoy.get("/ready").strip() == "LIVE", alive)
-        wasm1 = hostile.wasm_stats(envoy)
+        wasm1 = envoy.stats("wasm.")
         if harness.FRONT == "filter":
             moved = {k: (wasm0.get(k), v) for k, v in wasm1.items() if wasm0.get(k) != v}
             check("wasm VMs never recreated or reloaded", not moved and not any(v for k, v in wasm1.items()
