@@ -152,6 +152,18 @@ def tool_result(body):
     return json.loads(doc["result"]["content"][0]["text"])
 
 
+def chunked_over_limit_refused(port, upstream, c, refused):
+    """A call over max_body_bytes sent in chunks: refused with the core's
+    413 as it grows (counted in `refused`), the upstream saw nothing."""
+    before = upstream.count()
+    big = call_body(c, note="y" * (MAX_BODY + 10))
+    status, _, reply = chunked(port, mcp_headers(mint(c)), [big[i:i + 65536] for i in range(0, len(big), 65536)])
+    refused["body_too_large"] += 1
+    check("chunked body over max_body_bytes refused with the core's 413, upstream saw nothing",
+          status == 413 and rpc_error(reply) == (None, -32600, "body_too_large") and upstream.count() == before,
+          (status, reply[:200]))
+
+
 def chunked(port, headers, pieces, pause=0.0, hold=None):
     """Sends the body in chunked encoding, piece by piece; `hold` runs after
     the headers went out and before any body byte."""
@@ -330,13 +342,7 @@ def main():
                   status == status_want and err == (rpc_id, code, reason) and ctype == "application/json"
                   and upstream.count() == before, (status, reply[:200], upstream.count() - before))
         # An over-limit body that arrives in chunks is refused as it grows.
-        before = upstream.count()
-        big = call_body(good, note="y" * (MAX_BODY + 10))
-        status, _, reply = chunked(listen, mcp_headers(mint(good)), [big[i:i + 65536] for i in range(0, len(big), 65536)])
-        refused["body_too_large"] += 1
-        check("chunked body over max_body_bytes refused, upstream saw nothing",
-              status == 413 and rpc_error(reply) == (None, -32600, "body_too_large") and upstream.count() == before,
-              (status, reply[:200]))
+        chunked_over_limit_refused(listen, upstream, good, refused)
 
         # Counters: Envoy's /stats and /stats/prometheus.
         counters = envoy.counters()

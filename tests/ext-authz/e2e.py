@@ -40,7 +40,7 @@ from authz import harness  # noqa: E402
 
 sys.path.insert(0, harness.HERE)
 from e2e import (CREDENTIAL, INSTANCE, MAPPED, MAX_BODY, PREVIOUS, SECRET,  # noqa: E402
-                 UNKNOWN, Upstream, call_body, check, chunked, claims, forwarding_checks, mcp_headers, mint,
+                 UNKNOWN, Upstream, call_body, check, chunked, chunked_over_limit_refused, claims, forwarding_checks, mcp_headers, mint,
                  refusal_cases, results, rpc_error, send, tool_result)
 from e2e_conventions import AIVAX_HEADERS, HOOK_KEY, aivax_body, aivax_meta, nonce  # noqa: E402
 
@@ -93,13 +93,7 @@ def test_main(port, svc, envoy, upstream, admin):
         check("refused %s: %d JSON-RPC %d, upstream saw nothing" % (reason, status_want, code),
               status == status_want and err == (rpc_id, code, reason) and ctype == "application/json"
               and upstream.count() == before, (status, rh, reply[:200], upstream.count() - before))
-    before = upstream.count()
-    big = call_body(good, note="y" * (MAX_BODY + 10))
-    status, _, reply = chunked(port, mcp_headers(mint(good)), [big[i:i + 65536] for i in range(0, len(big), 65536)])
-    refused["body_too_large"] += 1
-    check("chunked body over max_body_bytes refused with the core's 413, upstream saw nothing",
-          status == 413 and rpc_error(reply) == (None, -32600, "body_too_large") and upstream.count() == before,
-          (status, reply[:200]))
+    chunked_over_limit_refused(port, upstream, good, refused)
 
     m = svc.metrics()
     check("counter toolctx_accepted counts the accepted calls", m.get("toolctx_accepted") == accepted, (accepted, m))
