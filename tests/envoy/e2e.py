@@ -152,6 +152,24 @@ def tool_result(body):
     return json.loads(doc["result"]["content"][0]["text"])
 
 
+def slow_body_is_held(port, upstream):
+    """A valid call sent slowly in chunks: the headers are held until the
+    body is judged, then everything goes up. 1 when it was accepted."""
+    c = claims()
+    body_bytes = call_body(c, note="x" * 3000)
+    pieces = [body_bytes[i:i + 700] for i in range(0, len(body_bytes), 700)]
+    held, before = {}, upstream.count()
+
+    def hold():
+        time.sleep(0.3)
+        held["count"] = upstream.count()
+    status, _, body = chunked(port, mcp_headers(mint(c)), pieces, pause=0.02, hold=hold)
+    check("headers are held until the body is judged (chunked, slow body)",
+          held.get("count") == before and status == 200 and upstream.count() == before + 1,
+          (held, status, body[:200]))
+    return int(status == 200)
+
+
 def chunked_over_limit_refused(port, upstream, c, refused):
     """A call over max_body_bytes sent in chunks: refused with the core's
     413 as it grows (counted in `refused`), the upstream saw nothing."""
@@ -310,22 +328,7 @@ def main():
     try:
         accepted += forwarding_checks(listen, upstream, sent_tokens)
 
-        # A valid body sent slowly in chunks: the headers are held until the
-        # body is judged, then everything goes up.
-        c = claims()
-        body_bytes = call_body(c, note="x" * 3000)
-        pieces = [body_bytes[i:i + 700] for i in range(0, len(body_bytes), 700)]
-        held = {}
-        before = upstream.count()
-
-        def hold():
-            time.sleep(0.3)
-            held["count"] = upstream.count()
-        status, _, body = chunked(listen, mcp_headers(mint(c)), pieces, pause=0.02, hold=hold)
-        accepted += status == 200
-        check("headers are held until the body is judged (chunked, slow body)",
-              held.get("count") == before and status == 200 and upstream.count() == before + 1,
-              (held, status, body[:200]))
+        accepted += slow_body_is_held(listen, upstream)
 
         # Every refusal class: the right answer, and the upstream sees nothing.
         now = int(time.time())

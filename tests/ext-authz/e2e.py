@@ -40,8 +40,8 @@ from authz import harness  # noqa: E402
 
 sys.path.insert(0, harness.HERE)
 from e2e import (CREDENTIAL, INSTANCE, MAPPED, MAX_BODY, PREVIOUS, SECRET,  # noqa: E402
-                 UNKNOWN, Upstream, call_body, check, chunked, chunked_over_limit_refused, claims, forwarding_checks, mcp_headers, mint,
-                 refusal_cases, results, rpc_error, send, tool_result)
+                 UNKNOWN, Upstream, call_body, check, chunked_over_limit_refused, claims, forwarding_checks, mcp_headers, mint,
+                 refusal_cases, results, rpc_error, send, slow_body_is_held, tool_result)
 from e2e_conventions import AIVAX_HEADERS, HOOK_KEY, aivax_body, aivax_meta, nonce  # noqa: E402
 
 ENV = {"TOOLCTX_SECRET": SECRET, "TOOLCTX_SECRET_PREVIOUS": PREVIOUS, "TOOLCTX_CREDENTIAL": CREDENTIAL,
@@ -68,18 +68,7 @@ def test_main(port, svc, envoy, upstream, admin):
 
     accepted += forwarding_checks(port, upstream, tokens)
 
-    c = claims()
-    body_bytes = call_body(c, note="x" * 3000)
-    pieces = [body_bytes[i:i + 700] for i in range(0, len(body_bytes), 700)]
-    held, before = {}, upstream.count()
-
-    def hold():
-        time.sleep(0.3)
-        held["count"] = upstream.count()
-    status, _, body = chunked(port, mcp_headers(mint(c)), pieces, pause=0.02, hold=hold)
-    accepted += status == 200
-    check("headers are held until the body is judged (chunked, slow body)",
-          held.get("count") == before and status == 200 and upstream.count() == before + 1, (held, status, body[:200]))
+    accepted += slow_body_is_held(port, upstream)
 
     now = int(time.time())
     good = claims()
