@@ -370,16 +370,14 @@ fn redis_replay_guard_is_for_the_service_only() {
     let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":8}}"#;
     let l = load_for(Host::Service, text, &env).unwrap();
     assert_eq!(agentarea(&l).2.clone().unwrap().capacity(), Some(32));
-    let e = load_for(
-        Host::Service,
-        br#"{"instance_id":"i","secret_env":["UNSET"]}"#,
-        &env,
-    )
-    .unwrap_err();
-    assert!(
-        e.contains("service's environment") && !e.contains("host_env_keys"),
-        "{e}"
-    );
+    unset_secret_names(Host::Service, "service's environment");
+}
+
+/// A secret variable that is unset is refused naming where `host` reads
+/// variables (not the filter's `host_env_keys`).
+fn unset_secret_names(host: Host, place: &str) {
+    let e = load_for(host, br#"{"instance_id":"i","secret_env":["UNSET"]}"#, &env).unwrap_err();
+    assert!(e.contains(place) && !e.contains("host_env_keys"), "{e}");
 }
 
 type Headers = Vec<(String, Vec<u8>)>;
@@ -485,16 +483,7 @@ fn log_lines_and_counter_names() {
 
 #[test]
 fn the_module_reads_envoys_environment_and_takes_redis_but_not_tls() {
-    let e = load_for(
-        Host::EnvoyModule,
-        br#"{"instance_id":"i","secret_env":["UNSET"]}"#,
-        &env,
-    )
-    .unwrap_err();
-    assert!(
-        e.contains("environment of the Envoy process") && !e.contains("host_env_keys"),
-        "{e}"
-    );
+    unset_secret_names(Host::EnvoyModule, "environment of the Envoy process");
     let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":8}}"#;
     assert!(load_for(Host::EnvoyModule, text, &env).is_ok());
     let env = |name: &str| match name {
