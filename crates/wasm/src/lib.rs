@@ -93,8 +93,9 @@ impl Verifier {
     ///
     /// `replay_capacity` (a number, or `undefined` for no guard here)
     /// turns on the in-memory replay guard, sized by the core
-    /// (`replay::capacity_of_f64`: 0 the default; refused
-    /// `limit_out_of_range` unless a whole number from 0 to 4294967295);
+    /// (`replay::capacity_of_f64`, the settings table's `replay_capacity`
+    /// row: 0 the default; refused `limit_out_of_range` unless a whole
+    /// number in its range);
     /// `shared_store` turns on the claims for a shared store instead (`c`,
     /// `settle`).
     ///
