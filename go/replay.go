@@ -31,9 +31,9 @@ type memoryGuard struct {
 }
 
 // MemoryReplayGuard is the replay guard for a server with one process: the
-// core's bounded cache of live token ids; capacity 0 is the core's default
-// (100,000), and the core refuses a capacity outside 0 to 4294967295
-// (limit_out_of_range). When all are live, fresh tokens are refused
+// core's bounded cache of live token ids; capacity 0 is the core's default,
+// and the core refuses a capacity outside the range of replay_capacity in
+// its settings table (docs/CONTRACT.md §5.3) (limit_out_of_range). When all are live, fresh tokens are refused
 // replay_guard_full.
 func MemoryReplayGuard(capacity int) (ReplayStore, error) {
 	in, err := newInstance(verifierWasm, &shared().verifier)

@@ -32,7 +32,7 @@ export interface WasmAivaxVerifier {
   describe(): string;
   free(): void;
 }
-export type WasmAivaxVerifierClass = new (config: Uint8Array, includeReason: boolean) => WasmAivaxVerifier;
+export type WasmAivaxVerifierClass = new (config: Uint8Array, includeReason: boolean | undefined) => WasmAivaxVerifier;
 
 const OPTION_NAMES: Record<string, string> = {
   hookKey: 'hook_key',
@@ -129,8 +129,9 @@ export function aivaxVerifierFactory(Wasm: WasmAivaxVerifierClass, describe: Des
     // Telemetry is the front end's, not the core's configuration.
     const [telemetry, config] = telemetryOptions(options);
     const json = configJson(config, OPTION_NAMES, 'createAivaxVerifier');
-    const includeReason = options.includeReason ?? true;
-    if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
+    // Unset (or null): the core's default, read by the module.
+    const includeReason = options.includeReason ?? undefined;
+    if (includeReason !== undefined && typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
     let wasm: WasmAivaxVerifier;
     try {
       wasm = new Wasm(json, includeReason);

@@ -66,7 +66,7 @@ export interface ReplayStore {
 export interface MemoryReplayStore {
   readonly kind: 'memory';
   /**
-   * Live token ids kept at most, as given (0: the core's default, 100,000);
+   * Live token ids kept at most, as given (0: the core's default);
    * when all are live, fresh tokens are refused `replay_guard_full` (503).
    */
   readonly capacity: number;
@@ -78,9 +78,10 @@ export interface MemoryReplayStoreOptions {
   /**
    * Live token ids kept at most. Size it for your call rate times the
    * token lifetime plus the clock skew (100 calls/s with 300 s tokens and
-   * 30 s skew: 33,000). Default (and 0) 100,000, the core's; the core
-   * refuses a number outside 0 to 4294967295 (`limit_out_of_range`, thrown
-   * by `createVerifier`).
+   * 30 s skew: 33,000). Default (and 0) the core's; the core refuses a
+   * number outside the range of `replay_capacity` in its settings table
+   * (docs/CONTRACT.md §5.3; `limit_out_of_range`, thrown by
+   * `createVerifier`).
    */
   capacity?: number;
 }

@@ -39,7 +39,7 @@ export interface WasmVerifier extends WasmInputGlue {
   describe(): string;
   free(): void;
 }
-export type WasmVerifierClass = new (config: Uint8Array, includeReason: boolean, replayCapacity: number | undefined, sharedStore: boolean) => WasmVerifier;
+export type WasmVerifierClass = new (config: Uint8Array, includeReason: boolean | undefined, replayCapacity: number | undefined, sharedStore: boolean) => WasmVerifier;
 
 /** `createVerifier`'s options and their names in the core's configuration JSON. */
 const OPTION_NAMES: Record<string, string> = {
@@ -287,8 +287,9 @@ export function verifierFactory(Wasm: WasmVerifierClass, memory: WebAssembly.Mem
     let config = rest;
     if (rest !== null && typeof rest === 'object') ({ replayGuard: guard, ...config } = rest as { replayGuard?: ReplayGuard | null });
     const json = configJson(config, OPTION_NAMES, 'createVerifier');
-    const includeReason = options.includeReason ?? true;
-    if (typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
+    // Unset (or null): the core's default, read by the module.
+    const includeReason = options.includeReason ?? undefined;
+    if (includeReason !== undefined && typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
     let capacity: number | undefined;
     let store: ReplayStore | undefined;
     let wasm: WasmVerifier;

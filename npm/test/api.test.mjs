@@ -137,6 +137,17 @@ test('checkHeaders decides on the credential before the body; includeReason fals
   v.free();
 });
 
+test('includeReason unset or null is the core\'s default (the reason in the body); another type is config_type', () => {
+  const request = { method: 'POST', headers: { authorization: 'Bearer x' } };
+  const credential = { header: 'authorization', values: ['Bearer a'] };
+  for (const includeReason of [undefined, null, true]) {
+    const v = createVerifier({ instanceId: INSTANCE, secrets: [SECRET], credential, includeReason });
+    assert.match(v.checkHeaders(request).body, /"data":\{"reason":"credential_invalid"\}/, String(includeReason));
+    v.free();
+  }
+  assert.throws(() => createVerifier({ instanceId: INSTANCE, secrets: [SECRET], includeReason: 'no' }), (e) => e.code === 'config_type');
+});
+
 test('a freed verifier throws on use and writes nothing into memory it gave back: another verifier still decides as before', () => {
   const request = { method: 'POST', headers: { 'x-agentarea-context': token }, body };
   const a = createVerifier({ instanceId: INSTANCE, secrets: [SECRET] });

@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use http::{header, HeaderValue, Request, Response, StatusCode};
 use http_body::Body;
+use toolctx_core::settings::INCLUDE_REASON;
 use toolctx_core::{Context, Refusal, Verifier};
 use tower_layer::Layer;
 use tower_service::Service;
@@ -92,7 +93,7 @@ impl ToolctxLayer {
                 verifier,
                 guard: None,
                 clock: Arc::new(system_now),
-                include_reason: toolctx_core::settings::INCLUDE_REASON.flag(None),
+                include_reason: crate::settings::flag(&INCLUDE_REASON, None),
             }),
         }
     }
@@ -121,7 +122,7 @@ impl ToolctxLayer {
     /// `false` leaves `error.data` (the reason) out of refusals; status,
     /// code and message never change.
     pub fn include_reason(self, include: bool) -> ToolctxLayer {
-        self.with(|s| s.include_reason = include)
+        self.with(|s| s.include_reason = crate::settings::flag(&INCLUDE_REASON, Some(include)))
     }
 
     pub fn verifier(&self) -> &Verifier {

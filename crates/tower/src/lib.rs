@@ -12,6 +12,7 @@ mod redis;
 mod replay;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
+pub mod settings;
 
 pub use body::{RequestBody, ResponseBody};
 pub use layer::{ResponseFuture, Toolctx, ToolctxLayer, Verification};

@@ -50,14 +50,13 @@ impl std::fmt::Debug for Redis {
 
 impl Redis {
     /// Connects to `url` (`redis://127.0.0.1:6379`); commands time out after
-    /// `timeout` as the core's rule reads it (`toolctx_core::redis::timeout_ms`:
-    /// zero is its default, 500 ms; anything else is rounded to whole
-    /// milliseconds and must come to 1 ms to 1 minute, or connecting fails
+    /// `timeout` as the core's settings table reads it (`store_timeout_ms`,
+    /// docs/CONTRACT.md §5.3: zero is its default; anything else is rounded
+    /// to whole milliseconds and must be in its range, or connecting fails
     /// with the core's message). The error names the problem, never the URL.
     pub async fn connect(url: &str, timeout: Duration) -> Result<Redis, String> {
-        let ms = toolctx_core::redis::timeout_ms(timeout.as_nanos() as f64 / 1e6)
+        let timeout = crate::settings::duration(&toolctx_core::settings::STORE_TIMEOUT, timeout)
             .map_err(|e| e.to_string())?;
-        let timeout = Duration::from_millis(ms);
         let client = redis::Client::open(url)
             .map_err(|e| format!("the Redis URL is invalid ({:?})", e.kind()))?;
         let config = ConnectionManagerConfig::new()

@@ -34,9 +34,9 @@ pub struct MemoryReplayStore {
 impl MemoryReplayStore {
     /// A store for at most `capacity` live token ids (the call rate times
     /// the token lifetime: 1000 calls/s x 330 s is 330,000), read by the
-    /// core ([`toolctx_core::replay::capacity`]): 0 is its default
-    /// ([`DEFAULT_REPLAY_CAPACITY`], 100,000), and a capacity outside 0 to
-    /// 4294967295 is refused (`limit_out_of_range`).
+    /// core ([`toolctx_core::replay::capacity`], the settings table's
+    /// `replay_capacity` row, docs/CONTRACT.md §5.3): 0 is its default, and
+    /// a capacity outside its range is refused (`limit_out_of_range`).
     pub fn new(capacity: i64) -> Result<MemoryReplayStore, ConfigError> {
         Ok(MemoryReplayStore {
             cache: Mutex::new(ReplayCache::with_capacity(capacity)?),
@@ -45,7 +45,7 @@ impl MemoryReplayStore {
 }
 
 impl Default for MemoryReplayStore {
-    /// The core's default capacity ([`DEFAULT_REPLAY_CAPACITY`], 100,000).
+    /// The core's default capacity ([`DEFAULT_REPLAY_CAPACITY`]).
     fn default() -> MemoryReplayStore {
         MemoryReplayStore {
             cache: Mutex::new(ReplayCache::new(DEFAULT_REPLAY_CAPACITY)),

@@ -233,6 +233,7 @@ async fn the_idempotency_store_in_redis_paused() {
         Idempotent::new(RedisStore::new(redis.clone()))
             .namespace(namespace.clone())
             .wait(Duration::from_millis(200))
+            .unwrap()
     };
     let (first, second) = (guard(), guard());
     let ct = CancellationToken::new();
@@ -275,6 +276,7 @@ async fn the_idempotency_store_in_redis_paused() {
         let (runs, ct, ctx2) = (runs.clone(), ct.clone(), ctx2.clone());
         tasks.push(tokio::spawn(async move {
             g.wait(Duration::from_secs(5))
+                .unwrap()
                 .run(Some(&ctx2), "2025-11-25", &json!({"b": 1}), &ct, || async {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     runs.fetch_add(1, Ordering::SeqCst);

@@ -81,9 +81,9 @@
 //! `toolctx_settle`); `memory_guard`, the in-memory replay guard, of
 //! `replay_capacity` ids (ignored without it). A replay
 //! capacity is the user's number, unchanged (an `i64` carries any host's
-//! integer): the core's `replay::capacity` reads it (0: the default,
-//! 100,000; 1 to 4294967295: itself) and refuses anything else
-//! `!limit_out_of_range`. `lens` is `u32` little-endian lengths (the
+//! integer): the core's `replay::capacity` reads it by the settings table
+//! (`replay_capacity`, docs/CONTRACT.md §5.3: 0 the default) and refuses
+//! anything outside its range `!limit_out_of_range`. `lens` is `u32` little-endian lengths (the
 //! method, then name and value per header, duplicates kept) cutting `heads`
 //! (`toolctx_wasm_boundary::split`). `now` is Unix seconds; `total` NaN is
 //! no total. Progress answers are `toolctx_wasm_boundary::helpers::Progress`'s.

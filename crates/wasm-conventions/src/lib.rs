@@ -26,6 +26,7 @@ mod helpers_limits;
 mod idempotency;
 
 use toolctx_core::aivax::{AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
+use toolctx_core::settings::INCLUDE_REASON;
 use toolctx_core::{jcs, json, names, Checked, HeadersVerdict, UnknownSettings};
 use toolctx_wasm_boundary::{config_error, described, js_error, lines, Boundary, Profile};
 use wasm_bindgen::prelude::*;
@@ -54,13 +55,18 @@ impl AivaxVerifier {
     /// Reads `{"hook_key", "require_nonce", "max_bcrypt_cost", "credential",
     /// "max_body_bytes", "forward"}` (an unknown setting is refused). Throws a string
     /// `"<code>\n<message>"`; the message never contains the hook key.
+    /// `include_reason` as the user gave it (`undefined`: the settings
+    /// table's default).
     #[wasm_bindgen(constructor)]
-    pub fn new(config_json: &[u8], include_reason: bool) -> Result<AivaxVerifier, JsValue> {
+    pub fn new(config_json: &[u8], include_reason: Option<bool>) -> Result<AivaxVerifier, JsValue> {
         match AivaxCore::from_json(config_json, UnknownSettings::Refuse) {
             Ok(core) => {
                 let nonces = NonceCache::new(NONCE_CACHE_ENTRIES);
                 Ok(AivaxVerifier {
-                    boundary: Boundary::new(Aivax { core, nonces }, include_reason),
+                    boundary: Boundary::new(
+                        Aivax { core, nonces },
+                        INCLUDE_REASON.flag(include_reason),
+                    ),
                 })
             }
             Err(e) => Err(config_error(&e)),

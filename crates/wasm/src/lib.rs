@@ -62,6 +62,7 @@ mod record;
 mod replay;
 
 use toolctx_core::replay::redis;
+use toolctx_core::settings::INCLUDE_REASON;
 use toolctx_core::ReplayClaim;
 use toolctx_wasm_boundary::{described, AgentArea, Boundary, Error};
 use wasm_bindgen::prelude::*;
@@ -93,17 +94,19 @@ impl Verifier {
     ///
     /// `replay_capacity` (a number, or `undefined` for no guard here)
     /// turns on the in-memory replay guard, sized by the core
-    /// (`replay::capacity_of_f64`: 0 the default; refused
-    /// `limit_out_of_range` unless a whole number from 0 to 4294967295);
+    /// (`replay::capacity_of_f64`, the settings table's `replay_capacity`
+    /// row: 0 the default; refused `limit_out_of_range` unless a whole
+    /// number in its range);
     /// `shared_store` turns on the claims for a shared store instead (`c`,
-    /// `settle`).
+    /// `settle`). `include_reason` as the user gave it (`undefined`: the
+    /// settings table's default).
     ///
     /// Throws a string `"<code>\n<message>"`: the core's stable
     /// `ConfigError::code` and its message, which never contains a secret.
     #[wasm_bindgen(constructor)]
     pub fn new(
         config_json: &[u8],
-        include_reason: bool,
+        include_reason: Option<bool>,
         replay_capacity: Option<f64>,
         shared_store: bool,
     ) -> Result<Verifier, JsValue> {
@@ -113,7 +116,7 @@ impl Verifier {
             .map_err(|e| Error::config(&e))?;
         let profile = AgentArea::new(config_json, memory, shared_store, record::record)?;
         Ok(Verifier {
-            boundary: Boundary::new(profile, include_reason),
+            boundary: Boundary::new(profile, INCLUDE_REASON.flag(include_reason)),
             input: Vec::new(),
             lens: Vec::new(),
             answer: String::new(),

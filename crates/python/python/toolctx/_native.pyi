@@ -273,8 +273,9 @@ def redis_claim_answer(reply: object) -> ClaimAnswer: ...
 # limit_out_of_range).
 def redis_timeout_ms(ms: float) -> int: ...
 
-# capacity None or 0: the core's DEFAULT_REPLAY_CAPACITY; the core refuses
-# one outside 0 to 4294967295 (ConfigError, limit_out_of_range).
+# capacity None or 0: the core's default; the core refuses one outside the
+# range of replay_capacity in its settings table (docs/CONTRACT.md §5.3)
+# (ConfigError, limit_out_of_range).
 @final
 class MemoryReplay:
     def __new__(cls, capacity: int | None = None) -> Self: ...

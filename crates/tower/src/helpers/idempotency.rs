@@ -22,7 +22,10 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolctx_core::helpers::idempotency as core;
+use toolctx_core::settings::{self as setting, SettingError};
 use toolctx_core::Context;
+
+use crate::settings;
 
 pub use toolctx_core::helpers::idempotency::{Outcome, OUTCOME_KEY, REPLAYED};
 
@@ -184,12 +187,14 @@ impl Lru {
 }
 
 impl MemoryStore {
-    /// Keeps at most `max_entries` (the least recently used goes first).
-    pub fn new(max_entries: usize) -> MemoryStore {
-        MemoryStore {
-            max: max_entries,
+    /// Keeps at most `max_entries` (the least recently used goes first),
+    /// read by the core's settings table (`idempotency_memory_entries`): 0
+    /// is its default, a count past its range is refused.
+    pub fn new(max_entries: usize) -> Result<MemoryStore, SettingError> {
+        Ok(MemoryStore {
+            max: settings::count(&setting::MEMORY_ENTRIES, max_entries)?,
             inner: Mutex::new(Lru::default()),
-        }
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -210,9 +215,12 @@ impl MemoryStore {
 }
 
 impl Default for MemoryStore {
-    /// The core's default size (`DEFAULT_MEMORY_ENTRIES`).
+    /// The core's default size (the settings table's absent value).
     fn default() -> MemoryStore {
-        MemoryStore::new(core::DEFAULT_MEMORY_ENTRIES)
+        MemoryStore {
+            max: settings::count_or_default(&setting::MEMORY_ENTRIES),
+            inner: Mutex::new(Lru::default()),
+        }
     }
 }
 
@@ -310,37 +318,39 @@ impl Default for Idempotent {
 }
 
 impl Idempotent {
-    /// The core's defaults: results kept 24 h, claims leased 30 min, a
-    /// duplicate waits 60 s.
+    /// The core's defaults for `ttl`, `lease` and `wait` (the settings
+    /// table, docs/CONTRACT.md §5.3).
     pub fn new(store: impl IdempotencyStore) -> Idempotent {
         Idempotent {
             store: Arc::new(store),
-            ttl: Duration::from_millis(core::DEFAULT_TTL_MS),
-            lease: Duration::from_millis(core::DEFAULT_LEASE_MS),
-            wait: Duration::from_millis(core::DEFAULT_WAIT_MS),
+            ttl: settings::duration_or_default(&setting::TTL),
+            lease: settings::duration_or_default(&setting::LEASE),
+            wait: settings::duration_or_default(&setting::WAIT),
             namespace: String::new(),
             allow_unverified: false,
             on_store_error: Arc::new(|e| eprintln!("{e} (the result was returned, not stored)")),
         }
     }
 
-    /// How long a result is kept.
-    pub fn ttl(mut self, ttl: Duration) -> Idempotent {
-        self.ttl = ttl;
-        self
+    /// How long a result is kept. Each duration is read by the core's
+    /// settings table (docs/CONTRACT.md §5.3): zero is its default, one
+    /// outside its range is refused (`limit_out_of_range`).
+    pub fn ttl(mut self, ttl: Duration) -> Result<Idempotent, SettingError> {
+        self.ttl = settings::duration(&setting::TTL, ttl)?;
+        Ok(self)
     }
 
     /// How long a claim lasts if its process dies first: above the tool's
-    /// longest run (the platform waits up to 1800 s).
-    pub fn lease(mut self, lease: Duration) -> Idempotent {
-        self.lease = lease;
-        self
+    /// longest run.
+    pub fn lease(mut self, lease: Duration) -> Result<Idempotent, SettingError> {
+        self.lease = settings::duration(&setting::LEASE, lease)?;
+        Ok(self)
     }
 
     /// How long a duplicate waits for the first call to finish.
-    pub fn wait(mut self, wait: Duration) -> Idempotent {
-        self.wait = wait;
-        self
+    pub fn wait(mut self, wait: Duration) -> Result<Idempotent, SettingError> {
+        self.wait = settings::duration(&setting::WAIT, wait)?;
+        Ok(self)
     }
 
     /// Keeps this tool's keys apart from other tools' in a shared store;

@@ -119,8 +119,9 @@ public final class VerifierOptions {
 
     /**
      * The in-memory replay guard: the core's bounded cache, for a server
-     * with one process. {@code capacity} 0 is the core's default (100,000);
-     * the core refuses one outside 0 to 4294967295 with
+     * with one process. {@code capacity} 0 is the core's default; the core
+     * refuses one outside the range of {@code replay_capacity} in its
+     * settings table (docs/CONTRACT.md §5.3) with
      * {@code limit_out_of_range} when the verifier is created.
      */
     public VerifierOptions memoryReplayGuard(long capacity) {
