@@ -19,8 +19,8 @@ use crate::reply::{internal_error, send_refusal};
 use crate::settings::Profile;
 use crate::settings::{self, Settings};
 use crate::watch::{SharedWatch, TICK};
-use toolctx_core::aivax::NonceCache;
 #[cfg(feature = "aivax")]
+use toolctx_core::aivax::NonceCache;
 use toolctx_core::settings::INCLUDE_REASON;
 
 #[derive(Default)]

@@ -140,6 +140,7 @@ pub(crate) fn setting_number(
     }
 }
 
+#[cfg(feature = "aivax")]
 pub(crate) fn number(value: &Value<'_>, what: &str) -> Result<u64, String> {
     value
         .as_numeric_date()
