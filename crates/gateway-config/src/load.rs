@@ -129,6 +129,13 @@ pub fn setting<'a>(
     row.read(raw).map_err(|e| e.to_string())
 }
 
+/// Puts where the user wrote a setting (`replay_guard.slots`) in front of
+/// the core's message, which names the table's row: an operator finds the
+/// key in their configuration.
+pub(crate) fn at(place: &'static str) -> impl Fn(String) -> String {
+    move |why| format!("`{place}`: {why}")
+}
+
 /// [`setting`] for a numeric row.
 pub(crate) fn setting_number(
     row: &settings::Setting,
@@ -193,7 +200,8 @@ pub fn load_for(
             }
             "include_reason" => {
                 common.include_reason = matches!(
-                    setting(&settings::INCLUDE_REASON, Some(value))?,
+                    setting(&settings::INCLUDE_REASON, Some(value))
+                        .map_err(at("include_reason"))?,
                     settings::Value::Flag(true)
                 )
             }
@@ -309,7 +317,8 @@ fn load_aivax(
     for &(name, value) in members {
         match name {
             "nonce_cache" => {
-                nonce_cache = setting_number(&settings::NONCE_CACHE, Some(value))? as usize
+                nonce_cache = setting_number(&settings::NONCE_CACHE, Some(value))
+                    .map_err(at("nonce_cache"))? as usize
             }
             "hook_key" => {
                 return Err(format!(

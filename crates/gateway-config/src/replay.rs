@@ -10,7 +10,7 @@ use toolctx_core::settings;
 use crate::load::from_env;
 #[cfg(feature = "redis")]
 use crate::load::setting;
-use crate::load::{setting_number, Cx};
+use crate::load::{at, setting_number, Cx};
 use crate::Host;
 
 /// Where the replay guard (CONTRACT §3 `token_replayed`) keeps its records.
@@ -126,8 +126,10 @@ pub(crate) fn replay_guard(
         return Err(format!("unknown setting `replay_guard.{k}`"));
     }
     // The settings table's rows: their ranges fit a `u32`.
-    let slots = setting_number(&settings::REPLAY_SLOTS, value.get("slots"))?;
-    let ways = setting_number(&settings::REPLAY_WAYS, value.get("ways"))?;
+    let slots = setting_number(&settings::REPLAY_SLOTS, value.get("slots"))
+        .map_err(at("replay_guard.slots"))?;
+    let ways = setting_number(&settings::REPLAY_WAYS, value.get("ways"))
+        .map_err(at("replay_guard.ways"))?;
     Ok(ReplayGuard::Table {
         slots: slots as u32,
         ways: ways as u32,
@@ -172,7 +174,9 @@ fn redis_guard(
              mesh's mTLS"
         ));
     }
-    let key_prefix = match setting(&settings::REPLAY_PREFIX, value.get("redis_key_prefix"))? {
+    let key_prefix = match setting(&settings::REPLAY_PREFIX, value.get("redis_key_prefix"))
+        .map_err(at("replay_guard.redis_key_prefix"))?
+    {
         settings::Value::Text(p) => p.to_string(),
         _ => DEFAULT_REDIS_KEY_PREFIX.to_string(),
     };
