@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 import time
 from pathlib import Path
@@ -233,27 +234,41 @@ def test_the_core_reads_a_redis_py_reply() -> None:
 
 
 def test_the_gil_is_released_while_the_core_works() -> None:
-    # A cost-12 bcrypt nonce keeps the core busy for a long while; the main
-    # thread keeps running Python meanwhile only if the interpreter is free.
+    # A cost-12 bcrypt nonce keeps the core busy for a long while. With a
+    # switch interval far longer than the test, the interpreter never takes
+    # the GIL from the worker: the main thread, which sleeps between counts,
+    # can count while the worker's verify runs only if the binding releases
+    # the GIL itself. No clock decides: the count moved, or it did not.
     import bcrypt
 
     hook_key = "aivax-hook-key-5f1c9e2a"
     nonce = bcrypt.hashpw(hook_key.encode(), bcrypt.gensalt(12)).decode()
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "_meta": {"_aiv_nonce": nonce}}})
-    started = time.perf_counter()
-    assert toolctx.AivaxVerifier(hook_key).verify("POST", [], body).context.nonce_verified
-    alone = time.perf_counter() - started
+    verifier = toolctx.AivaxVerifier(hook_key)
+    count = [0]
+    during: list[tuple[int, int]] = []
     verdicts = []
-    worker = threading.Thread(target=lambda: verdicts.append(toolctx.AivaxVerifier(hook_key).verify("POST", [], body)))
-    worker.start()
-    longest, last = 0.0, time.perf_counter()
-    while worker.is_alive():
-        now = time.perf_counter()
-        longest, last = max(longest, now - last), now
-    worker.join()
-    assert verdicts[0].outcome == "accept"
-    # Held, the main thread would stall for the whole check (`alone`).
-    assert longest < alone / 2, (longest, alone)
+
+    def work() -> None:
+        before = count[0]
+        verdicts.append(verifier.verify("POST", [], body))
+        during.append((before, count[0]))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1000.0)
+    try:
+        worker = threading.Thread(target=work)
+        worker.start()
+        while worker.is_alive():
+            count[0] += 1
+            time.sleep(0.0005)  # releases the GIL, so the worker always gets it back
+        worker.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert verdicts[0].outcome == "accept" and verdicts[0].context.nonce_verified
+    # Held, nothing else runs while the core works: the count stands still.
+    before, after = during[0]
+    assert after > before, (before, after)
 
 
 def test_threads_verify_at_once(verifier) -> None:
