@@ -388,6 +388,9 @@ pub fn is_helper_file(file: &J) -> bool {
 /// The `"format"` of the settings vectors (`tests/vectors/settings.json`).
 pub const SETTINGS_FORMAT: &str = "toolctx-settings";
 
+/// The `format` of the in-memory idempotency store vectors.
+pub const MEMORY_STORE_FORMAT: &str = "toolctx-memory-store";
+
 /// Whether a vector file is not verdict vectors: it names a `"format"`
 /// (the helper vectors, the settings vectors).
 pub fn is_other_format(file: &J) -> bool {
@@ -478,4 +481,5 @@ pub fn run_files<P: AsRef<str>>(paths: impl IntoIterator<Item = P>) -> Tally {
 
 pub mod helpers;
 pub mod helpers_limits;
+pub mod memory_store;
 pub mod settings;

@@ -6,6 +6,7 @@
 
 pub mod cancel;
 pub mod idempotency;
+pub mod memory;
 pub mod progress;
 pub mod results;
 pub mod revision;
