@@ -57,6 +57,9 @@ class EnvoyTarget(traffic.Target):
     forward = FORWARD
     resend = True
 
+    def view(self, headers):
+        return traffic.envoy_view(headers)
+
     def __init__(self, keys, work):
         # The filter or the module (--module); a rebuild during the run must
         # not change what Envoy loads.

@@ -36,6 +36,9 @@ class ExtAuthzTarget(traffic.Target):
     forward = traffic.FORWARD
     resend = True
 
+    def view(self, headers):
+        return traffic.envoy_view(headers)
+
     def __init__(self, keys, work):
         self.recorder = harness.Recorder()
         p_main, p_cred, s_main, m_main, s_cred, m_cred, admin = harness.free_ports(7)

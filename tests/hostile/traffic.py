@@ -879,6 +879,20 @@ def gateway_settings(forward=FORWARD):
     return out
 
 
+def envoy_view(headers):
+    """The headers as Envoy's HTTP/1 codec hands them to a gateway: every
+    bare CR inside a value dropped (measured on Envoy 1.40: `a\\rbc`,
+    `\\rabc` and `abc\\r` all reach the upstream as `abc`), then OWS
+    trimmed. A bit flip can turn a token's `M` into a CR; the judge must
+    see what the gateway saw. Returns (headers, whether changed)."""
+    out, changed = [], False
+    for n, v in headers:
+        w = v.replace("\r", "").strip(" \t")
+        changed |= w != v
+        out.append([n, w])
+    return out, changed
+
+
 def gateway_context(hdr, _method, _body):
     """The context a gateway forwarded in CONTEXT_HEADER, or None (a pass)."""
     ctx = hdr.get(CONTEXT_HEADER)
