@@ -75,6 +75,8 @@ def bad_configurations():
          "replay_guard.redis_url_env"),
         ("Redis URL not redis://", good(replay_guard={"redis_url_env": "TOOLCTX_REDIS_URL"}),
          dict(ENV, TOOLCTX_REDIS_URL="http://127.0.0.1:1"), "must start with redis://"),
+        ("Redis URL rediss:// (no TLS in this build)", good(replay_guard={"redis_url_env": "TOOLCTX_REDIS_URL"}),
+         dict(ENV, TOOLCTX_REDIS_URL="rediss://:pw-%s@127.0.0.1:1" % SECRET[:6]), "needs TLS (rediss)"),
         ("Redis unreachable", good(replay_guard={"redis_url_env": "TOOLCTX_REDIS_URL"}),
          dict(ENV, TOOLCTX_REDIS_URL="redis://:pw-%s@127.0.0.1:%d" % (SECRET[:6], harness.free_ports(1)[0])),
          "cannot reach Redis (Io): the Redis named in TOOLCTX_REDIS_URL"),

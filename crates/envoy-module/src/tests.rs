@@ -336,10 +336,10 @@ fn a_refused_configuration_says_why_without_the_secret() {
     .unwrap_err();
     assert!(e.contains("environment of the Envoy process"), "{e}");
     for (url, says) in [
-        ("rediss://:pw@127.0.0.1", "plain redis:// only"),
+        ("rediss://:pw@127.0.0.1", "needs TLS (rediss)"),
         (
             "redis://:pw@127.0.0.1:99999",
-            "the Redis URL in R: the port",
+            "the Redis URL in R: the store address is invalid: a port",
         ),
     ] {
         let e = Module::load(

@@ -5,6 +5,8 @@
 use toolctx_core::json::Value;
 pub use toolctx_core::replay::redis::DEFAULT_KEY_PREFIX as DEFAULT_REDIS_KEY_PREFIX;
 use toolctx_core::settings;
+#[cfg(feature = "redis")]
+use toolctx_core::store::{StoreAddress, Supports};
 
 #[cfg(feature = "redis")]
 use crate::load::from_env;
@@ -162,18 +164,13 @@ fn redis_guard(
         .next()
         .ok_or("`replay_guard.redis_url_env` names no variable")?;
     settings::text_value(settings::REDIS_URL.name, &url).map_err(|e| format!("{url_env}: {e}"))?;
-    if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
-        return Err(format!(
-            "the Redis URL in {url_env} must start with redis:// or rediss://"
-        ));
-    }
-    if cx.host == Host::EnvoyModule && url.starts_with("rediss://") {
-        return Err(format!(
-            "the Redis URL in {url_env} is rediss://: the dynamic module speaks plain redis:// \
-             only (no TLS in the Envoy process); reach Redis over 127.0.0.1, a sidecar or the \
-             mesh's mTLS"
-        ));
-    }
+    // The core reads the address (docs/CONTRACT.md §5.4) and refuses what
+    // this host's client cannot reach, with the reason: neither the
+    // module's RESP client nor the service's Redis client speaks TLS,
+    // Cluster, Sentinel or WAIT yet.
+    StoreAddress::parse(&url)
+        .and_then(|a| a.check(Supports::default()))
+        .map_err(|e| format!("the Redis URL in {url_env}: {e}"))?;
     let key_prefix = match setting(&settings::REPLAY_PREFIX, value.get("redis_key_prefix"))
         .map_err(at("replay_guard.redis_key_prefix"))?
     {

@@ -506,7 +506,7 @@ fn the_module_reads_envoys_environment_and_takes_redis_but_not_tls() {
             "{shown}"
         );
         for (bad, says) in [
-            (r#"{"redis_url_env":"TLS"}"#, "plain redis://"),
+            (r#"{"redis_url_env":"TLS"}"#, "needs TLS (rediss)"),
             (
                 r#"{"redis_url_env":"UNSET"}"#,
                 "environment of the Envoy process",

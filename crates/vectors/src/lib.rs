@@ -391,6 +391,9 @@ pub const SETTINGS_FORMAT: &str = "toolctx-settings";
 /// The `format` of the in-memory idempotency store vectors.
 pub const MEMORY_STORE_FORMAT: &str = "toolctx-memory-store";
 
+/// The `format` of the store address vectors.
+pub const STORE_ADDRESS_FORMAT: &str = "toolctx-store-address";
+
 /// Whether a vector file is not verdict vectors: it names a `"format"`
 /// (the helper vectors, the settings vectors).
 pub fn is_other_format(file: &J) -> bool {
@@ -483,3 +486,4 @@ pub mod helpers;
 pub mod helpers_limits;
 pub mod memory_store;
 pub mod settings;
+pub mod store_address;

@@ -1,8 +1,13 @@
 #![forbid(unsafe_code)]
-//! The Redis URL the module takes from the environment.
+//! The Redis address the module takes from the environment, read by the
+//! core's store address (docs/CONTRACT.md §5.4). The module's client speaks
+//! plain RESP to one node: a TLS, Cluster, Sentinel or durable-claims
+//! address is refused at load with the reason, never downgraded.
 
-/// `redis://[[user]:password@]host[:port][/db]`, parsed (never shown: it
-/// may hold a password).
+use toolctx_core::store::{StoreAddress, Supports};
+
+/// One plain node, as the core read it (never shown: it may hold a
+/// password).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Endpoint {
     pub host: String,
@@ -22,92 +27,32 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
+/// What the module's client does: one plain node, nothing more.
+const SUPPORTS: Supports = Supports {
+    tls: false,
+    cluster: false,
+    sentinel: false,
+    wait: false,
+};
+
 impl Endpoint {
-    /// Parses a `redis://` URL. The message of an `Err` never quotes it.
+    /// Reads an address by the core's grammar. The message of an `Err`
+    /// never quotes it.
     pub fn parse(url: &str) -> Result<Endpoint, String> {
-        let rest = url
-            .strip_prefix("redis://")
-            .ok_or("it must start with redis://")?;
-        if rest.contains(['?', '#']) {
-            return Err("query parameters and fragments are not read: leave them out".into());
-        }
-        let (auth, place) = match rest.rsplit_once('@') {
-            Some((auth, place)) => (Some(auth), place),
-            None => (None, rest),
-        };
-        let (hostport, db) = place.split_once('/').unwrap_or((place, ""));
-        let db = match db {
-            "" => 0,
-            d => d.parse().map_err(|_| "the database must be a number")?,
-        };
-        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
-            let (host, after) = v6.split_once(']').ok_or("an unclosed [ in the host")?;
-            match after {
-                "" => (host, None),
-                p => (
-                    host,
-                    Some(p.strip_prefix(':').ok_or("junk after the host")?),
-                ),
-            }
-        } else {
-            match hostport.rsplit_once(':') {
-                Some((host, port)) => (host, Some(port)),
-                None => (hostport, None),
-            }
-        };
-        if host.is_empty() {
-            return Err("it names no host".into());
-        }
-        let port = match port {
-            None => 6379,
-            Some(p) => p
-                .parse()
-                .ok()
-                .filter(|p| *p > 0)
-                .ok_or("the port must be 1 to 65535")?,
-        };
-        let (user, password) = match auth {
-            None => (None, None),
-            Some(auth) => {
-                let (user, password) = auth
-                    .split_once(':')
-                    .ok_or("a user needs a password (redis://user:password@host)")?;
-                let user = Some(percent_decode(user)?).filter(|u| !u.is_empty());
-                (
-                    user,
-                    Some(percent_decode(password)?).filter(|p| !p.is_empty()),
-                )
-            }
-        };
+        let address = StoreAddress::parse(url).map_err(|e| e.to_string())?;
+        address.check(SUPPORTS).map_err(|e| e.to_string())?;
+        let node = address
+            .nodes
+            .first()
+            .ok_or("the store address names no node")?;
         Ok(Endpoint {
-            host: host.to_string(),
-            port,
-            user,
-            password,
-            db,
+            host: node.host.clone(),
+            port: node.port,
+            user: address.user.clone(),
+            password: address.password().map(str::to_string),
+            db: address.db,
         })
     }
-}
-
-fn percent_decode(s: &str) -> Result<String, String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or("a bad %-escape in the user or password")?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "the user or password is not UTF-8".into())
 }
 
 #[cfg(test)]
@@ -134,7 +79,6 @@ mod tests {
         );
         assert!(!format!("{e:?}").contains("pw"));
         for bad in [
-            "rediss://h",
             "redis://",
             "redis://h:0",
             "redis://h:x",
@@ -145,7 +89,22 @@ mod tests {
             "redis://[::1",
         ] {
             let e = Endpoint::parse(bad).unwrap_err();
+            assert!(
+                e.starts_with("the store address is invalid: "),
+                "{bad}: {e}"
+            );
             assert!(!e.contains(bad), "{bad}: {e}");
+        }
+        // What the client cannot do is refused with the reason.
+        for (url, needs) in [
+            ("rediss://:pw@h", "TLS (rediss)"),
+            ("redis-cluster://a,b", "Redis Cluster"),
+            ("redis-sentinel://a#p", "Sentinel"),
+            ("redis://h?wait_replicas=1", "durable claims"),
+        ] {
+            let e = Endpoint::parse(url).unwrap_err();
+            assert!(e.contains(needs), "{url}: {e}");
+            assert!(!e.contains("pw"), "{url}: {e}");
         }
     }
 }
