@@ -2357,11 +2357,14 @@ def render():
 
 
 def strays(files):
-    """Vector files here that this generator does not write: helpers.json and
-    settings.json are generate_helpers.py's and generate_settings.py's
-    (different formats)."""
+    """Vector files here that this generator does not write; a file that
+    names a "format" (helpers, settings, memory store, store address) is
+    another generator's."""
+    def other_format(path):
+        with open(os.path.join(HERE, path), encoding="utf-8") as fh:
+            return "format" in json.load(fh)
     return [os.path.join(HERE, path) for path in sorted(os.listdir(HERE))
-            if path.endswith(".json") and path not in files and path not in ("helpers.json", "settings.json")]
+            if path.endswith(".json") and path not in files and not other_format(path)]
 
 
 def report(files):

@@ -10,7 +10,10 @@ for d in corpus.values():
     os.makedirs(d, exist_ok=True)
 n = 0
 for path in sorted(glob.glob(os.path.join(root, "tests", "vectors", "*.json"))):
-    for case in json.load(open(path, encoding="utf-8"))["cases"]:
+    doc = json.load(open(path, encoding="utf-8"))
+    if "format" in doc:  # helpers, settings, memory store, store address: no requests
+        continue
+    for case in doc["cases"]:
         req = case.get("request", {})
         body = req["body"].encode() if "body" in req else base64.b64decode(req.get("body_b64", ""))
         token = next((v for k, v in req.get("headers", []) if k.lower() == "x-agentarea-context"), "").encode()

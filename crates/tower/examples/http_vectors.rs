@@ -295,7 +295,11 @@ async fn main() {
     let mut skipped = Vec::new();
     for path in &paths {
         let (file, cases) = match toolctx_vectors::load(path) {
-            Ok(loaded) => loaded,
+            Ok(toolctx_vectors::Loaded::Cases(file, cases)) => (file, cases),
+            Ok(toolctx_vectors::Loaded::Other(note)) => {
+                tally.skipped.push(note);
+                continue;
+            }
             Err(e) => {
                 tally.broken.push(e);
                 continue;

@@ -35,6 +35,9 @@ pub struct Tally {
     pub failures: Vec<String>,
     /// Files that could not be read or are not vector files.
     pub broken: Vec<String>,
+    /// Files of another format (helpers, settings, ...), left to their own
+    /// runners: a note each, not a failure, so `tests/vectors/*.json` runs.
+    pub skipped: Vec<String>,
 }
 
 impl Tally {
@@ -47,9 +50,13 @@ impl Tally {
         self.failed + self.broken.len()
     }
 
-    /// The lines to print before the summary: failures, then broken files.
+    /// The lines to print before the summary: skipped files, failures,
+    /// then broken files.
     pub fn lines(&self) -> impl Iterator<Item = &String> {
-        self.failures.iter().chain(&self.broken)
+        self.skipped
+            .iter()
+            .chain(&self.failures)
+            .chain(&self.broken)
     }
 
     /// Counts one case's result.
@@ -421,23 +428,37 @@ pub fn verdict_files(dir: &std::path::Path) -> Vec<String> {
     files
 }
 
+/// Why a file is another format's, not verdict vectors (its top-level
+/// `"format"`), naming the runner that reads it; `None` for verdict vectors.
+pub fn other_format_note(path: &str, file: &J) -> Option<String> {
+    let format = file.get("format")?;
+    let runner = match format.as_str().unwrap_or("") {
+        HELPERS_FORMAT => "cargo test -p toolctx-core --test helpers",
+        SETTINGS_FORMAT => "cargo test -p toolctx-core --test settings",
+        MEMORY_STORE_FORMAT => "cargo test -p toolctx-core --test memory_store",
+        STORE_ADDRESS_FORMAT => "cargo test -p toolctx-core --test store_address",
+        _ => "not this runner",
+    };
+    Some(format!(
+        "skipped: {path}: \"format\": {format} is not verdict vectors (run by {runner})"
+    ))
+}
+
+/// What [`load`] found in a file: verdict cases, or a file of another
+/// format ([`other_format_note`]).
+pub enum Loaded {
+    Cases(J, Vec<(String, J)>),
+    Other(String),
+}
+
 /// A vector file and its cases, each with its name (`#i` when it has
-/// none); `Err` says why the file cannot be read (helper vectors included:
-/// they are not requests).
-pub fn load(path: &str) -> Result<(J, Vec<(String, J)>), String> {
+/// none), or the note of a file of another format; `Err` says why the
+/// file cannot be read.
+pub fn load(path: &str) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let file: J = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
-    if is_helper_file(&file) {
-        return Err(format!(
-            "{path}: helper vectors (\"format\": \"{HELPERS_FORMAT}\"), not verdict vectors: \
-             the helper runners read them (cargo test -p toolctx-core --test helpers)"
-        ));
-    }
-    if is_other_format(&file) {
-        return Err(format!(
-            "{path}: not verdict vectors (its \"format\" names another kind: settings vectors \
-             run with cargo test -p toolctx-core --test settings)"
-        ));
+    if let Some(note) = other_format_note(path, &file) {
+        return Ok(Loaded::Other(note));
     }
     let cases = file
         .get("cases")
@@ -454,7 +475,7 @@ pub fn load(path: &str) -> Result<(J, Vec<(String, J)>), String> {
             (name, case.clone())
         })
         .collect();
-    Ok((file, cases))
+    Ok(Loaded::Cases(file, cases))
 }
 
 /// Runs `check(file, case)` on every case of one file into `tally`: the
@@ -465,7 +486,8 @@ pub fn run_file_with(
     mut check: impl FnMut(&J, &J) -> Result<(), String>,
 ) {
     let (file, cases) = match load(path) {
-        Ok(loaded) => loaded,
+        Ok(Loaded::Cases(file, cases)) => (file, cases),
+        Ok(Loaded::Other(note)) => return tally.skipped.push(note),
         Err(e) => return tally.broken.push(e),
     };
     for (name, case) in &cases {

@@ -46,8 +46,10 @@ func runFile(srv *server, path string, t *tally) {
 		fail("no cases")
 		return
 	}
-	if file["format"] == "toolctx-helpers" {
-		fail("helper vectors, not verdict vectors (run npm/test/helpers-vectors.mjs)")
+	if format, ok := file["format"]; ok {
+		// Another format (helpers, settings, memory store, store address),
+		// with its own runner: a note, not a failure.
+		fmt.Printf("skipped: %s: \"format\": %q is not verdict vectors\n", path, format)
 		return
 	}
 	for i, c := range cases {
