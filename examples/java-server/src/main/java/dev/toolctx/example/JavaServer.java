@@ -11,6 +11,8 @@ import io.lettuce.core.RedisClient;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.modern.server.feature.ToolsFeature;
+import io.modelcontextprotocol.modern.server.transport.HttpServletMcpTransport;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpTransportContextExtractor;
 import io.modelcontextprotocol.server.transport.HttpServletStatelessServerTransport;
@@ -20,6 +22,11 @@ import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTrans
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
+import jakarta.servlet.ServletConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -32,10 +39,12 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
 /**
- * The example MCP server: java-sdk's streamable HTTP transport on embedded
- * Jetty 12, behind {@link ToolctxFilter}, with the Node example's tools
- * (examples/node-server/common.mjs). Options and environment as the Node
- * example's: see README.md beside this file.
+ * The example MCP server: java-sdk on embedded Jetty 12, behind
+ * {@link ToolctxFilter}, with the Node example's tools
+ * (examples/node-server/common.mjs), serving both protocol eras on one
+ * endpoint: 2026-07-28 through java-sdk's modern server, 2025-11-25 and
+ * earlier through its streamable HTTP (or stateless) transport. Options and
+ * environment as the Node example's: see README.md beside this file.
  */
 public final class JavaServer {
     private JavaServer() {}
@@ -80,6 +89,13 @@ public final class JavaServer {
             transport = t;
         }
 
+        // 2026-07-28 on the same endpoint: java-sdk's modern server, the same tools.
+        io.modelcontextprotocol.modern.server.McpServer modern = io.modelcontextprotocol.modern.server.McpServer.builder()
+                .serverInfo(io.modelcontextprotocol.modern.McpSchema.Implementation.builder("toolctx-example", "1.0.0").build())
+                .jsonMapper(mapper).feature(ToolsFeature.ofSync(ModernTools.tools(mapper, record, invoices))).build();
+        HttpServlet byRevision = new ByRevision(
+                HttpServletMcpTransport.builder(modern).jsonMapper(mapper).endpoint("/mcp").contextExtractor(extract).build(), transport);
+
         Server server = new Server();
         // Room for a context token of max_token_bytes (8 KiB by default) and
         // the other headers: Jetty's default request head is 8 KiB in all.
@@ -96,12 +112,48 @@ public final class JavaServer {
             holder.setAsyncSupported(true);
             context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
         }
-        ServletHolder servlet = new ServletHolder(transport);
+        ServletHolder servlet = new ServletHolder(byRevision);
         servlet.setAsyncSupported(true);
         context.addServlet(servlet, "/*");
         server.setHandler(context);
         server.start();
         return server;
+    }
+
+    /**
+     * One endpoint, both eras: a request whose {@code MCP-Protocol-Version}
+     * is the revision java-sdk's modern server serves (its
+     * {@code LATEST_PROTOCOL_VERSION}, 2026-07-28) goes to it; any other
+     * (an {@code initialize}, which carries none, and 2025-era requests) to
+     * the 2025-era transport. The filters ran before either.
+     */
+    static final class ByRevision extends HttpServlet {
+        private final HttpServlet modern;
+        private final HttpServlet legacy;
+
+        ByRevision(HttpServlet modern, HttpServlet legacy) {
+            this.modern = modern;
+            this.legacy = legacy;
+        }
+
+        @Override
+        public void init(ServletConfig config) throws ServletException {
+            super.init(config);
+            modern.init(config);
+            legacy.init(config);
+        }
+
+        @Override
+        public void service(ServletRequest req, ServletResponse res) throws ServletException, IOException {
+            String revision = ((HttpServletRequest) req).getHeader("MCP-Protocol-Version");
+            (io.modelcontextprotocol.modern.McpSchema.LATEST_PROTOCOL_VERSION.equals(revision) ? modern : legacy).service(req, res);
+        }
+
+        @Override
+        public void destroy() {
+            modern.destroy();
+            legacy.destroy();
+        }
     }
 
     public static int port(Server server) {
