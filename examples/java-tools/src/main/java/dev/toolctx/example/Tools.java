@@ -20,9 +20,11 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The Node example's tools (examples/node-server/common.mjs), for java-sdk
- * on either transport: examples/java-server (Jetty) and examples/spring-server
- * (Spring AI) serve the same ones.
+ * The Node example's tools (examples/node-server/common.mjs), each defined
+ * once ({@link #all}), for java-sdk's 2025-era servers on either transport
+ * (here) and its 2026-07-28 server ({@link ModernTools}):
+ * examples/java-server (Jetty) and examples/spring-server (Spring AI) serve
+ * the same ones.
  */
 public final class Tools {
     static final ObjectMapper JSON = new ObjectMapper();
