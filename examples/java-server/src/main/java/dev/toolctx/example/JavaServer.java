@@ -14,6 +14,7 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.modern.server.feature.ToolsFeature;
 import io.modelcontextprotocol.modern.server.transport.HttpServletMcpTransport;
 import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
 import io.modelcontextprotocol.server.McpTransportContextExtractor;
 import io.modelcontextprotocol.server.transport.HttpServletStatelessServerTransport;
 import jakarta.servlet.http.HttpServlet;
@@ -76,25 +77,34 @@ public final class JavaServer {
             return c;
         };
         HttpServlet transport;
+        List<String> legacyVersions;
         McpSchema.ServerCapabilities tools = McpSchema.ServerCapabilities.builder().tools(true).build();
         if (stateless) {
             HttpServletStatelessServerTransport t = HttpServletStatelessServerTransport.builder()
                     .jsonMapper(mapper).messageEndpoint("/mcp").contextExtractor(extract).build();
             McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(Tools.statelessTools(mapper, record, invoices)).build();
             transport = t;
+            legacyVersions = t.protocolVersions();
         } else {
             HttpServletStreamableServerTransportProvider t = HttpServletStreamableServerTransportProvider.builder()
                     .jsonMapper(mapper).mcpEndpoint("/mcp").contextExtractor(extract).build();
             McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(Tools.sessionTools(mapper, record, invoices)).build();
             transport = t;
+            legacyVersions = t.protocolVersions();
         }
 
         // 2026-07-28 on the same endpoint: java-sdk's modern server, the same tools.
         io.modelcontextprotocol.modern.server.McpServer modern = io.modelcontextprotocol.modern.server.McpServer.builder()
                 .serverInfo(io.modelcontextprotocol.modern.McpSchema.Implementation.builder("toolctx-example", "1.0.0").build())
                 .jsonMapper(mapper).feature(ToolsFeature.ofSync(ModernTools.tools(mapper, record, invoices))).build();
-        HttpServlet byRevision = new ByRevision(
-                HttpServletMcpTransport.builder(modern).jsonMapper(mapper).endpoint("/mcp").contextExtractor(extract).build(), transport);
+        // java-sdk's modern transport refuses any Origin it was not told to
+        // allow (403); this server listens on the loopback only, and allows its
+        // own origins, as a browser on this machine sends them.
+        HttpServlet modernTransport = HttpServletMcpTransport.builder(modern).jsonMapper(mapper).endpoint("/mcp").contextExtractor(extract)
+                .httpHeaderValidator(DefaultServerTransportSecurityValidator.builder()
+                        .allowedOrigin("http://127.0.0.1:*").allowedOrigin("http://localhost:*").build())
+                .build();
+        HttpServlet byRevision = new ByRevision(modernTransport, transport, legacyVersions);
 
         Server server = new Server();
         // Room for a context token of max_token_bytes (8 KiB by default) and
@@ -121,19 +131,23 @@ public final class JavaServer {
     }
 
     /**
-     * One endpoint, both eras: a request whose {@code MCP-Protocol-Version}
-     * is the revision java-sdk's modern server serves (its
-     * {@code LATEST_PROTOCOL_VERSION}, 2026-07-28) goes to it; any other
-     * (an {@code initialize}, which carries none, and 2025-era requests) to
-     * the 2025-era transport. The filters ran before either.
+     * One endpoint, both eras: a request without {@code MCP-Protocol-Version}
+     * (an {@code initialize}) or with a version the 2025-era transport serves
+     * ({@code legacyVersions}, its {@code protocolVersions()}) goes to that
+     * transport; any other to java-sdk's modern server, which serves
+     * 2026-07-28 and answers another version with its
+     * UnsupportedProtocolVersionError naming the versions it supports. The
+     * filters ran before either.
      */
     static final class ByRevision extends HttpServlet {
         private final HttpServlet modern;
         private final HttpServlet legacy;
+        private final List<String> legacyVersions;
 
-        ByRevision(HttpServlet modern, HttpServlet legacy) {
+        ByRevision(HttpServlet modern, HttpServlet legacy, List<String> legacyVersions) {
             this.modern = modern;
             this.legacy = legacy;
+            this.legacyVersions = List.copyOf(legacyVersions);
         }
 
         @Override
@@ -146,7 +160,7 @@ public final class JavaServer {
         @Override
         public void service(ServletRequest req, ServletResponse res) throws ServletException, IOException {
             String revision = ((HttpServletRequest) req).getHeader("MCP-Protocol-Version");
-            (io.modelcontextprotocol.modern.McpSchema.LATEST_PROTOCOL_VERSION.equals(revision) ? modern : legacy).service(req, res);
+            (revision == null || legacyVersions.contains(revision) ? legacy : modern).service(req, res);
         }
 
         @Override

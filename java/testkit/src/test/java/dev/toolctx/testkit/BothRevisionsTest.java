@@ -71,9 +71,9 @@ class BothRevisionsTest {
     }
 
     /**
-     * One request at {@code revision}: 2026-07-28's headers and `_meta` (its
-     * Mcp-Method, Mcp-Name, protocol version and capabilities) or a 2025-era
-     * stateless POST; the JSON-RPC answer (JSON, or the SSE stream's message).
+     * One request at {@code revision}: a 2025-era stateless POST, or
+     * 2026-07-28's headers and `_meta` (its Mcp-Method, Mcp-Name, protocol
+     * version and capabilities) for any other revision; the JSON-RPC answer (JSON, or the SSE stream's message).
      */
     static Answer post(Server server, String revision, String method, ObjectNode params, String token) throws Exception {
         ObjectNode meta = params.has("_meta") ? (ObjectNode) params.get("_meta") : params.putObject("_meta");
@@ -82,8 +82,8 @@ class BothRevisionsTest {
                 .header("content-type", "application/json")
                 .header("accept", "application/json, text/event-stream")
                 .header("mcp-protocol-version", revision);
-        if (revision.equals(MODERN)) {
-            meta.put("io.modelcontextprotocol/protocolVersion", MODERN);
+        if (!revision.equals(LEGACY)) {
+            meta.put("io.modelcontextprotocol/protocolVersion", revision);
             meta.putObject("io.modelcontextprotocol/clientCapabilities");
             req.header("mcp-method", method);
             if (params.has("name")) req.header("mcp-name", params.get("name").asText());
@@ -133,6 +133,9 @@ class BothRevisionsTest {
         Answer discover = post(sessions, MODERN, "server/discover", SdkClientCheck.JSON.createObjectNode(), null);
         assertEquals(200, discover.status(), discover.message().toString());
         assertTrue(discover.result().path("supportedVersions").toString().contains(MODERN), discover.message().toString());
+        // A version neither serves goes to the modern server, which names the versions it supports.
+        Answer unknown = post(sessions, "2099-01-01", "server/discover", SdkClientCheck.JSON.createObjectNode(), null);
+        assertEquals(-32022, unknown.message().path("error").path("code").asInt(), unknown.message().toString());
         ObjectNode init = SdkClientCheck.JSON.createObjectNode().put("protocolVersion", LEGACY);
         init.putObject("capabilities");
         init.putObject("clientInfo").put("name", "test").put("version", "1");
