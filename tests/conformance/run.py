@@ -79,7 +79,7 @@ SERVER_SETUPS = {RUST: ["unprotected", "middleware"], "go-server": ["unprotected
 # The runs that are repeated against a server that requires context, to show
 # that the comparison notices a toolctx that changes results.
 CONTROLS = {("server.mjs", "2025-11-25"), ("rust-server", "2025-11-25"), ("go-server", "2025-11-25"),
-            ("java-server", "2025-11-25")}
+            ("java-server", "2025-11-25"), ("java-server", "2026-07-28")}
 # Results a baseline entry records: everything but a pass or a note.
 NOT_PASSED = ("FAILURE", "WARNING", "SKIPPED")
 
