@@ -27,7 +27,7 @@ serves: server.mjs (MCP SDK v2) at 2025-11-25 and 2026-07-28, server-v1.mjs
 the binary TOOLCTX_RUST_SERVER, default target/debug/toolctx-example-rust-server)
 at both, go-server (go-sdk 1.8, the binary TOOLCTX_GO_SERVER, default
 target/go/go-server) at both, java-server (java-sdk 2.2.0,
-examples/java-server/run, built by build_java) at 2025-11-25.
+examples/java-server/run, built by build_java) at both.
 
     CONFORMANCE_NODE=.tools/node22/.../node ENVOY=... tests/conformance/run.py [--servers A,B] [--update-baseline]
 
@@ -63,10 +63,11 @@ OUT = os.path.join(ROOT, "target", "conformance")
 # Server -> the protocol versions its SDK serves.
 SERVERS = {"server.mjs": ["2025-11-25", "2026-07-28"], "server-v1.mjs": ["2025-11-25"],
            "rust-server": ["2025-11-25", "2026-07-28"], "go-server": ["2025-11-25", "2026-07-28"],
-           "java-server": ["2025-11-25"]}
+           "java-server": ["2025-11-25", "2026-07-28"]}
 RUST = "rust-server"
 # examples/java-server (java-sdk 2.2.0 on Jetty behind ToolctxFilter), built by
-# build_java (scripts/lib.sh); java-sdk serves 2025-11-25.
+# build_java (scripts/lib.sh): 2025-11-25 through java-sdk's streamable
+# transport, 2026-07-28 through its modern server, on one endpoint.
 JAVA = "java-server"
 # The example servers that are binaries: the variable naming each, and its default.
 BINARIES = {RUST: ("TOOLCTX_RUST_SERVER", os.path.join("target", "debug", "toolctx-example-rust-server")),
@@ -78,7 +79,7 @@ SERVER_SETUPS = {RUST: ["unprotected", "middleware"], "go-server": ["unprotected
 # The runs that are repeated against a server that requires context, to show
 # that the comparison notices a toolctx that changes results.
 CONTROLS = {("server.mjs", "2025-11-25"), ("rust-server", "2025-11-25"), ("go-server", "2025-11-25"),
-            ("java-server", "2025-11-25")}
+            ("java-server", "2025-11-25"), ("java-server", "2026-07-28")}
 # Results a baseline entry records: everything but a pass or a note.
 NOT_PASSED = ("FAILURE", "WARNING", "SKIPPED")
 

@@ -23,8 +23,11 @@ For every ordered pair of servers (A, B):
     A's result otherwise; at 2026-07-28 the retry goes through the official
     TypeScript client pinned to it (client.mjs), which must accept it. The
     stored entry holds no `resultType`, its members in RFC 8785 order.
-    Node, Python, Rust and Go serve 2025-11-25 and 2026-07-28; the Java and
-    Spring examples (java-sdk's session and stateless servers) 2025-11-25.
+    Node, Python, Rust, Go and Java serve 2025-11-25 and 2026-07-28 (the
+    Java example on one endpoint: java-sdk 2.2's modern server for
+    2026-07-28, its stateless transport for 2025-11-25); the Spring example
+    2025-11-25 only (Spring AI 2.0.1, on java-sdk 2.0.0, has no 2026-07-28
+    server: java/README.md).
 Then the store holds exactly one key per idempotency key, in the layout every
 language writes.
 
@@ -85,7 +88,7 @@ class Call:
 
 LEGACY, MODERN = "2025-11-25", "2026-07-28"
 REVISIONS = {"node": [LEGACY, MODERN], "python": [LEGACY, MODERN], "rust": [LEGACY, MODERN],
-             "go": [LEGACY, MODERN], "java": [LEGACY], "spring": [LEGACY]}
+             "go": [LEGACY, MODERN], "java": [LEGACY, MODERN], "spring": [LEGACY]}
 CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.mjs")
 
 

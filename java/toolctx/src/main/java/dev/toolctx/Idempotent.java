@@ -95,25 +95,26 @@ public final class Idempotent {
     /** A session server's tool handler, guarded. */
     public BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> wrap(
             BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> handler) {
-        return (exchange, request) -> run(exchange.transportContext(), request, () -> handler.apply(exchange, request));
+        return (exchange, request) -> guard(exchange.transportContext(), request.arguments(), CallToolResult.class, () -> handler.apply(exchange, request));
     }
 
     /** A stateless server's tool handler, guarded. */
     public BiFunction<McpTransportContext, CallToolRequest, CallToolResult> wrapStateless(
             BiFunction<McpTransportContext, CallToolRequest, CallToolResult> handler) {
-        return (transport, request) -> run(transport, request, () -> handler.apply(transport, request));
+        return (transport, request) -> guard(transport, request.arguments(), CallToolResult.class, () -> handler.apply(transport, request));
     }
 
-    private CallToolResult result(String json) {
+    /** The core's JSON (a replay written for the call's revision, or a refusal) as the SDK's result type. */
+    private <R> R result(Class<R> type, String json) {
         try {
-            return mapper.readValue(json, CallToolResult.class);
+            return mapper.readValue(json, type);
         } catch (Exception e) {
             throw new ToolctxException("internal", "idempotent: a stored result is not a CallToolResult");
         }
     }
 
-    private CallToolResult refuse(String outcome, String key) {
-        return result(HelpersCore.text("toolctx_idem_refusal", outcome, key));
+    private <R> R refuse(Class<R> type, String outcome, String key) {
+        return result(type, HelpersCore.text("toolctx_idem_refusal", outcome, key));
     }
 
     /**
@@ -126,13 +127,19 @@ public final class Idempotent {
         return revision instanceof String s ? s : "";
     }
 
-    private CallToolResult run(McpTransportContext transport, CallToolRequest request, Supplier<CallToolResult> tool) {
+    /**
+     * One call guarded, whatever the SDK's result class {@code type}
+     * (java-sdk's 2025-era {@code CallToolResult}, or its 2026-07-28 one:
+     * {@link ModernIdempotent}): the result goes to the core as JSON, and
+     * what the core answers comes back as {@code type}.
+     */
+    <R> R guard(McpTransportContext transport, Map<String, Object> arguments, Class<R> type, Supplier<R> tool) {
         ToolContext context = ToolContext.find(transport).orElse(null);
-        if (context == null) return allowUnverified ? tool.get() : refuse("unverified", "");
+        if (context == null) return allowUnverified ? tool.get() : refuse(type, "unverified", "");
         String key = HelpersCore.text("toolctx_idem_store_key", namespace, context.idempotencyKey());
         String hash;
         try {
-            Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+            Map<String, Object> args = arguments == null ? Map.of() : arguments;
             hash = HelpersCore.text("toolctx_idem_argument_hash", mapper.writeValueAsString(args));
         } catch (java.io.IOException e) {
             throw new ToolctxException("internal", "idempotent: the arguments are not JSON");
@@ -148,18 +155,18 @@ public final class Idempotent {
             }
             if (held == null) break;
             String answer = HelpersCore.text("toolctx_idem_held", held, hash, revision(transport));
-            if (answer.startsWith("c")) return refuse("conflict", context.idempotencyKey());
-            if (answer.startsWith("r")) return result(answer.substring(1));
+            if (answer.startsWith("c")) return refuse(type, "conflict", context.idempotencyKey());
+            if (answer.startsWith("r")) return result(type, answer.substring(1));
             long pause = HelpersCore.waitMs(clock.getAsLong() - start, waitMs, round);
-            if (pause < 0) return refuse("in_progress", context.idempotencyKey());
+            if (pause < 0) return refuse(type, "in_progress", context.idempotencyKey());
             try {
                 Thread.sleep(pause);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return refuse("in_progress", context.idempotencyKey());
+                return refuse(type, "in_progress", context.idempotencyKey());
             }
         }
-        CallToolResult out;
+        R out;
         try {
             out = tool.get();
         } catch (RuntimeException e) {

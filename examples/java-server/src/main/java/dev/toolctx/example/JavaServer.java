@@ -11,7 +11,10 @@ import io.lettuce.core.RedisClient;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.modern.server.feature.ToolsFeature;
+import io.modelcontextprotocol.modern.server.transport.HttpServletMcpTransport;
 import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
 import io.modelcontextprotocol.server.McpTransportContextExtractor;
 import io.modelcontextprotocol.server.transport.HttpServletStatelessServerTransport;
 import jakarta.servlet.http.HttpServlet;
@@ -20,6 +23,11 @@ import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTrans
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
+import jakarta.servlet.ServletConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -32,10 +40,12 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
 /**
- * The example MCP server: java-sdk's streamable HTTP transport on embedded
- * Jetty 12, behind {@link ToolctxFilter}, with the Node example's tools
- * (examples/node-server/common.mjs). Options and environment as the Node
- * example's: see README.md beside this file.
+ * The example MCP server: java-sdk on embedded Jetty 12, behind
+ * {@link ToolctxFilter}, with the Node example's tools
+ * (examples/node-server/common.mjs), serving both protocol eras on one
+ * endpoint: 2026-07-28 through java-sdk's modern server, 2025-11-25 and
+ * earlier through its streamable HTTP (or stateless) transport. Options and
+ * environment as the Node example's: see README.md beside this file.
  */
 public final class JavaServer {
     private JavaServer() {}
@@ -67,18 +77,34 @@ public final class JavaServer {
             return c;
         };
         HttpServlet transport;
+        List<String> legacyVersions;
         McpSchema.ServerCapabilities tools = McpSchema.ServerCapabilities.builder().tools(true).build();
         if (stateless) {
             HttpServletStatelessServerTransport t = HttpServletStatelessServerTransport.builder()
                     .jsonMapper(mapper).messageEndpoint("/mcp").contextExtractor(extract).build();
             McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(Tools.statelessTools(mapper, record, invoices)).build();
             transport = t;
+            legacyVersions = t.protocolVersions();
         } else {
             HttpServletStreamableServerTransportProvider t = HttpServletStreamableServerTransportProvider.builder()
                     .jsonMapper(mapper).mcpEndpoint("/mcp").contextExtractor(extract).build();
             McpServer.sync(t).serverInfo("toolctx-example", "1.0.0").capabilities(tools).tools(Tools.sessionTools(mapper, record, invoices)).build();
             transport = t;
+            legacyVersions = t.protocolVersions();
         }
+
+        // 2026-07-28 on the same endpoint: java-sdk's modern server, the same tools.
+        io.modelcontextprotocol.modern.server.McpServer modern = io.modelcontextprotocol.modern.server.McpServer.builder()
+                .serverInfo(io.modelcontextprotocol.modern.McpSchema.Implementation.builder("toolctx-example", "1.0.0").build())
+                .jsonMapper(mapper).feature(ToolsFeature.ofSync(ModernTools.tools(mapper, record, invoices))).build();
+        // java-sdk's modern transport refuses any Origin it was not told to
+        // allow (403); this server listens on the loopback only, and allows its
+        // own origins, as a browser on this machine sends them.
+        HttpServlet modernTransport = HttpServletMcpTransport.builder(modern).jsonMapper(mapper).endpoint("/mcp").contextExtractor(extract)
+                .httpHeaderValidator(DefaultServerTransportSecurityValidator.builder()
+                        .allowedOrigin("http://127.0.0.1:*").allowedOrigin("http://localhost:*").build())
+                .build();
+        HttpServlet byRevision = new ByRevision(modernTransport, transport, legacyVersions);
 
         Server server = new Server();
         // Room for a context token of max_token_bytes (8 KiB by default) and
@@ -96,12 +122,52 @@ public final class JavaServer {
             holder.setAsyncSupported(true);
             context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
         }
-        ServletHolder servlet = new ServletHolder(transport);
+        ServletHolder servlet = new ServletHolder(byRevision);
         servlet.setAsyncSupported(true);
         context.addServlet(servlet, "/*");
         server.setHandler(context);
         server.start();
         return server;
+    }
+
+    /**
+     * One endpoint, both eras: a request without {@code MCP-Protocol-Version}
+     * (an {@code initialize}) or with a version the 2025-era transport serves
+     * ({@code legacyVersions}, its {@code protocolVersions()}) goes to that
+     * transport; any other to java-sdk's modern server, which serves
+     * 2026-07-28 and answers another version with its
+     * UnsupportedProtocolVersionError naming the versions it supports. The
+     * filters ran before either.
+     */
+    static final class ByRevision extends HttpServlet {
+        private final HttpServlet modern;
+        private final HttpServlet legacy;
+        private final List<String> legacyVersions;
+
+        ByRevision(HttpServlet modern, HttpServlet legacy, List<String> legacyVersions) {
+            this.modern = modern;
+            this.legacy = legacy;
+            this.legacyVersions = List.copyOf(legacyVersions);
+        }
+
+        @Override
+        public void init(ServletConfig config) throws ServletException {
+            super.init(config);
+            modern.init(config);
+            legacy.init(config);
+        }
+
+        @Override
+        public void service(ServletRequest req, ServletResponse res) throws ServletException, IOException {
+            String revision = ((HttpServletRequest) req).getHeader("MCP-Protocol-Version");
+            (revision == null || legacyVersions.contains(revision) ? legacy : modern).service(req, res);
+        }
+
+        @Override
+        public void destroy() {
+            modern.destroy();
+            legacy.destroy();
+        }
     }
 
     public static int port(Server server) {

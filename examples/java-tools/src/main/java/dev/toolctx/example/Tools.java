@@ -20,9 +20,11 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The Node example's tools (examples/node-server/common.mjs), for java-sdk
- * on either transport: examples/java-server (Jetty) and examples/spring-server
- * (Spring AI) serve the same ones.
+ * The Node example's tools (examples/node-server/common.mjs), each defined
+ * once ({@link #all}), for java-sdk's 2025-era servers on either transport
+ * (here) and its 2026-07-28 server ({@link ModernTools}):
+ * examples/java-server (Jetty) and examples/spring-server (Spring AI) serve
+ * the same ones.
  */
 public final class Tools {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -32,13 +34,10 @@ public final class Tools {
     /** The tools as a session server's specifications, each recording its run first (--record). */
     public static List<SyncToolSpecification> sessionTools(McpJsonMapper mapper, Recorder record, Idempotent invoices) {
         List<SyncToolSpecification> out = new ArrayList<>();
-        for (Tool t : all(mapper, record, invoices)) {
+        for (Tool t : all(mapper)) {
             out.add(SyncToolSpecification.builder()
                     .tool(t.tool())
-                    .callHandler((exchange, request) -> {
-                        if (record != null && !t.recordsItself()) record.run(t.tool().name(), exchange.transportContext());
-                        return t.handler().call(exchange.transportContext(), request, exchange::progressNotification);
-                    })
+                    .callHandler((exchange, request) -> run(t, record, invoices, exchange.transportContext(), request, exchange::progressNotification))
                     .build());
         }
         return out;
@@ -47,11 +46,8 @@ public final class Tools {
     /** The same as a stateless server's: no progress (no stream to send it on). */
     public static List<McpStatelessServerFeatures.SyncToolSpecification> statelessTools(McpJsonMapper mapper, Recorder record, Idempotent invoices) {
         List<McpStatelessServerFeatures.SyncToolSpecification> out = new ArrayList<>();
-        for (Tool t : all(mapper, record, invoices)) {
-            out.add(new McpStatelessServerFeatures.SyncToolSpecification(t.tool(), (transport, request) -> {
-                if (record != null && !t.recordsItself()) record.run(t.tool().name(), transport);
-                return t.handler().call(transport, request, n -> {});
-            }));
+        for (Tool t : all(mapper)) {
+            out.add(new McpStatelessServerFeatures.SyncToolSpecification(t.tool(), (transport, request) -> run(t, record, invoices, transport, request, n -> {})));
         }
         return out;
     }
@@ -108,33 +104,48 @@ public final class Tools {
         CallToolResult call(McpTransportContext transport, CallToolRequest request, Progress progress);
     }
 
-    /** {@code recordsItself}: its run line is written inside the idempotency guard (a replayed retry runs nothing). */
-    record Tool(McpSchema.Tool tool, Handler handler, boolean recordsItself) {}
+    /**
+     * One tool, whatever server serves it: its definition ({@code schema}, the
+     * input schema's JSON) and its body. {@code idempotent}: not safe to run
+     * twice, so each server runs it through {@link Idempotent}, and its run
+     * line is written inside the guard (a replayed retry runs nothing).
+     */
+    record Tool(McpSchema.Tool tool, String schema, Handler handler, boolean idempotent) {}
 
     static Tool tool(McpJsonMapper mapper, String name, String description, String schema, Handler handler) {
-        return new Tool(McpSchema.Tool.builder().name(name).description(description).inputSchema(mapper, schema).build(), handler, false);
+        return new Tool(McpSchema.Tool.builder().name(name).description(description).inputSchema(mapper, schema).build(), schema, handler, false);
+    }
+
+    /** The tool's body, its run recorded first (--record). */
+    static CallToolResult body(Tool t, Recorder record, McpTransportContext transport, CallToolRequest request, Progress progress) {
+        if (record != null) record.run(t.tool().name(), transport);
+        return t.handler().call(transport, request, progress);
+    }
+
+    /** One call on a 2025-era server, an idempotent tool's through {@code invoices}. */
+    static CallToolResult run(Tool t, Recorder record, Idempotent invoices, McpTransportContext transport, CallToolRequest request, Progress progress) {
+        if (!t.idempotent()) return body(t, record, transport, request, progress);
+        return invoices.wrapStateless((tr, r) -> body(t, record, tr, r, progress)).apply(transport, request);
     }
 
     /** create_invoice: not safe to run twice, so a retry gets the first result back ({@link Idempotent}). */
-    static Tool createInvoice(McpJsonMapper mapper, Recorder record, Idempotent guard) {
-        var guarded = guard.wrapStateless((transport, request) -> {
-            if (record != null) record.run("create_invoice", transport);
-            ToolContext ctx = contextOf(transport);
-            ObjectNode out = object();
-            out.put("invoice", "inv-" + (ctx == null ? "" : ctx.idempotencyKey()));
-            Object amount = request.arguments() == null ? null : request.arguments().get("amount");
-            out.put("amount", amount instanceof Number ? ((Number) amount).longValue() : 0);
-            return structured(out);
-        });
+    static Tool createInvoice(McpJsonMapper mapper) {
         Tool t = tool(mapper, "create_invoice", "Not safe to run twice: a retry gets the first result back",
                 "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\"}},\"required\":[\"amount\"]}",
-                (transport, request, progress) -> guarded.apply(transport, request));
-        return new Tool(t.tool(), t.handler(), true);
+                (transport, request, progress) -> {
+                    ToolContext ctx = contextOf(transport);
+                    ObjectNode out = object();
+                    out.put("invoice", "inv-" + (ctx == null ? "" : ctx.idempotencyKey()));
+                    Object amount = request.arguments() == null ? null : request.arguments().get("amount");
+                    out.put("amount", amount instanceof Number ? ((Number) amount).longValue() : 0);
+                    return structured(out);
+                });
+        return new Tool(t.tool(), t.schema(), t.handler(), true);
     }
 
-    static List<Tool> all(McpJsonMapper mapper, Recorder record, Idempotent invoices) {
+    static List<Tool> all(McpJsonMapper mapper) {
         return List.of(
-                createInvoice(mapper, record, invoices),
+                createInvoice(mapper),
                 tool(mapper, "get_order", "Looks up an order; says which task asked for it",
                         "{\"type\":\"object\",\"properties\":{\"orderId\":{\"type\":\"string\"}},\"required\":[\"orderId\"]}",
                         (transport, request, progress) -> {

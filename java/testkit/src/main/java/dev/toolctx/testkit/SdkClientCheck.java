@@ -28,6 +28,7 @@ import org.eclipse.jetty.server.Server;
  * gets a fresh token in X-AgentArea-Context (a request customizer, as the
  * platform adds it) and `_meta` from the same claims; tokens are minted
  * here (HMAC-SHA256, javax.crypto), the platform's side, never by toolctx.
+ * Then java-sdk's 2026-07-28 client on the same endpoint ({@link #modern}).
  * Prints one line per check, then {@code N passed, N failed}.
  */
 public final class SdkClientCheck {
@@ -113,11 +114,50 @@ public final class SdkClientCheck {
             }
             int after = runs(call(client, "toolctx_probe", context("task-d", "toolctx_probe")));
             check("no refused call ran (the probe ran once more)", after == before + 1, before + " -> " + after);
+            modern(url);
         } finally {
             server.stop();
         }
         System.out.println(passed + " passed, " + failed + " failed");
         System.exit(failed == 0 && passed > 0 ? 0 : 1);
+    }
+
+    /**
+     * java-sdk's 2026-07-28 client (its modern {@code McpSyncClient}) on the
+     * same endpoint: discovery, the verified context, progress on the call's
+     * stream, and a call without a token refused.
+     */
+    static void modern(String url) throws Exception {
+        var transport = io.modelcontextprotocol.modern.client.transport.HttpClientMcpTransport.builder(url + "/mcp")
+                .requestCustomizer(io.modelcontextprotocol.modern.client.transport.McpHttpRequestCustomizer.fromSync((request, headers, ctx) -> {
+                    String t = token;
+                    if (t != null && "tools/call".equals(request.mcpMethod())) headers.set("X-AgentArea-Context", t);
+                }))
+                .build();
+        var client = io.modelcontextprotocol.modern.client.McpClient.sync(transport)
+                .roundTimeout(Duration.ofSeconds(20)).callTimeout(Duration.ofSeconds(20)).build();
+        var discovered = client.discover();
+        check("2026-07-28: discovered (" + discovered.supportedVersions() + ")", discovered.supportedVersions().contains("2026-07-28"), discovered);
+        var who = client.tool("whoami").meta(context("task-m", "whoami")).call();
+        Object saw = who.structuredContent();
+        String task = saw instanceof Map ? String.valueOf(((Map<?, ?>) ((Map<?, ?>) saw).get("context")).get("task_id")) : null;
+        check("2026-07-28: accepted, the tool sees the verified context", "task-m".equals(task), saw);
+        java.util.concurrent.atomic.AtomicInteger reports = new java.util.concurrent.atomic.AtomicInteger();
+        var report = client.tool("export_report").arguments(Map.of("pages", 2)).progress(p -> reports.incrementAndGet())
+                .meta(context("task-p", "export_report")).call();
+        check("2026-07-28: progress on the call's stream (" + reports.get() + " reports)", reports.get() > 0 && !Boolean.TRUE.equals(report.isError()), report);
+        Map<String, Object> claims = context("task-n", "toolctx_probe");
+        token = null;
+        boolean threw;
+        String detail;
+        try {
+            detail = String.valueOf(client.tool("toolctx_probe").meta(claims).call());
+            threw = false;
+        } catch (RuntimeException e) {
+            detail = e.toString();
+            threw = true;
+        }
+        check("2026-07-28: no token is refused", threw, detail);
     }
 
     static int runs(McpSchema.CallToolResult r) {
