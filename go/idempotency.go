@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -221,10 +222,13 @@ func (m *MemoryIdempotencyStore) ask(op string, fields []string, ms ...int64) (s
 
 func (m *MemoryIdempotencyStore) Claim(_ context.Context, key, entry string, leaseMs int64) (string, error) {
 	held, err := m.ask("toolctx_idem_memory_claim", []string{key, entry}, leaseMs)
-	if err != nil || held == "n" {
+	switch {
+	case err != nil || held == "n":
 		return "", err
+	case strings.HasPrefix(held, "h"):
+		return held[1:], nil
 	}
-	return held[1:], nil
+	return "", errors.New("toolctx: the core's store answered neither n nor h")
 }
 
 func (m *MemoryIdempotencyStore) Complete(_ context.Context, key, entry string, ttlMs int64) error {
