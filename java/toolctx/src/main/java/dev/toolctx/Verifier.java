@@ -47,7 +47,7 @@ public final class Verifier {
     private boolean broken;
 
     private Verifier(VerifierOptions options) {
-        byte[] config = Fields.utf8(options.config.toString());
+        byte[] config = Fields.utf8(options.configText());
         // The flags' bits are the module's (ConfigureFlags); include_reason
         // as given, or, not given, the core's default.
         Boolean reason = options.includeReason;
