@@ -2,7 +2,6 @@ package toolctx
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 )
@@ -31,19 +30,9 @@ func CheckResult(result []byte) (json.RawMessage, error) {
 }
 
 // ProgressIntervalMs is the platform's relay interval for progress
-// reports (the core's result limits' progressIntervalMs).
+// reports (the settings table's progress_interval_ms default).
 func ProgressIntervalMs() (int64, error) {
-	raw, err := ResultLimits()
-	if err != nil {
-		return 0, err
-	}
-	var limits struct {
-		ProgressIntervalMs int64 `json:"progressIntervalMs"`
-	}
-	if err := json.Unmarshal(raw, &limits); err != nil {
-		return 0, errors.New("toolctx: the core's result limits are not JSON")
-	}
-	return limits.ProgressIntervalMs, nil
+	return settingNumber("progress_interval_ms", nil)
 }
 
 // Coalescer is one call's progress coalescing, the core's (what is sent,

@@ -1,11 +1,13 @@
 package toolctx
 
 import (
-	lru "container/list"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"math"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -66,12 +68,11 @@ type Idempotency struct {
 
 // NewIdempotency readies the helper.
 func NewIdempotency(o IdempotencyOptions) (*Idempotency, error) {
-	d, err := CoreIdempotencyDefaults()
-	if err != nil {
-		return nil, err
-	}
+	var err error
 	if o.Store == nil {
-		o.Store = NewMemoryIdempotencyStore(d.MemoryEntries)
+		if o.Store, err = NewMemoryIdempotencyStore(0); err != nil {
+			return nil, err
+		}
 	}
 	for _, s := range []struct {
 		name string
@@ -169,77 +170,75 @@ func (i *Idempotency) Run(ctx context.Context, idempotencyKey, revision string, 
 	return result, nil
 }
 
-// MemoryIdempotencyStore keeps entries in this process, at most max (the
-// least recently used goes first), each until its time.
+// MemoryIdempotencyStore keeps entries in this process: the core's store
+// (expiry, capacity, the release rule: CONTRACT §5.1) on a helpers
+// instance of its own, called under one lock with the host's clock.
 type MemoryIdempotencyStore struct {
-	mu      sync.Mutex
-	max     int
-	order   *lru.List
-	entries map[string]*lru.Element
+	mu       sync.Mutex
+	in       *instance
+	now      func() int64 // Unix ms
+	capacity int
 }
 
-type memEntry struct {
-	key, text string
-	expires   time.Time
+// NewMemoryIdempotencyStore is a store for at most entries entries, read
+// by the core's settings table (idempotency_memory_entries: 0 its default,
+// a number out of range refused).
+func NewMemoryIdempotencyStore(entries int) (*MemoryIdempotencyStore, error) {
+	return newMemoryStore(entries, func() int64 { return time.Now().UnixMilli() })
 }
 
-// NewMemoryIdempotencyStore is a store for at most max entries (the
-// core's default: CoreIdempotencyDefaults().MemoryEntries).
-func NewMemoryIdempotencyStore(max int) *MemoryIdempotencyStore {
-	return &MemoryIdempotencyStore{max: max, order: lru.New(), entries: map[string]*lru.Element{}}
+// newMemoryStore is the store for the user's raw capacity (as Setting
+// takes it) on the clock now.
+func newMemoryStore(raw any, now func() int64) (*MemoryIdempotencyStore, error) {
+	in, err := newInstance(helpersWasm, &shared().helpers)
+	if err != nil {
+		return nil, err
+	}
+	kind, number, text := rawSetting(raw)
+	out, err := in.text("toolctx_idem_memory", [][]byte{[]byte(text)}, uint64(kind), math.Float64bits(number))
+	if err != nil {
+		in.close()
+		return nil, err
+	}
+	capacity, _ := strconv.Atoi(out)
+	return &MemoryIdempotencyStore{in: in, now: now, capacity: capacity}, nil
 }
 
-func (m *MemoryIdempotencyStore) live(key string) (string, bool) {
-	e, ok := m.entries[key]
-	if !ok {
-		return "", false
+// ask runs one of the store's operations with the numbers ms, then now.
+// A trap leaves the instance dead: every later call fails (closed).
+func (m *MemoryIdempotencyStore) ask(op string, fields []string, ms ...int64) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var in [][]byte
+	for _, f := range fields {
+		in = append(in, []byte(f))
 	}
-	if !e.Value.(*memEntry).expires.After(time.Now()) {
-		m.order.Remove(e)
-		delete(m.entries, key)
-		return "", false
+	var params []uint64
+	for _, n := range append(ms, m.now()) {
+		params = append(params, uint64(n))
 	}
-	m.order.MoveToBack(e)
-	return e.Value.(*memEntry).text, true
-}
-
-func (m *MemoryIdempotencyStore) put(key, text string, ms int64) {
-	if e, ok := m.entries[key]; ok {
-		m.order.Remove(e)
-	}
-	m.entries[key] = m.order.PushBack(&memEntry{key: key, text: text, expires: time.Now().Add(time.Duration(ms) * time.Millisecond)})
-	for m.order.Len() > m.max && m.max > 0 {
-		oldest := m.order.Front()
-		m.order.Remove(oldest)
-		delete(m.entries, oldest.Value.(*memEntry).key)
-	}
+	return m.in.text(op, in, params...)
 }
 
 func (m *MemoryIdempotencyStore) Claim(_ context.Context, key, entry string, leaseMs int64) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if held, ok := m.live(key); ok {
-		return held, nil
+	held, err := m.ask("toolctx_idem_memory_claim", []string{key, entry}, leaseMs)
+	switch {
+	case err != nil || held == "n":
+		return "", err
+	case strings.HasPrefix(held, "h"):
+		return held[1:], nil
 	}
-	m.put(key, entry, leaseMs)
-	return "", nil
+	return "", errors.New("toolctx: the core's store answered neither n nor h")
 }
 
 func (m *MemoryIdempotencyStore) Complete(_ context.Context, key, entry string, ttlMs int64) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.put(key, entry, ttlMs)
-	return nil
+	_, err := m.ask("toolctx_idem_memory_complete", []string{key, entry}, ttlMs)
+	return err
 }
 
 func (m *MemoryIdempotencyStore) Release(_ context.Context, key, entry string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if held, ok := m.live(key); ok && held == entry {
-		m.order.Remove(m.entries[key])
-		delete(m.entries, key)
-	}
-	return nil
+	_, err := m.ask("toolctx_idem_memory_release", []string{key, entry})
+	return err
 }
 
 // IdempotencyRedisArgs is the core's Redis command for a store command

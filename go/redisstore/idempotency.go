@@ -35,9 +35,14 @@ func NewIdempotency(client Doer, o IdempotencyOptions) (*IdempotencyStore, error
 	if err != nil {
 		return nil, err
 	}
-	s := &IdempotencyStore{client: client, prefix: o.Prefix, timeout: timeout, rounds: d.ClaimRounds}
-	if s.prefix == "" {
-		s.prefix = d.KeyPrefix
+	// The settings table's idempotency_key_prefix ("" is not given).
+	var prefix any
+	if o.Prefix != "" {
+		prefix = o.Prefix
+	}
+	s := &IdempotencyStore{client: client, timeout: timeout, rounds: d.ClaimRounds}
+	if s.prefix, err = toolctx.Setting("idempotency_key_prefix", prefix); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

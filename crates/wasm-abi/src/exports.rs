@@ -201,6 +201,17 @@ mod helper_ops {
         text toolctx_idem_redis_args / toolctx_native_idem_redis_args(ms: i64) -> i64
             = |st, i| hp::idem_redis_args(st, i, ms);
         text toolctx_idem_redis_meaning / toolctx_native_idem_redis_meaning() -> i64 = hp::idem_redis_meaning;
+        text toolctx_idem_memory / toolctx_native_idem_memory(kind: i32, number: f64) -> i64
+            = |st, i| crate::memory::open(st, i, kind, number);
+        text toolctx_idem_memory_claim / toolctx_native_idem_memory_claim(lease_ms: i64, now_ms: i64) -> i64
+            = |st, i| crate::memory::claim(st, i, lease_ms, now_ms);
+        text toolctx_idem_memory_read / toolctx_native_idem_memory_read(now_ms: i64) -> i64
+            = |st, i| crate::memory::read(st, i, now_ms);
+        text toolctx_idem_memory_complete / toolctx_native_idem_memory_complete(ttl_ms: i64, now_ms: i64) -> i64
+            = |st, i| crate::memory::complete(st, i, ttl_ms, now_ms);
+        text toolctx_idem_memory_release / toolctx_native_idem_memory_release(now_ms: i64) -> i64
+            = |st, i| crate::memory::release(st, i, now_ms);
+        number toolctx_idem_memory_len / toolctx_native_idem_memory_len() -> i64 = crate::memory::len;
         text toolctx_result_limits / toolctx_native_result_limits() -> i64 = hp::result_limits;
         text toolctx_check_result / toolctx_native_check_result() -> i64 = hp::check_result;
         number toolctx_progress_new / toolctx_native_progress_new(interval_ms: i64) -> i32

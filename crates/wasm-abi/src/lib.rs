@@ -59,6 +59,12 @@
 //! | `toolctx_idem_refusal()` | outcome, key | the refusal's `CallToolResult` JSON |
 //! | `toolctx_idem_redis_args(ms: i64)` | command, key, entry | fields: the command |
 //! | `toolctx_idem_redis_meaning()` | command, reply kind, reply value | the meaning's name |
+//! | `toolctx_idem_memory(kind: i32, number: f64)` | text | the capacity (decimal): this instance now holds the core's in-memory idempotency store, sized by the settings table's `idempotency_memory_entries` from the user's raw value (`kind`, `number` and the text as `toolctx_setting`'s) |
+//! | `toolctx_idem_memory_claim(lease_ms: i64, now_ms: i64)` | key, running entry | `n`: the claim took the key; `h` + the live entry that holds it |
+//! | `toolctx_idem_memory_read(now_ms: i64)` | key | `h` + the live entry, or `n` |
+//! | `toolctx_idem_memory_complete(ttl_ms: i64, now_ms: i64)` | key, done entry | nothing (stored) |
+//! | `toolctx_idem_memory_release(now_ms: i64)` | key, running entry | `r`: the key held exactly that entry and is gone; `n` |
+//! | `toolctx_idem_memory_len() -> i64` | | entries held (-1: no store) |
 //! | `toolctx_result_limits()` | | JSON |
 //! | `toolctx_check_result()` | result JSON | JSON array of findings |
 //! | `toolctx_progress_new(interval_ms: i64) -> i32` | | a handle |
@@ -96,6 +102,8 @@
 mod exports;
 #[cfg(feature = "helpers")]
 mod helpers;
+#[cfg(feature = "helpers")]
+mod memory;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 mod state;

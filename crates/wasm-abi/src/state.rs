@@ -30,6 +30,10 @@ pub struct State {
     pub(crate) replay: Option<toolctx_core::ReplayCache>,
     #[cfg(feature = "helpers")]
     pub(crate) progress: Tickets<Progress>,
+    /// The core's in-memory idempotency store on its own
+    /// (`toolctx_idem_memory`), which the host calls under one lock.
+    #[cfg(feature = "helpers")]
+    pub(crate) idem_memory: Option<toolctx_core::helpers::memory::MemoryStore>,
 }
 
 impl State {
@@ -44,6 +48,8 @@ impl State {
             replay: None,
             #[cfg(feature = "helpers")]
             progress: Tickets::new(PROGRESS_HANDLES),
+            #[cfg(feature = "helpers")]
+            idem_memory: None,
         }
     }
 

@@ -26,9 +26,8 @@ final class Coalescer {
     private final int handle;
     private final Cleaner.Cleanable freeing;
 
-    /** A coalescer sending at most one report per {@code intervalMs}; negative: the platform's interval. */
-    Coalescer(long intervalMs) {
-        long interval = intervalMs < 0 ? HelpersCore.resultLimits().path("progressIntervalMs").asLong() : intervalMs;
+    /** A coalescer sending at most one report per {@code interval} ms, as read already (Progress). */
+    Coalescer(long interval) {
         synchronized (LOCK) {
             if (shared == null) shared = CoreRuntime.helpers();
             this.home = shared;

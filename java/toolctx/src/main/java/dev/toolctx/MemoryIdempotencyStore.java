@@ -1,72 +1,76 @@
 package dev.toolctx;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import dev.toolctx.internal.CoreInstance;
+import dev.toolctx.internal.CoreRuntime;
+import dev.toolctx.internal.Fields;
+import dev.toolctx.internal.Trap;
+import java.util.Arrays;
 import java.util.function.LongSupplier;
 
-/** The idempotency store of one process: at most the core's number of entries, the least recently used dropped first. */
+/**
+ * The idempotency store of one process: the core's store (expiry, capacity,
+ * the release rule: CONTRACT §5.1) on a helpers instance of its own, called
+ * under this store's lock with the host's clock. After a trap in the core
+ * every call throws: the tool does not run.
+ */
 public final class MemoryIdempotencyStore implements IdempotencyStore {
-    private record Slot(String entry, long expires) {}
-
-    private final LinkedHashMap<String, Slot> entries = new LinkedHashMap<>(16, 0.75f, true);
-    private final int max;
+    private final CoreInstance core = CoreRuntime.helpers();
     private final LongSupplier clock;
+    /** The entries it holds at most, as the core read them. */
+    final int capacity;
+    private boolean broken;
 
-    private MemoryIdempotencyStore(int max, LongSupplier clock) {
-        this.max = max;
+    MemoryIdempotencyStore(Object entries, LongSupplier clock) {
         this.clock = clock;
+        Settings.Raw raw = Settings.Raw.of(entries);
+        byte[][] in = {Fields.utf8(raw.text())};
+        this.capacity = Integer.parseInt(Fields.text(Verifier.text(
+                core.call("toolctx_idem_memory", in, raw.kind(), Double.doubleToRawLongBits(raw.number())))));
     }
 
+    /** A store of the core's default size. */
     public static MemoryIdempotencyStore create() {
-        return new MemoryIdempotencyStore(HelpersCore.defaults().path("memoryEntries").asInt(), System::currentTimeMillis);
+        return new MemoryIdempotencyStore(null, System::currentTimeMillis);
     }
 
-    private String live(String key) {
-        Slot s = entries.get(key);
-        if (s == null) return null;
-        if (s.expires() <= clock.getAsLong()) {
-            entries.remove(key);
-            return null;
+    /** A store for at most {@code entries} (the settings table's {@code idempotency_memory_entries}: 0 its default, out of range refused). */
+    public static MemoryIdempotencyStore create(long entries) {
+        return new MemoryIdempotencyStore(entries, System::currentTimeMillis);
+    }
+
+    /** One of the store's operations on {@code fields}, with the numbers {@code ms}, then now. */
+    synchronized String ask(String op, String[] fields, long... ms) {
+        if (broken) throw new ToolctxException("internal", "the in-memory idempotency store is gone: the core trapped");
+        byte[][] in = new byte[fields.length][];
+        for (int i = 0; i < fields.length; i++) in[i] = Fields.utf8(fields[i]);
+        long[] args = Arrays.copyOf(ms, ms.length + 1);
+        args[ms.length] = clock.getAsLong();
+        try {
+            return Fields.text(Verifier.text(core.call(op, in, args)));
+        } catch (Trap t) {
+            broken = true;
+            throw t;
         }
-        return s.entry();
-    }
-
-    private void put(String key, String entry, long ms) {
-        entries.remove(key);
-        entries.put(key, new Slot(entry, clock.getAsLong() + ms));
-        Iterator<Map.Entry<String, Slot>> it = entries.entrySet().iterator();
-        while (entries.size() > max && it.hasNext()) {
-            it.next();
-            it.remove();
-        }
     }
 
     @Override
-    public synchronized String claim(String key, String running, long leaseMs) {
-        String held = live(key);
-        if (held != null) return held;
-        put(key, running, leaseMs);
-        return null;
+    public String claim(String key, String running, long leaseMs) {
+        String held = ask("toolctx_idem_memory_claim", new String[] {key, running}, leaseMs);
+        return held.equals("n") ? null : held.substring(1);
     }
 
     @Override
-    public synchronized void complete(String key, String done, long ttlMs) {
-        put(key, done, ttlMs);
+    public void complete(String key, String done, long ttlMs) {
+        ask("toolctx_idem_memory_complete", new String[] {key, done}, ttlMs);
     }
 
     @Override
-    public synchronized void release(String key, String running) throws Exception {
-        String held = live(key);
-        if (held == null) return;
-        JsonNode h = VerifierOptions.JSON.readTree(HelpersCore.text("toolctx_idem_read_entry", held));
-        JsonNode mine = VerifierOptions.JSON.readTree(HelpersCore.text("toolctx_idem_read_entry", running));
-        if ("running".equals(h.path("state").asText()) && h.path("owner").equals(mine.path("owner"))) entries.remove(key);
+    public void release(String key, String running) {
+        ask("toolctx_idem_memory_release", new String[] {key, running});
     }
 
-    /** Entries held now (tests). */
+    /** Entries held now (expired ones leave at the next call). */
     public synchronized int size() {
-        return entries.size();
+        return (int) core.number("toolctx_idem_memory_len", new byte[0][]);
     }
 }

@@ -43,10 +43,11 @@ public final class Progress implements AutoCloseable {
     private ScheduledFuture<?> timer;
     private boolean closed;
 
-    private Progress(Object token, Consumer<McpSchema.ProgressNotification> send, long intervalMs) {
+    private Progress(Object token, Consumer<McpSchema.ProgressNotification> send, Long intervalMs) {
         this.token = token;
         this.send = send;
-        this.coalescer = new Coalescer(intervalMs);
+        // The core's settings table: not given or 0 the platform's rate, out of range refused.
+        this.coalescer = new Coalescer(Settings.number("progress_interval_ms", intervalMs));
     }
 
     /** The progress of a session server's call, sent on the exchange. */
@@ -59,10 +60,14 @@ public final class Progress implements AutoCloseable {
      * none), sent by {@code send} (any transport), at the platform's rate.
      */
     public static Progress of(Object progressToken, Consumer<McpSchema.ProgressNotification> send) {
-        return of(progressToken, send, -1);
+        return new Progress(progressToken, send, null);
     }
 
-    /** As above with your interval in ms (negative: the platform's). */
+    /**
+     * As above with your interval in ms, read by the core's settings table
+     * ({@code progress_interval_ms}: 0 the platform's; out of range throws
+     * {@code limit_out_of_range}).
+     */
     public static Progress of(Object progressToken, Consumer<McpSchema.ProgressNotification> send, long intervalMs) {
         return new Progress(progressToken, send, intervalMs);
     }

@@ -22,17 +22,19 @@ public final class RedisIdempotencyStore implements IdempotencyStore {
 
     /** With the core's key prefix and store timeout. */
     public static RedisIdempotencyStore create(StatefulRedisConnection<?, ?> connection) {
-        return create(connection, HelpersCore.defaults().path("keyPrefix").asText(), 0);
+        return create(connection, null, 0);
     }
 
     /**
-     * With your key prefix and the wait for a reply in ms (a reply that does
-     * not come fails the call; the tool does not run): 0 is the core's
-     * store timeout (500); the core refuses anything outside 1 to 60,000
-     * ({@code limit_out_of_range}).
+     * With your key prefix (null: the core's; read by the settings table,
+     * {@code idempotency_key_prefix}) and the wait for a reply in ms (a
+     * reply that does not come fails the call; the tool does not run): 0 is
+     * the core's store timeout (500); the core refuses anything outside 1 to
+     * 60,000 ({@code limit_out_of_range}).
      */
     public static RedisIdempotencyStore create(StatefulRedisConnection<?, ?> connection, String prefix, long timeoutMs) {
-        return new RedisIdempotencyStore(new RedisCommands(connection, Verifier.redisTimeoutMs(timeoutMs)), prefix,
+        return new RedisIdempotencyStore(new RedisCommands(connection, Verifier.redisTimeoutMs(timeoutMs)),
+                Settings.read("idempotency_key_prefix", prefix),
                 HelpersCore.defaults().path("claimRounds").asInt());
     }
 

@@ -21,26 +21,20 @@ public final class Settings {
      *     {@code limit_out_of_range}, {@code config_placeholder}, ...)
      */
     public static String read(String name, Object raw) {
-        int kind;
-        double number = 0;
-        String text = "";
-        if (raw == null) {
-            kind = 0;
-        } else if (raw instanceof Boolean b) {
-            kind = b ? 2 : 1;
-        } else if (raw instanceof java.time.Duration d) {
-            kind = 3;
-            number = d.toNanos() / 1e6;
-        } else if (raw instanceof Number n) {
-            kind = 3;
-            number = n.doubleValue();
-        } else if (raw instanceof String s) {
-            kind = 4;
-            text = s;
-        } else {
-            kind = 5;
+        Raw r = Raw.of(raw);
+        return HelpersCore.setting(name, r.kind(), r.number(), r.text());
+    }
+
+    /** A user's value as the core's table takes it: its kind, number and text ({@code toolctx_setting}'s). */
+    record Raw(int kind, double number, String text) {
+        static Raw of(Object raw) {
+            if (raw == null) return new Raw(0, 0, "");
+            if (raw instanceof Boolean b) return new Raw(b ? 2 : 1, 0, "");
+            if (raw instanceof java.time.Duration d) return new Raw(3, d.toNanos() / 1e6, "");
+            if (raw instanceof Number n) return new Raw(3, n.doubleValue(), "");
+            if (raw instanceof String s) return new Raw(4, 0, s);
+            return new Raw(5, 0, "");
         }
-        return HelpersCore.setting(name, kind, number, text);
     }
 
     /** {@link #read} for a numeric setting. */

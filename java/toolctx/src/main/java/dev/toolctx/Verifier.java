@@ -47,7 +47,7 @@ public final class Verifier {
     private boolean broken;
 
     private Verifier(VerifierOptions options) {
-        byte[] config = Fields.utf8(options.config.toString());
+        byte[] config = Fields.utf8(options.configText());
         // The flags' bits are the module's (ConfigureFlags); include_reason
         // as given, or, not given, the core's default.
         Boolean reason = options.includeReason;
@@ -105,8 +105,7 @@ public final class Verifier {
 
     /** The core's in-memory replay capacity unless told otherwise. */
     public static int defaultReplayCapacity() {
-        List<byte[]> d = PLAIN.with(w -> Fields.decode(text(w.call("toolctx_replay_defaults", new byte[0][])), 0));
-        return Integer.parseInt(Fields.text(d.get(1)));
+        return Integer.parseInt(replayDefaults().get(1));
     }
 
     /** The core's replay defaults: Redis key prefix, in-memory capacity, store timeout in ms. */

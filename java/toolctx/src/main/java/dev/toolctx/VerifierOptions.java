@@ -1,6 +1,6 @@
 package dev.toolctx;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -23,51 +23,72 @@ public final class VerifierOptions {
             .streamReadConstraints(com.fasterxml.jackson.core.StreamReadConstraints.builder().maxNumberLength(Integer.MAX_VALUE).build())
             .build());
 
-    final ObjectNode config;
+    /** The builder's configuration, or null: {@link #fromCoreConfig}'s text, not read yet. */
+    private ObjectNode config;
+    /** The configuration as the user wrote it, handed to the core unchanged; or null: {@link #config}. */
+    private String text;
     /** Null: not given (the core's default). */
     Boolean includeReason;
     /** The in-memory guard's capacity as given (the core reads it), or null: no in-memory guard. */
     Long replayCapacity;
     ReplayStore replayStore;
 
-    private VerifierOptions(ObjectNode config) {
+    private VerifierOptions(ObjectNode config, String text) {
         this.config = config;
+        this.text = text;
     }
 
     public static VerifierOptions builder() {
-        return new VerifierOptions(JSON.createObjectNode());
+        return new VerifierOptions(JSON.createObjectNode(), null);
     }
 
     /**
      * Options from the core's configuration JSON as it is (the names of
      * CONTRACT §1 and the vector files: {@code instance_id}, {@code secrets},
-     * ...).
+     * ...), handed to the core as written: {@link Verifier#create} throws
+     * its error (not JSON, not an object, a duplicate member, ...). A setter
+     * below changes it as the JSON object it reads (a text that is none is
+     * left to the core).
      */
     public static VerifierOptions fromCoreConfig(String json) {
+        return new VerifierOptions(null, json);
+    }
+
+    /** The configuration the core reads. */
+    String configText() {
+        return text != null ? text : config.toString();
+    }
+
+    /** The object a setter changes: {@link #fromCoreConfig}'s text read on first use. */
+    private ObjectNode config() {
+        if (config != null) return config;
         try {
-            JsonNode node = JSON.readTree(json);
-            if (!(node instanceof ObjectNode)) throw new ToolctxException("config_type", "the configuration is not a JSON object");
-            return new VerifierOptions((ObjectNode) node);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw new ToolctxException("config_invalid", "the configuration is not JSON");
+            if (JSON.reader().with(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY).readTree(text) instanceof ObjectNode o) {
+                config = o;
+                text = null;
+                return o;
+            }
+        } catch (java.io.IOException e) {
+            // Not a JSON object: the core refuses the text as it is.
         }
+        return JSON.createObjectNode();
     }
 
     public VerifierOptions instanceId(String id) {
-        config.put("instance_id", id);
+        config().put("instance_id", id);
         return this;
     }
 
     /** The HMAC secrets, newest first; each at least 32 bytes. */
     public VerifierOptions secrets(List<String> secrets) {
-        ArrayNode a = config.putArray("secrets");
+        ArrayNode a = config().putArray("secrets");
         secrets.forEach(a::add);
         return this;
     }
 
     /** The static credential: the header and the values it may hold. */
     public VerifierOptions credential(String header, List<String> values) {
-        ObjectNode c = config.putObject("credential");
+        ObjectNode c = config().putObject("credential");
         c.put("header", header);
         ArrayNode a = c.putArray("values");
         values.forEach(a::add);
@@ -75,39 +96,39 @@ public final class VerifierOptions {
     }
 
     public VerifierOptions requireContext(boolean require) {
-        config.put("require_context", require);
+        config().put("require_context", require);
         return this;
     }
 
     public VerifierOptions clockSkewSeconds(long s) {
-        config.put("clock_skew_s", s);
+        config().put("clock_skew_s", s);
         return this;
     }
 
     public VerifierOptions maxTokenAgeSeconds(long s) {
-        config.put("max_token_age_s", s);
+        config().put("max_token_age_s", s);
         return this;
     }
 
     public VerifierOptions maxBodyBytes(long n) {
-        config.put("max_body_bytes", n);
+        config().put("max_body_bytes", n);
         return this;
     }
 
     public VerifierOptions maxTokenBytes(long n) {
-        config.put("max_token_bytes", n);
+        config().put("max_token_bytes", n);
         return this;
     }
 
     public VerifierOptions protocolMajors(List<Integer> majors) {
-        ArrayNode a = config.putArray("protocol_majors");
+        ArrayNode a = config().putArray("protocol_majors");
         majors.forEach(a::add);
         return this;
     }
 
     /** What goes upstream: {@code {"headers": {"task_id": "x-toolctx-task-id"}, "tuix": true}}. */
     public VerifierOptions forward(Map<String, ?> forward) {
-        config.set("forward", JSON.valueToTree(forward));
+        config().set("forward", JSON.valueToTree(forward));
         return this;
     }
 

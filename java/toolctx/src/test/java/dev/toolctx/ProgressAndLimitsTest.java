@@ -21,8 +21,8 @@ class ProgressAndLimitsTest {
     @Test
     void progressSendsTheFirstHoldsTheNextAndSendsItOnClose() {
         List<McpSchema.ProgressNotification> sent = new ArrayList<>();
-        // An interval no test outlives: the held report goes out on close, never on a timer.
-        try (Progress p = Progress.of("tok-1", sent::add, 3_600_000)) {
+        // An interval no test outlives (the table's longest): the held report goes out on close, never on a timer.
+        try (Progress p = Progress.of("tok-1", sent::add, 60_000)) {
             p.report(1, 10);
             p.report(2, 10.0, "two");
             assertEquals(1, sent.size(), "the second report is held: " + sent);
@@ -53,12 +53,19 @@ class ProgressAndLimitsTest {
     @Test
     void theFinalReportGoesAtOnceAndNothingAfterIt() {
         List<McpSchema.ProgressNotification> sent = new ArrayList<>();
-        try (Progress p = Progress.of(7, sent::add, 3_600_000)) {
+        try (Progress p = Progress.of(7, sent::add, 60_000)) {
             p.report(1, 3);
             p.report(3, 3);
             p.report(4, 3);
         }
         assertEquals(List.of(1.0, 3.0), sent.stream().map(McpSchema.ProgressNotification::progress).toList());
+    }
+
+    @Test
+    void theIntervalIsReadByTheSettingsTable() {
+        ToolctxException e = assertThrows(ToolctxException.class, () -> Progress.of("t", n -> {}, 60_001));
+        assertEquals("limit_out_of_range", e.code());
+        assertThrows(ToolctxException.class, () -> Progress.of("t", n -> {}, -1));
     }
 
     @Test

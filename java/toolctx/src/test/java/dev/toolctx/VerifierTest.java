@@ -107,6 +107,18 @@ class VerifierTest {
     }
 
     @Test
+    void theCoreReadsTheConfigurationTextAsWritten() {
+        String valid = VALID.get("config").toString();
+        // A duplicate member (Jackson would keep the last one), an array, not JSON: the core's refusal, setter or not.
+        String twice = "{\"instance_id\":\"other\"," + valid.substring(1);
+        for (String text : List.of(twice, "[]", "nope")) {
+            for (VerifierOptions o : List.of(VerifierOptions.fromCoreConfig(text), VerifierOptions.fromCoreConfig(text).maxBodyBytes(1000))) {
+                assertEquals("config_not_json", assertThrows(ToolctxException.class, () -> Verifier.create(o)).code(), text);
+            }
+        }
+    }
+
+    @Test
     void maxTokenBytesIsTheCoresAndALargerTokenIsRefused() {
         assertEquals(20_000, Verifier.create(options().maxTokenBytes(20_000)).maxTokenBytes());
         Verifier v = Verifier.create(options());
