@@ -54,13 +54,14 @@ lint_packages() { # lint_packages CARGO_ARGS...
   cargo clippy -q "$@" --all-targets -- -D warnings
 }
 
-# The verdict vector files: tests/vectors/*.json without helpers.json and
-# settings.json (the helper and settings vectors, other formats, which
-# verdict runners refuse), relative to $ROOT.
+# The verdict vector files: tests/vectors/*.json without helpers.json,
+# settings.json and memory-store.json (the helper, settings and memory
+# store vectors, other formats, which verdict runners refuse), relative to
+# $ROOT.
 VERDICT_VECTORS=()
 for f in "$ROOT"/tests/vectors/*.json; do
   case "${f##*/}" in
-    helpers.json | settings.json) ;;
+    helpers.json | settings.json | memory-store.json) ;;
     *) VERDICT_VECTORS+=("tests/vectors/${f##*/}") ;;
   esac
 done
