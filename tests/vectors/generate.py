@@ -2357,11 +2357,13 @@ def render():
 
 
 def strays(files):
-    """Vector files here that this generator does not write: helpers.json and
-    settings.json are generate_helpers.py's and generate_settings.py's
-    (different formats)."""
+    """Vector files here that this generator does not write: helpers.json,
+    settings.json and memory-store.json are generate_helpers.py's,
+    generate_settings.py's and generate_memory_store.py's (different
+    formats)."""
+    others = ("helpers.json", "settings.json", "memory-store.json")
     return [os.path.join(HERE, path) for path in sorted(os.listdir(HERE))
-            if path.endswith(".json") and path not in files and path not in ("helpers.json", "settings.json")]
+            if path.endswith(".json") and path not in files and path not in others]
 
 
 def report(files):

@@ -617,10 +617,10 @@ def expected_forward(fwd, got):
 
 
 def main(argv):
-    # helpers.json and settings.json are other formats (selfcheck_helpers.py's,
-    # selfcheck_settings.py's).
+    # helpers.json, settings.json and memory-store.json are other formats
+    # (selfcheck_helpers.py's, selfcheck_settings.py's, selfcheck_memory_store.py's).
     files = argv[1:] or sorted(p for p in glob.glob(os.path.join(HERE, "*.json"))
-                               if os.path.basename(p) not in ("helpers.json", "settings.json"))
+                               if os.path.basename(p) not in ("helpers.json", "settings.json", "memory-store.json"))
     problems = []
     counts = {}
     per_file = {}
