@@ -123,8 +123,7 @@ def _runner() -> Any:
 
 
 def verdict_files(vectors: Path) -> list[Path]:
-    """The verdict vector files (a file with a ``format``, the helper, settings
-    and memory store vectors, is another kind)."""
+    """The verdict vector files (a file that names a "format" is another one)."""
     return [p for p in sorted(vectors.glob("*.json")) if "format" not in json.loads(p.read_text(encoding="utf-8"))]
 
 

@@ -2357,13 +2357,14 @@ def render():
 
 
 def strays(files):
-    """Vector files here that this generator does not write: helpers.json,
-    settings.json and memory-store.json are generate_helpers.py's,
-    generate_settings.py's and generate_memory_store.py's (different
-    formats)."""
-    others = ("helpers.json", "settings.json", "memory-store.json")
+    """Vector files here that this generator does not write; a file that
+    names a "format" (helpers, settings, memory store, store address) is
+    another generator's."""
+    def other_format(path):
+        with open(os.path.join(HERE, path), encoding="utf-8") as fh:
+            return "format" in json.load(fh)
     return [os.path.join(HERE, path) for path in sorted(os.listdir(HERE))
-            if path.endswith(".json") and path not in files and path not in others]
+            if path.endswith(".json") and path not in files and not other_format(path)]
 
 
 def report(files):

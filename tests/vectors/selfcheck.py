@@ -616,11 +616,15 @@ def expected_forward(fwd, got):
     return {name: value or None for name, value in out.items()}
 
 
+def other_format(path):
+    with open(path, encoding="utf-8") as fh:
+        return "format" in json.load(fh)
+
+
 def main(argv):
-    # helpers.json, settings.json and memory-store.json are other formats
-    # (selfcheck_helpers.py's, selfcheck_settings.py's, selfcheck_memory_store.py's).
-    files = argv[1:] or sorted(p for p in glob.glob(os.path.join(HERE, "*.json"))
-                               if os.path.basename(p) not in ("helpers.json", "settings.json", "memory-store.json"))
+    # Files that name a "format" (helpers, settings, memory store, store
+    # address) are other formats, each with its own self-check.
+    files = argv[1:] or sorted(p for p in glob.glob(os.path.join(HERE, "*.json")) if not other_format(p))
     problems = []
     counts = {}
     per_file = {}
