@@ -35,6 +35,8 @@ export interface CoreFunctions {
   idemRedisArgs(command: string, key: string, entry: string, ms: number): string;
   idemRedisMeaning(command: string, kind: string, value: Uint8Array): string;
   idemDefaults(): string;
+  /** The core's in-memory idempotency store (crates/wasm-conventions/src/idempotency.rs), for `capacity` entries as `readSetting` read them. */
+  IdemMemoryStore: new (capacity: number) => IdemMemoryStoreCore;
   /** The cancellation key of a call (its id's JSON text, its token header's value), or undefined (crates/wasm-conventions/src/cancel.rs). */
   cancelKey(idJson: string, token: string | undefined): string | undefined;
   /** The header whose value the cancellation key holds. */
@@ -53,6 +55,22 @@ export interface ProgressCoalescerCore {
   close(): void;
   readonly sent: number;
 }
+
+/**
+ * The core's in-memory idempotency store: entries as their stored text,
+ * times in milliseconds. `run(op, ...)`: `MEMORY_CLAIM` (`undefined` when
+ * the claim is the caller's, else the entry that holds `key`),
+ * `MEMORY_READ`, `MEMORY_COMPLETE`, `MEMORY_RELEASE` (`''` when the key held
+ * exactly `entry` and is deleted, else `undefined`).
+ */
+export interface IdemMemoryStoreCore {
+  run(op: number, key: string, entry: string, ms: number, now: number): string | undefined;
+  readonly size: number;
+}
+export const MEMORY_CLAIM = 0;
+export const MEMORY_READ = 1;
+export const MEMORY_COMPLETE = 2;
+export const MEMORY_RELEASE = 3;
 
 let bound: CoreFunctions | undefined;
 

@@ -12,7 +12,7 @@
  */
 import { canonicalHash, jsonText } from './canonical.js';
 import { contextFrom } from './context.js';
-import { core, settingNumber } from './core-functions.js';
+import { core, MEMORY_CLAIM, MEMORY_COMPLETE, MEMORY_RELEASE, settingNumber, type IdemMemoryStoreCore } from './core-functions.js';
 import { ToolctxError } from './errors.js';
 import { callOf, type ToolExtra, type ToolHandler } from './extra.js';
 
@@ -331,57 +331,43 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 export interface MemoryIdempotencyStoreOptions {
-  /** Entries kept; the least recently used goes first. Default the core's (10000). */
+  /** Entries kept; the least recently used goes first. Read by the core's settings table (`undefined` or 0: its default). */
   maxEntries?: number;
-  /** Unix milliseconds; for tests. */
+  /** Milliseconds on a clock that only moves forward (default `Date.now`); for tests. */
   now?: () => number;
 }
 
+/** The core's store for the user's `maxEntries`, read by the core's settings table. */
+export function memoryStoreCore(maxEntries: number | undefined): IdemMemoryStoreCore {
+  return new (core().IdemMemoryStore)(settingNumber('idempotency_memory_entries', maxEntries));
+}
+
 /**
- * An in-memory LRU with a TTL per entry: for a server with one process. With
- * several replicas behind a load balancer use `redisIdempotencyStore`.
- * Entries are kept as their JSON text, as in Redis: a replay is the result
- * as it was sent, whatever became of the object since.
+ * The in-memory store, for a server with one process (several replicas
+ * behind a load balancer: `redisIdempotencyStore`): the core's
+ * (`toolctx_core::helpers::memory`, through the conventions module; shared
+ * with the Python package and toolctx-tower). Expiry, capacity (the least
+ * recently used leaves first) and the release rule (only while the key
+ * holds exactly the caller's claim) are the core's. Entries are kept as
+ * their JSON text, as in Redis: a replay is the result as it was sent,
+ * whatever became of the object since.
  */
 export function memoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = {}): IdempotencyStore & { readonly size: number } {
-  const max = settingNumber('idempotency_memory_entries', options.maxEntries);
+  const store = memoryStoreCore(options.maxEntries);
   const now = options.now ?? Date.now;
-  // A Map iterates in insertion order: re-inserting on use keeps the LRU at the front.
-  const entries = new Map<string, { text: string; expires: number }>();
-  const live = (key: string): StoredEntry | null => {
-    const slot = entries.get(key);
-    if (slot === undefined) return null;
-    entries.delete(key);
-    if (slot.expires <= now()) return null;
-    entries.set(key, slot);
-    return decodeEntry(slot.text);
-  };
-  const put = (key: string, entry: StoredEntry, ms: number): void => {
-    const text = encodeEntry(entry);
-    entries.delete(key);
-    entries.set(key, { text, expires: now() + ms });
-    while (entries.size > max) {
-      const oldest = entries.keys().next();
-      if (oldest.done) break;
-      entries.delete(oldest.value);
-    }
-  };
   return {
     get size() {
-      return entries.size;
+      return store.size;
     },
     async claim(key, entry, leaseMs) {
-      const held = live(key);
-      if (held !== null) return held;
-      put(key, entry, leaseMs);
-      return null;
+      const held = store.run(MEMORY_CLAIM, key, encodeEntry(entry), leaseMs, now());
+      return held === undefined ? null : decodeEntry(held);
     },
     async complete(key, entry, ttlMs) {
-      put(key, entry, ttlMs);
+      store.run(MEMORY_COMPLETE, key, encodeEntry(entry), ttlMs, now());
     },
     async release(key, entry) {
-      const held = live(key);
-      if (held?.state === 'running' && held.owner === entry.owner) entries.delete(key);
+      store.run(MEMORY_RELEASE, key, encodeEntry(entry), 0, now());
     },
   };
 }

@@ -5,9 +5,12 @@
 //! the one reading of a Redis reply. Python runs the loop (the store's I/O,
 //! sleeping) and applies the answers.
 
+use std::sync::{Mutex, MutexGuard};
+
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 use toolctx_core::helpers::idempotency::{self as core, redis, Entry, Held, Outcome, Wait};
+use toolctx_core::helpers::memory::MemoryStore;
 
 use crate::convert::json_text;
 use crate::errors::toolctx_error;
@@ -203,5 +206,99 @@ pub fn add(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(idempotency_redis_complete_args, m)?)?;
     m.add_function(wrap_pyfunction!(idempotency_redis_release_args, m)?)?;
     m.add_function(wrap_pyfunction!(idempotency_redis_meaning, m)?)?;
+    m.add_class::<IdempotencyMemoryStore>()?;
     Ok(())
+}
+
+/// The core's in-memory idempotency store (`toolctx_core::helpers::memory`:
+/// expiry, capacity, the exact-text release rule), for
+/// `toolctx.helpers.MemoryIdempotencyStore`: entries as their stored text,
+/// times in milliseconds on the caller's clock. Each call holds the store's
+/// lock for a few map operations and keeps the interpreter: releasing it
+/// would cost more than the work.
+#[pyclass(frozen, module = "toolctx")]
+pub struct IdempotencyMemoryStore {
+    core: Mutex<MemoryStore>,
+}
+
+impl IdempotencyMemoryStore {
+    fn store(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, MemoryStore>> {
+        self.core
+            .lock()
+            .map_err(|_| toolctx_error(py, core::STORE_FAILED, "the memory store is poisoned"))
+    }
+}
+
+#[pymethods]
+impl IdempotencyMemoryStore {
+    /// Sized by the settings table's `idempotency_memory_entries` from the
+    /// user's `capacity` (`None` or 0: its default); a value it refuses
+    /// raises its `ConfigError`.
+    #[new]
+    #[pyo3(signature = (capacity = None))]
+    fn new(
+        py: Python<'_>,
+        capacity: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<IdempotencyMemoryStore> {
+        let store = match capacity {
+            Some(c) => crate::settings::with_raw(c, MemoryStore::with_entries)?,
+            None => Ok(MemoryStore::default()),
+        }
+        .map_err(|e| crate::errors::setting_error(py, &e))?;
+        Ok(IdempotencyMemoryStore {
+            core: Mutex::new(store),
+        })
+    }
+
+    /// `None` when the claim is the caller's (`entry` held for `lease_ms`),
+    /// else the live entry that holds `key`.
+    fn claim(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        entry: &str,
+        lease_ms: u64,
+        now_ms: u64,
+    ) -> PyResult<Option<String>> {
+        Ok(self.store(py)?.claim(key, entry, lease_ms, now_ms))
+    }
+
+    /// The live entry under `key`, if any.
+    fn read(&self, py: Python<'_>, key: &str, now_ms: u64) -> PyResult<Option<String>> {
+        Ok(self.store(py)?.read(key, now_ms))
+    }
+
+    /// `entry` under `key` for `ttl_ms`, replacing whatever held it.
+    fn complete(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        entry: &str,
+        ttl_ms: u64,
+        now_ms: u64,
+    ) -> PyResult<()> {
+        self.store(py)?.complete(key, entry, ttl_ms, now_ms);
+        Ok(())
+    }
+
+    /// Deletes `key` only while it holds exactly `entry`; `True` when it did.
+    fn release(&self, py: Python<'_>, key: &str, entry: &str, now_ms: u64) -> PyResult<bool> {
+        Ok(self.store(py)?.release(key, entry, now_ms))
+    }
+
+    #[getter]
+    fn capacity(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.store(py)?.capacity())
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.store(py)?.len())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "IdempotencyMemoryStore(capacity={})",
+            self.capacity(py)?
+        ))
+    }
 }

@@ -6,6 +6,7 @@
 //! Strings and bytes in, strings out; a refusal throws
 //! `"<code>\n<message>"`.
 
+use toolctx_core::helpers::memory;
 use toolctx_wasm_boundary::helpers as h;
 use wasm_bindgen::prelude::*;
 
@@ -129,4 +130,51 @@ pub fn read_setting(name: &str, raw: JsValue) -> Result<JsValue, JsValue> {
 #[wasm_bindgen(js_name = idemDefaults)]
 pub fn defaults() -> String {
     h::idem_defaults()
+}
+
+/// The core's in-memory idempotency store (`toolctx_core::helpers::memory`:
+/// expiry, capacity, the exact-text release rule), for
+/// `memoryIdempotencyStore`: entries as their stored text, times in
+/// JavaScript milliseconds (leases and TTLs rounded up). One method for
+/// the four operations: each method of a class costs its own glue.
+#[wasm_bindgen(js_name = IdemMemoryStore)]
+pub struct MemoryStore {
+    core: memory::MemoryStore,
+}
+
+#[wasm_bindgen(js_class = IdemMemoryStore)]
+impl MemoryStore {
+    /// A store for `capacity` entries, the count `readSetting` read from
+    /// the user's `idempotency_memory_entries` (a cast saturates; the core
+    /// keeps at least one).
+    #[wasm_bindgen(constructor)]
+    pub fn new(capacity: f64) -> MemoryStore {
+        MemoryStore {
+            core: memory::MemoryStore::new(capacity as usize),
+        }
+    }
+
+    /// Operation `op` on `key` at `now`: 0 claim (`entry` for `ms`):
+    /// `undefined` when the claim is the caller's, else the entry that
+    /// holds the key; 1 read: the live entry, if any; 2 complete (`entry`
+    /// for `ms`): `undefined`; 3 release: `""` when the key held exactly
+    /// `entry` and is deleted, else `undefined`.
+    pub fn run(&mut self, op: u32, key: &str, entry: &str, ms: f64, now: f64) -> Option<String> {
+        let (ms, now) = (ms_up(ms), whole_ms(now));
+        match op {
+            0 => self.core.claim(key, entry, ms, now),
+            1 => self.core.read(key, now),
+            2 => {
+                self.core.complete(key, entry, ms, now);
+                None
+            }
+            _ => self.core.release(key, entry, now).then(String::new),
+        }
+    }
+
+    /// Entries held.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> f64 {
+        self.core.len() as f64
+    }
 }

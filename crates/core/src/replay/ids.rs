@@ -15,8 +15,9 @@ pub(crate) struct IdSet {
     len: usize,
 }
 
-/// FNV-1a, folded to the table's word.
-fn hash(id: &str) -> usize {
+/// FNV-1a, folded to the table's word (the in-memory idempotency store's
+/// table too).
+pub(crate) fn hash(id: &str) -> usize {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in id.bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);

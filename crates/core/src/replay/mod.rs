@@ -24,6 +24,7 @@ mod ids;
 pub mod redis;
 
 pub use claim::{ClaimAnswer, ReplayClaim};
+pub(crate) use ids::hash as key_hash;
 use ids::IdSet;
 
 /// How many live token ids an in-process store holds unless told

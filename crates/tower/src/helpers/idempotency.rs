@@ -9,7 +9,6 @@
 //! packages; this module runs the loop (the store's I/O, sleeping) and
 //! converts between rmcp's types and the core's JSON.
 
-use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -22,7 +21,8 @@ use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolctx_core::helpers::idempotency as core;
-use toolctx_core::settings::{self as setting, SettingError};
+use toolctx_core::helpers::memory;
+use toolctx_core::settings::{self as setting, Raw, SettingError};
 use toolctx_core::Context;
 
 use crate::settings;
@@ -136,54 +136,25 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     fn release<'a>(&'a self, key: &'a str, entry: &'a Entry) -> StoreFuture<'a, ()>;
 }
 
-/// An in-memory LRU with a TTL per entry, for a server with one process
-/// (several replicas: the Redis store). Entries are kept as their stored
-/// text, as in Redis.
+/// The in-memory store, for a server with one process (several replicas:
+/// the Redis store): the core's (`toolctx_core::helpers::memory`, shared
+/// with the npm and Python packages) behind a lock, on a monotonic clock.
+/// Expiry, capacity (the least recently used leaves first) and the release
+/// rule (only while the key holds exactly the caller's claim) are the
+/// core's. Entries are kept as their stored text, as in Redis.
 pub struct MemoryStore {
-    max: usize,
-    inner: Mutex<Lru>,
+    inner: Mutex<memory::MemoryStore>,
+    clock: Clock,
 }
 
-#[derive(Default)]
-struct Lru {
-    /// key -> (entry as stored, expiry, last use)
-    entries: HashMap<String, (String, Instant, u64)>,
-    /// last use -> key, oldest first.
-    order: BTreeMap<u64, String>,
-    tick: u64,
-}
+/// Milliseconds on a clock that only moves forward.
+type Clock = Box<dyn Fn() -> u64 + Send + Sync>;
 
-impl Lru {
-    fn live(&mut self, key: &str, now: Instant) -> Option<String> {
-        let (entry, expires, used) = self.entries.get(key)?.clone();
-        self.order.remove(&used);
-        if expires <= now {
-            self.entries.remove(key);
-            return None;
-        }
-        self.tick += 1;
-        self.order.insert(self.tick, key.to_string());
-        if let Some(slot) = self.entries.get_mut(key) {
-            slot.2 = self.tick;
-        }
-        Some(entry)
-    }
-
-    fn put(&mut self, key: &str, entry: String, expires: Instant, max: usize) {
-        if let Some((_, _, used)) = self.entries.remove(key) {
-            self.order.remove(&used);
-        }
-        self.tick += 1;
-        self.order.insert(self.tick, key.to_string());
-        self.entries
-            .insert(key.to_string(), (entry, expires, self.tick));
-        while self.entries.len() > max {
-            let Some((_, oldest)) = self.order.pop_first() else {
-                break;
-            };
-            self.entries.remove(&oldest);
-        }
-    }
+/// The monotonic clock (tokio's, so that a paused test clock moves it) in
+/// milliseconds since the store was made.
+fn monotonic() -> Clock {
+    let start = Instant::now();
+    Box::new(move || millis(start.elapsed()))
 }
 
 impl MemoryStore {
@@ -191,36 +162,56 @@ impl MemoryStore {
     /// read by the core's settings table (`idempotency_memory_entries`): 0
     /// is its default, a count past its range is refused.
     pub fn new(max_entries: usize) -> Result<MemoryStore, SettingError> {
-        Ok(MemoryStore {
-            max: settings::count(&setting::MEMORY_ENTRIES, max_entries)?,
-            inner: Mutex::new(Lru::default()),
-        })
+        let store = memory::MemoryStore::with_entries(Raw::Number(max_entries as f64))?;
+        Ok(MemoryStore::of(store, monotonic()))
+    }
+
+    fn of(store: memory::MemoryStore, clock: Clock) -> MemoryStore {
+        MemoryStore {
+            inner: Mutex::new(store),
+            clock,
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.inner.lock().map_or(0, |l| l.entries.len())
+        self.inner.lock().map_or(0, |s| s.len())
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut Lru) -> T) -> Result<T, StoreError> {
-        let mut lru = self
+    /// `f` on the core's store at the clock's time.
+    fn at<T>(&self, f: impl FnOnce(&mut memory::MemoryStore, u64) -> T) -> Result<T, StoreError> {
+        let mut store = self
             .inner
             .lock()
             .map_err(|_| StoreError::new("memory store poisoned"))?;
-        Ok(f(&mut lru))
+        Ok(f(&mut store, (self.clock)()))
+    }
+
+    fn claim_text(
+        &self,
+        key: &str,
+        mine: &str,
+        lease: Duration,
+    ) -> Result<Option<String>, StoreError> {
+        self.at(|s, now| s.claim(key, mine, millis(lease), now))
+    }
+
+    fn complete_text(&self, key: &str, done: &str, ttl: Duration) -> Result<(), StoreError> {
+        self.at(|s, now| s.complete(key, done, millis(ttl), now))
+    }
+
+    fn release_text(&self, key: &str, mine: &str) -> Result<bool, StoreError> {
+        self.at(|s, now| s.release(key, mine, now))
     }
 }
 
 impl Default for MemoryStore {
     /// The core's default size (the settings table's absent value).
     fn default() -> MemoryStore {
-        MemoryStore {
-            max: settings::count_or_default(&setting::MEMORY_ENTRIES),
-            inner: Mutex::new(Lru::default()),
-        }
+        MemoryStore::of(memory::MemoryStore::default(), monotonic())
     }
 }
 
@@ -231,19 +222,10 @@ impl IdempotencyStore for MemoryStore {
         entry: &'a Entry,
         lease: Duration,
     ) -> StoreFuture<'a, Option<Entry>> {
-        let r = entry.encode().and_then(|mine| {
-            self.with(|lru| {
-                let now = Instant::now();
-                match lru.live(key, now) {
-                    Some(held) => Some(held),
-                    None => {
-                        lru.put(key, mine, now + lease, self.max);
-                        None
-                    }
-                }
-            })
-        });
-        let r = r.and_then(|held| held.map(|t| Entry::decode(t.as_bytes())).transpose());
+        let r = entry
+            .encode()
+            .and_then(|mine| self.claim_text(key, &mine, lease))
+            .and_then(|held| held.map(|t| Entry::decode(t.as_bytes())).transpose());
         Box::pin(std::future::ready(r))
     }
 
@@ -255,20 +237,15 @@ impl IdempotencyStore for MemoryStore {
     ) -> StoreFuture<'a, ()> {
         let r = entry
             .encode()
-            .and_then(|text| self.with(|lru| lru.put(key, text, Instant::now() + ttl, self.max)));
+            .and_then(|done| self.complete_text(key, &done, ttl));
         Box::pin(std::future::ready(r))
     }
 
     fn release<'a>(&'a self, key: &'a str, entry: &'a Entry) -> StoreFuture<'a, ()> {
-        let r = entry.encode().and_then(|mine| {
-            self.with(|lru| {
-                if lru.live(key, Instant::now()).as_ref() == Some(&mine) {
-                    if let Some((_, _, used)) = lru.entries.remove(key) {
-                        lru.order.remove(&used);
-                    }
-                }
-            })
-        });
+        let r = entry
+            .encode()
+            .and_then(|mine| self.release_text(key, &mine))
+            .map(|_| ());
         Box::pin(std::future::ready(r))
     }
 }
@@ -532,4 +509,80 @@ fn replayed(result: &str) -> Result<CallToolResult, ErrorData> {
 pub fn refusal(outcome: Outcome, key: &str) -> CallToolResult {
     serde_json::from_str(&core::refusal(outcome, key))
         .unwrap_or_else(|_| CallToolResult::error(vec![ContentBlock::text(outcome.as_str())]))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use serde_json::Value as J;
+    use toolctx_vectors::memory_store::{run_files, Made, Store};
+
+    use super::*;
+
+    /// Tower's store, made by its own constructors, with its clock set to
+    /// each operation's `now`; entries as the vectors' texts (the encoding
+    /// around them is the core's, run by the helper vectors).
+    struct AtNow {
+        store: MemoryStore,
+        now: Arc<AtomicU64>,
+    }
+
+    impl AtNow {
+        fn at(&self, now: u64) -> &MemoryStore {
+            self.now.store(now, Ordering::SeqCst);
+            &self.store
+        }
+    }
+
+    impl Store for AtNow {
+        fn capacity(&self) -> usize {
+            self.store.inner.lock().map_or(0, |s| s.capacity())
+        }
+        fn claim(&mut self, key: &str, entry: &str, ms: u64, now: u64) -> Option<String> {
+            let lease = Duration::from_millis(ms);
+            self.at(now).claim_text(key, entry, lease).ok().flatten()
+        }
+        fn read(&mut self, key: &str, now: u64) -> Option<String> {
+            self.at(now).at(|s, now| s.read(key, now)).ok().flatten()
+        }
+        fn complete(&mut self, key: &str, entry: &str, ms: u64, now: u64) {
+            let ttl = Duration::from_millis(ms);
+            self.at(now).complete_text(key, entry, ttl).unwrap();
+        }
+        fn release(&mut self, key: &str, entry: &str, now: u64) -> bool {
+            self.at(now).release_text(key, entry).unwrap()
+        }
+        fn entries(&self) -> usize {
+            self.store.len()
+        }
+    }
+
+    /// `MemoryStore::default()` for a capacity not given, else
+    /// `MemoryStore::new(n)`; a capacity `usize` cannot hold never reaches
+    /// tower.
+    fn tower_store(capacity: Option<&J>) -> Made {
+        let mut store = match capacity {
+            None | Some(J::Null) => MemoryStore::default(),
+            Some(n) => {
+                let n = n.as_u64().ok_or(format!("tower takes a count, not {n}"))?;
+                MemoryStore::new(n as usize).map_err(|e| e.to_string())?
+            }
+        };
+        let now = Arc::new(AtomicU64::new(0));
+        let clock = now.clone();
+        store.clock = Box::new(move || clock.load(Ordering::SeqCst));
+        Ok(Box::new(AtNow { store, now }))
+    }
+
+    #[test]
+    fn memory_store_vectors_pass() {
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/vectors/memory-store.json"
+        );
+        if let Err(e) = run_files(&[file.to_string()], tower_store) {
+            panic!("{e}");
+        }
+    }
 }

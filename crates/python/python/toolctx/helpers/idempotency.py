@@ -19,7 +19,6 @@ import json
 import logging
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, ParamSpec, Protocol, TypeAlias, TypedDict, TypeVar, Union, cast, overload
 
@@ -144,51 +143,33 @@ def decode_entry(raw: str | bytes) -> Entry:
 
 
 class MemoryIdempotencyStore:
-    """An in-memory LRU with a TTL per entry, for a server with one process
-    (several replicas: ``RedisIdempotencyStore``). Entries are kept as their
-    JSON text, as in Redis: a replay is the result as it was sent, whatever
-    became of the object since."""
+    """The in-memory store, for a server with one process (several replicas:
+    ``RedisIdempotencyStore``): the core's (``toolctx_core::helpers::memory``
+    through ``toolctx._native``, shared with the npm package and
+    toolctx-tower). Expiry, capacity (the least recently used leaves first;
+    ``max_entries`` read by the core's settings table, ``None`` or 0 its
+    default, anything out of range ``ConfigError``) and the release rule
+    (only while the key holds exactly the caller's claim) are the core's.
+    Entries are kept as their JSON text, as in Redis: a replay is the result
+    as it was sent, whatever became of the object since. ``clock`` is in
+    seconds and only moves forward."""
 
-    def __init__(
-        self, max_entries: int = _native.IDEMPOTENCY_MEMORY_ENTRIES, *, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self._max = max_entries
+    def __init__(self, max_entries: int | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._store = _native.IdempotencyMemoryStore(max_entries)
         self._clock = clock
-        self._entries: OrderedDict[str, tuple[str, float]] = OrderedDict()
 
     def __len__(self) -> int:
-        return len(self._entries)
-
-    def _live(self, key: str) -> Entry | None:
-        slot = self._entries.get(key)
-        if slot is None:
-            return None
-        if slot[1] <= self._clock():
-            del self._entries[key]
-            return None
-        self._entries.move_to_end(key)
-        return decode_entry(slot[0])
-
-    def _put(self, key: str, entry: Entry, seconds: float) -> None:
-        self._entries[key] = (encode_entry(entry), self._clock() + seconds)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
+        return len(self._store)
 
     async def claim(self, key: str, entry: RunningEntry, lease_s: float) -> Entry | None:
-        held = self._live(key)
-        if held is not None:
-            return held
-        self._put(key, entry, lease_s)
-        return None
+        held = self._store.claim(key, encode_entry(entry), _ms(lease_s), _ms(self._clock()))
+        return None if held is None else decode_entry(held)
 
     async def complete(self, key: str, entry: DoneEntry, ttl_s: float) -> None:
-        self._put(key, entry, ttl_s)
+        self._store.complete(key, encode_entry(entry), _ms(ttl_s), _ms(self._clock()))
 
     async def release(self, key: str, entry: RunningEntry) -> None:
-        held = self._live(key)
-        if held is not None and held["state"] == "running" and held["owner"] == entry["owner"]:
-            del self._entries[key]
+        self._store.release(key, encode_entry(entry), _ms(self._clock()))
 
 
 class AsyncRedis(Protocol):
