@@ -11,6 +11,17 @@ use toolctx_core::settings::{self, Raw, Value};
 /// code (`config_type`, `limit_out_of_range`, `config_placeholder`, ...).
 #[pyfunction]
 pub fn read_setting(py: Python<'_>, name: &str, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    with_raw(value, |raw| match settings::read(name, raw) {
+        Ok(Value::Flag(b)) => Ok(PyBool::new(py, b).to_owned().into_any().unbind()),
+        Ok(Value::Number(n)) => Ok(n.into_pyobject(py)?.into_any().unbind()),
+        Ok(Value::Text(t)) => Ok(PyString::new(py, t).into_any().unbind()),
+        Err(e) => Err(crate::errors::setting_error(py, &e)),
+    })?
+}
+
+/// `read` over the user's `value` as the core's raw value (see
+/// [`read_setting`]); `read` keeps nothing borrowed from it.
+pub fn with_raw<T>(value: &Bound<'_, PyAny>, read: impl FnOnce(Raw<'_>) -> T) -> PyResult<T> {
     let text;
     let raw = if value.is_none() {
         Raw::Absent
@@ -28,10 +39,16 @@ pub fn read_setting(py: Python<'_>, name: &str, value: &Bound<'_, PyAny>) -> PyR
     } else {
         Raw::Other
     };
-    match settings::read(name, raw) {
-        Ok(Value::Flag(b)) => Ok(PyBool::new(py, b).to_owned().into_any().unbind()),
-        Ok(Value::Number(n)) => Ok(n.into_pyobject(py)?.into_any().unbind()),
-        Ok(Value::Text(t)) => Ok(PyString::new(py, t).into_any().unbind()),
-        Err(e) => Err(crate::errors::setting_error(py, &e)),
+    Ok(read(raw))
+}
+
+/// `include_reason` as the user gave it (`None`, a `bool`; anything else
+/// `ConfigError`, `config_type`), read by the settings table.
+pub fn include_reason(py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    let row = &settings::INCLUDE_REASON;
+    match value {
+        Some(value) => with_raw(value, |raw: Raw<'_>| row.flag_of(raw))?,
+        None => row.flag_of(Raw::Absent),
     }
+    .map_err(|e| crate::errors::setting_error(py, &e))
 }
