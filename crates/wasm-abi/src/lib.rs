@@ -61,7 +61,7 @@
 //! | `toolctx_idem_redis_meaning()` | command, reply kind, reply value | the meaning's name |
 //! | `toolctx_result_limits()` | | JSON |
 //! | `toolctx_check_result()` | result JSON | JSON array of findings |
-//! | `toolctx_progress_new(interval_ms: i64) -> i32` | | a handle |
+//! | `toolctx_progress_new(interval_ms: i64) -> i32` | | a handle; the interval as `toolctx_setting` read `progress_interval_ms` (the host reads the user's first) |
 //! | `toolctx_progress_report(h: i32, now_ms: i64, progress: f64, total: f64, has_message: i32)` | message | `s`, `h`, `a`, `d` + ... |
 //! | `toolctx_progress_tick(h: i32, now_ms: i64)` | | `s`, `w`, `i` + ... |
 //! | `toolctx_progress_flush(h: i32, now_ms: i64)` | | `s` + report, or nothing |

@@ -59,10 +59,14 @@ public final class Progress implements AutoCloseable {
      * none), sent by {@code send} (any transport), at the platform's rate.
      */
     public static Progress of(Object progressToken, Consumer<McpSchema.ProgressNotification> send) {
-        return of(progressToken, send, -1);
+        return of(progressToken, send, 0);
     }
 
-    /** As above with your interval in ms (negative: the platform's). */
+    /**
+     * As above with your interval in ms, read by the core's settings table
+     * ({@code progress_interval_ms}: 0 the platform's; outside 1 to 60,000
+     * a {@code ToolctxException}, {@code limit_out_of_range}).
+     */
     public static Progress of(Object progressToken, Consumer<McpSchema.ProgressNotification> send, long intervalMs) {
         return new Progress(progressToken, send, intervalMs);
     }

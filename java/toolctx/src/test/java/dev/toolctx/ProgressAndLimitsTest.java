@@ -21,8 +21,9 @@ class ProgressAndLimitsTest {
     @Test
     void progressSendsTheFirstHoldsTheNextAndSendsItOnClose() {
         List<McpSchema.ProgressNotification> sent = new ArrayList<>();
-        // An interval no test outlives: the held report goes out on close, never on a timer.
-        try (Progress p = Progress.of("tok-1", sent::add, 3_600_000)) {
+        // The longest interval (a minute), which no test outlives: the held
+        // report goes out on close, never on a timer.
+        try (Progress p = Progress.of("tok-1", sent::add, 60_000)) {
             p.report(1, 10);
             p.report(2, 10.0, "two");
             assertEquals(1, sent.size(), "the second report is held: " + sent);
@@ -53,12 +54,27 @@ class ProgressAndLimitsTest {
     @Test
     void theFinalReportGoesAtOnceAndNothingAfterIt() {
         List<McpSchema.ProgressNotification> sent = new ArrayList<>();
-        try (Progress p = Progress.of(7, sent::add, 3_600_000)) {
+        try (Progress p = Progress.of(7, sent::add, 60_000)) {
             p.report(1, 3);
             p.report(3, 3);
             p.report(4, 3);
         }
         assertEquals(List.of(1.0, 3.0), sent.stream().map(McpSchema.ProgressNotification::progress).toList());
+    }
+
+    @Test
+    void theIntervalIsReadByTheSettingsTable() {
+        // 0 is the default (the platform's 500 ms), not "no limit": the second report is held.
+        List<McpSchema.ProgressNotification> sent = new ArrayList<>();
+        try (Progress p = Progress.of("tok-0", sent::add, 0)) {
+            p.report(1);
+            p.report(2);
+            assertEquals(1, p.sent());
+        }
+        for (long ms : new long[] {-1, 60_001}) {
+            ToolctxException e = assertThrows(ToolctxException.class, () -> Progress.of("t", n -> {}, ms));
+            assertEquals("limit_out_of_range", e.code());
+        }
     }
 
     @Test
