@@ -483,6 +483,8 @@ impl Setting {
 /// Whether `text` holds an unresolved placeholder: `${` with a `}` after
 /// it, as Spring, Compose, shells and dotenv tools write one and leave it
 /// when its variable is unset.
+// Not inlined: one copy for its callers, in the small modules too.
+#[inline(never)]
 pub fn has_placeholder(text: &[u8]) -> bool {
     // Bytes, not `str::find`: its substring searcher costs the npm
     // verifier's module kilobytes it has no room for (a secret is bytes).
