@@ -60,12 +60,6 @@ func NewCoalescer(intervalMs int64) (*Coalescer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newCoalescer(intervalMs)
-}
-
-// newCoalescer is the core's coalescer for an interval already read (the
-// helper vectors give the rule's own, 0 included).
-func newCoalescer(intervalMs int64) (*Coalescer, error) {
 	h, err := withHelpers(func(in *instance) (int64, error) {
 		return in.number("toolctx_progress_new", uint64(intervalMs))
 	})

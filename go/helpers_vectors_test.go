@@ -405,7 +405,8 @@ func runProgress(in map[string]json.RawMessage) (map[string]any, error) {
 	if err := remarshal(in, &i); err != nil {
 		return nil, err
 	}
-	c, err := newCoalescer(i.IntervalMs)
+	// The vector's interval is the user's setting: read by the table.
+	c, err := NewCoalescer(i.IntervalMs)
 	if err != nil {
 		return nil, err
 	}

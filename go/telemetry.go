@@ -91,9 +91,10 @@ func describeRequest(method string, body []byte, reason string) (string, string)
 }
 
 // CoreCodes is the core's JSON of its reason codes, configuration error
-// codes and telemetry names.
+// codes and telemetry names (from the helpers module: the verifier's
+// module, which every user runs, has no room for them).
 func CoreCodes() ([]byte, error) {
-	return withCore(func(in *instance) ([]byte, error) {
+	return withHelpers(func(in *instance) ([]byte, error) {
 		out, err := in.call("toolctx_core_codes", nil)
 		return append([]byte(nil), out...), err
 	})

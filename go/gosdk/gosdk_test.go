@@ -3,7 +3,6 @@ package gosdk_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,12 +11,8 @@ import (
 
 	toolctx "github.com/toolctx/toolctx/go"
 	"github.com/toolctx/toolctx/go/gosdk"
+	"github.com/toolctx/toolctx/go/internal/testsetup"
 	"github.com/toolctx/toolctx/go/toolctxtest"
-)
-
-const (
-	instanceID = "go-sdk-test"
-	secret     = "go-sdk-test-secret-0123456789abcdef"
 )
 
 type whoamiOut struct {
@@ -55,8 +50,8 @@ func whoami(t *testing.T, cs *mcp.ClientSession, p *toolctxtest.Platform, task s
 	params := &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}
 	p.SetToken("")
 	if task != "" {
-		call := toolctxtest.NewCall(instanceID, task, "whoami", time.Now())
-		p.SetToken(call.Token(secret))
+		call := toolctxtest.NewCall(testsetup.Instance, task, "whoami", time.Now())
+		p.SetToken(call.Token(testsetup.Secret))
 		params.Meta = call.Meta
 	}
 	res, err := cs.CallTool(t.Context(), params)
@@ -72,11 +67,7 @@ func whoami(t *testing.T, cs *mcp.ClientSession, p *toolctxtest.Platform, task s
 }
 
 func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
-	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instanceID, Secrets: []string{secret}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
+	v := testsetup.Verifier(t, toolctx.Options{})
 	for _, mode := range []struct {
 		name      string
 		stateless bool
@@ -91,8 +82,7 @@ func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 			var runs atomic.Int32
 			s := server(&runs)
 			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: mode.stateless})
-			srv := httptest.NewServer(gosdk.Middleware(v)(h))
-			defer srv.Close()
+			srv := testsetup.Serve(t, gosdk.Middleware(v)(h))
 			p := &toolctxtest.Platform{}
 			cs := connect(t, srv.URL, mode.version, p)
 			// Before the server closes: a session's SSE stream stays open until then.
@@ -124,8 +114,7 @@ func TestWithoutTheMiddlewareFromRequestFails(t *testing.T) {
 	var runs atomic.Int32
 	s := server(&runs)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := testsetup.Serve(t, h)
 	p := &toolctxtest.Platform{}
 	p.SetHeader(http.Header{gosdk.Header: {"forged {\"task_id\":\"x\"}"}})
 	cs := connect(t, srv.URL, "2025-11-25", p)

@@ -3,7 +3,6 @@ package gosdk_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,15 +12,12 @@ import (
 
 	toolctx "github.com/toolctx/toolctx/go"
 	"github.com/toolctx/toolctx/go/gosdk"
+	"github.com/toolctx/toolctx/go/internal/testsetup"
 	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
 func TestIdempotentRunsOncePerKey(t *testing.T) {
-	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instanceID, Secrets: []string{secret}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
+	v := testsetup.Verifier(t, toolctx.Options{})
 	idem, err := toolctx.NewIdempotency(toolctx.IdempotencyOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -37,15 +33,14 @@ func TestIdempotentRunsOncePerKey(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "invoice " + string(rune('0'+n))}}}, nil, nil
 		}))
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-	srv := httptest.NewServer(gosdk.Middleware(v)(h))
-	defer srv.Close()
+	srv := testsetup.Serve(t, gosdk.Middleware(v)(h))
 	p := &toolctxtest.Platform{}
 	cs := connect(t, srv.URL, "2025-11-25", p)
 	defer cs.Close()
-	call := toolctxtest.NewCall(instanceID, "task-i", "create_invoice", time.Now())
+	call := toolctxtest.NewCall(testsetup.Instance, "task-i", "create_invoice", time.Now())
 	invoke := func(amount int) *mcp.CallToolResult {
 		t.Helper()
-		p.SetToken(call.Reissued().Token(secret)) // a fresh token per attempt, the same context
+		p.SetToken(call.Reissued().Token(testsetup.Secret)) // a fresh token per attempt, the same context
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "create_invoice", Arguments: map[string]any{"amount": amount}, Meta: call.Meta})
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,6 @@ package mcpgo_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,21 +13,13 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	toolctx "github.com/toolctx/toolctx/go"
+	"github.com/toolctx/toolctx/go/internal/testsetup"
 	"github.com/toolctx/toolctx/go/mcpgo"
 	"github.com/toolctx/toolctx/go/toolctxtest"
 )
 
-const (
-	instanceID = "mcp-go-test"
-	secret     = "mcp-go-test-secret-0123456789abcdef"
-)
-
 func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
-	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instanceID, Secrets: []string{secret}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
+	v := testsetup.Verifier(t, toolctx.Options{})
 	for _, stateless := range []bool{true, false} {
 		var runs atomic.Int32
 		s := server.NewMCPServer("mcp-go-test", "1")
@@ -41,7 +32,7 @@ func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 			return mcp.NewToolResultText(c.TaskID), nil
 		})
 		h := server.NewStreamableHTTPServer(s, server.WithHTTPContextFunc(mcpgo.ContextFunc), server.WithStateLess(stateless))
-		srv := httptest.NewServer(toolctx.Middleware(v)(h))
+		srv := testsetup.Serve(t, toolctx.Middleware(v)(h))
 		p := &toolctxtest.Platform{}
 		c, err := client.NewStreamableHttpClient(srv.URL, transport.WithHTTPBasicClient(&http.Client{Transport: p}))
 		if err != nil {
@@ -62,8 +53,8 @@ func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 			req.Params.Name = "whoami"
 			p.SetToken("")
 			if task != "" {
-				m := toolctxtest.NewCall(instanceID, task, "whoami", time.Now())
-				p.SetToken(m.Token(secret))
+				m := toolctxtest.NewCall(testsetup.Instance, task, "whoami", time.Now())
+				p.SetToken(m.Token(testsetup.Secret))
 				req.Params.Meta = &mcp.Meta{AdditionalFields: m.Meta}
 			}
 			res, err := c.CallTool(ctx, req)
@@ -85,6 +76,5 @@ func TestToolHandlersSeeTheVerifiedContext(t *testing.T) {
 			t.Fatalf("stateless %v: a refused call ran", stateless)
 		}
 		_ = c.Close()
-		srv.Close()
 	}
 }

@@ -1,7 +1,6 @@
 package toolctxotel_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -15,11 +14,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	toolctx "github.com/toolctx/toolctx/go"
+	"github.com/toolctx/toolctx/go/internal/testsetup"
 	"github.com/toolctx/toolctx/go/toolctxotel"
 	"github.com/toolctx/toolctx/go/toolctxtest"
 )
-
-const secret = "otel-test-secret-0123456789abcdef-0123"
 
 func TestVerdictsUnderTheCoresNames(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
@@ -30,19 +28,11 @@ func TestVerdictsUnderTheCoresNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: "otel", Secrets: []string{secret}, Telemetry: &toolctx.Telemetry{Hook: hook}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
+	v := testsetup.Verifier(t, toolctx.Options{Telemetry: &toolctx.Telemetry{Hook: hook}})
 	h := toolctx.Middleware(v)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	call := toolctxtest.NewCall("otel", "task-1", "get_order", time.Now())
-	for _, token := range []string{call.Token(secret), ""} {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(call.Body(1, "get_order", map[string]any{})))
-		if token != "" {
-			r.Header.Set("X-AgentArea-Context", token)
-		}
-		h.ServeHTTP(httptest.NewRecorder(), r)
+	call := toolctxtest.NewCall(testsetup.Instance, "task-1", "get_order", time.Now())
+	for _, token := range []string{call.Token(testsetup.Secret), ""} {
+		h.ServeHTTP(httptest.NewRecorder(), testsetup.ToolCall(call.Body(1, "get_order", map[string]any{}), token))
 	}
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {

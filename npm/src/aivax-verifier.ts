@@ -10,7 +10,6 @@ import { headArrays } from './boundary/encode.js';
 import { rethrow, throughGlue } from './boundary/failures.js';
 import { Held } from './boundary/tickets.js';
 import { Verdicts } from './boundary/verdicts.js';
-import { ToolctxError } from './errors.js';
 import { recordedBy, type DescribeRequest, type TelemetryOptions } from './telemetry.js';
 import type {
   AivaxContext,
@@ -32,7 +31,7 @@ export interface WasmAivaxVerifier {
   describe(): string;
   free(): void;
 }
-export type WasmAivaxVerifierClass = new (config: Uint8Array, includeReason: boolean | undefined) => WasmAivaxVerifier;
+export type WasmAivaxVerifierClass = new (config: Uint8Array, includeReason: unknown) => WasmAivaxVerifier;
 
 const OPTION_NAMES: Record<string, string> = {
   hookKey: 'hook_key',
@@ -129,9 +128,8 @@ export function aivaxVerifierFactory(Wasm: WasmAivaxVerifierClass, describe: Des
     // Telemetry is the front end's, not the core's configuration.
     const [telemetry, config] = telemetryOptions(options);
     const json = configJson(config, OPTION_NAMES, 'createAivaxVerifier');
-    // Unset (or null): the core's default, read by the module.
-    const includeReason = options.includeReason ?? undefined;
-    if (includeReason !== undefined && typeof includeReason !== 'boolean') throw new ToolctxError('config_type', 'setting `includeReason` has the wrong type');
+    // As given: the module reads it by the core's settings table (unset or null the default, another type refused).
+    const includeReason: unknown = options.includeReason;
     let wasm: WasmAivaxVerifier;
     try {
       wasm = new Wasm(json, includeReason);

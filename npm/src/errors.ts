@@ -18,7 +18,7 @@ export type ToolctxErrorCode =
   | 'no_protocol_majors'
   /** A setting is outside what it may be (`hookKey`: empty, over 72 bytes, or with NUL). */
   | 'config_invalid'
-  /** A text setting holds an unresolved `${NAME}` placeholder (a code of the settings table). */
+  /** A text setting (an instance id, a secret, a hook key, an address) holds an unresolved `${NAME}` placeholder. */
   | 'config_placeholder'
   /** A call got an argument of the wrong type (`now`, `headers`, `body`). */
   | 'invalid_argument'

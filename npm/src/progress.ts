@@ -10,15 +10,16 @@
  * With the SDK's Streamable HTTP transport, progress needs the SSE response:
  * `enableJsonResponse: true` drops every notification.
  */
-import { core } from './core-functions.js';
+import { core, settingNumber } from './core-functions.js';
 import { ToolctxError } from './errors.js';
 import { callOf, systemClock, type Clock, type ToolExtra } from './extra.js';
 
-/** The platform's rate: the least time between two sends (ms). */
-const INTERVAL_MS: number = (JSON.parse(core().resultLimits()) as { progressIntervalMs: number }).progressIntervalMs;
-
 export interface ProgressOptions {
-  /** The least time between two sends. Default 500 ms (the platform's rate). */
+  /**
+   * The least time between two sends, in ms, read by the core's settings
+   * table (`progress_interval_ms`): unset or 0 is its default, the
+   * platform's rate; outside 1 to 60,000 throws `limit_out_of_range`.
+   */
   intervalMs?: number;
   /** Injectable clock and timers, for tests. */
   clock?: Clock;
@@ -67,7 +68,7 @@ export function progress(extra: ToolExtra, options: ProgressOptions = {}): Progr
   if (token !== undefined && notify === undefined) {
     throw new ToolctxError('invalid_argument', 'progress: the call has a progressToken but its extra/ctx has no sendNotification/mcpReq.notify');
   }
-  const coalescer = new (core().ProgressCoalescer)(options.intervalMs ?? INTERVAL_MS);
+  const coalescer = new (core().ProgressCoalescer)(settingNumber('progress_interval_ms', options.intervalMs));
   const clock = options.clock ?? systemClock;
   const onError = options.onError ?? (() => undefined);
   let timer: unknown;

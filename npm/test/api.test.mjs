@@ -36,6 +36,9 @@ test('configuration errors carry the core codes and never a secret', () => {
     [{ instanceId: INSTANCE, secrets: [SECRET], credential: { header: 'bad header', values: ['v'] } }, 'credential_header'],
     [{ instanceId: INSTANCE, secrets: [SECRET], credential: { header: 'authorization', values: [] } }, 'credential_no_values'],
     [{ instanceId: INSTANCE, secrets: [SECRET], clock_skew_s: 5 }, 'config_unknown_setting'],
+    // A configuration framework's placeholder left unresolved: the core's settings rule.
+    [{ instanceId: '${TOOLCTX_INSTANCE_ID}', secrets: [SECRET] }, 'config_placeholder'],
+    [{ instanceId: INSTANCE, secrets: ['${TOOLCTX_SECRET}-must-not-leak-0123456789abcdef'] }, 'config_placeholder'],
   ];
   for (const [options, code] of cases) {
     assert.throws(

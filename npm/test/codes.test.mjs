@@ -23,8 +23,7 @@ import { coreCodes, idemDefaults } from '../dist/wasm/node/toolctx_wasm_conventi
 import { TUIX_HEADERS } from 'toolctx';
 
 /** The codes `ToolctxErrorCode` has besides the core's configuration codes: the TypeScript layer's own. */
-// `config_placeholder` is the settings table's (`SettingError::CODES`), thrown by the helpers' module.
-const TS_ONLY_ERROR_CODES = ['config_placeholder', 'body_already_parsed', 'idempotency_entry_invalid', 'idempotency_store_failed', 'internal', 'invalid_argument', 'replay_guard_async'];
+const TS_ONLY_ERROR_CODES = ['body_already_parsed', 'idempotency_entry_invalid', 'idempotency_store_failed', 'internal', 'invalid_argument', 'replay_guard_async'];
 
 /** The string literals of the union type alias `name` in the built declaration file `file` (under npm/dist). */
 function unionMembers(file, name) {

@@ -238,6 +238,8 @@ describe('AIVAX verifier', () => {
       [{ hookKey: secret, requireNonce: 'yes' }, 'config_type'],
       [{ hookKey: secret, instanceId: 'i' }, 'config_unknown_setting'],
       [{ hookKey: secret, credential: { header: 'authorization', values: [] } }, 'credential_no_values'],
+      [{ hookKey: '${AIVAX_HOOK_KEY}' }, 'config_placeholder'],
+      [{ hookKey: secret, includeReason: 'no' }, 'config_type'],
     ]) {
       assert.throws(
         () => createAivaxVerifier(opts),

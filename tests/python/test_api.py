@@ -52,6 +52,29 @@ def test_reject_carries_the_cores_fields(verifier) -> None:
     }
     quiet = toolctx.Verifier(INSTANCE, [SECRET], include_reason=False).verify("POST", headers, body)
     assert "data" not in json.loads(quiet.body)["error"] and quiet.reason == "tool_mismatch"
+    # include_reason is read by the core's settings table: None its
+    # default, another type config_type (not pyo3's TypeError).
+    loud = toolctx.Verifier(INSTANCE, [SECRET], include_reason=None).verify("POST", headers, body)
+    assert json.loads(loud.body)["error"]["data"] == {"reason": "tool_mismatch"}
+    for make in (
+        lambda: toolctx.Verifier(INSTANCE, [SECRET], include_reason="no"),
+        lambda: toolctx.AivaxVerifier("hook-key", include_reason=1),
+        lambda: toolctx.refuse("internal_error", include_reason="yes"),
+    ):
+        with pytest.raises(toolctx.ConfigError) as e:
+            make()
+        assert e.value.code == "config_type" and "include_reason" in str(e.value)
+
+
+def test_a_placeholder_left_by_a_configuration_framework_is_refused() -> None:
+    for make, name in (
+        (lambda: toolctx.Verifier("${TOOLCTX_INSTANCE_ID}", [SECRET]), "instance_id"),
+        (lambda: toolctx.Verifier(INSTANCE, ["${TOOLCTX_SECRET}-and-padding-to-32-bytes"]), "secrets"),
+        (lambda: toolctx.AivaxVerifier("${AIVAX_HOOK_KEY}"), "hook_key"),
+    ):
+        with pytest.raises(toolctx.ConfigError) as e:
+            make()
+        assert e.value.code == "config_placeholder" and f"`{name}`" in str(e.value)
 
 
 def test_now_is_injected_and_must_be_an_int(verifier) -> None:

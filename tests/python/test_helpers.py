@@ -12,6 +12,7 @@ import pytest
 from conftest import INSTANCE, SECRET, claims
 
 import toolctx
+from toolctx import _native
 from toolctx.context import _current
 from toolctx.helpers import (
     LIMITS,
@@ -178,6 +179,24 @@ async def test_progress_coalesces_to_the_interval_and_sends_the_final_at_once() 
     await report(10, 10)  # final: at once, inside the interval
     await report(11, 10)  # after the final: ignored
     assert sent == [(1, 10, None), (3, 10, "three"), (10, 10, None)] and report.sent == 3
+
+
+def test_progress_interval_is_read_by_the_settings_table() -> None:
+    async def send(p, total, message):
+        pass
+
+    # 0 is the default (the platform's 500 ms), never "no limit".
+    assert _native.ProgressCoalescer(0).report(0, 1.0)[0] == "send"
+    for c in (_native.ProgressCoalescer(0), _native.ProgressCoalescer(), Progress(send, interval_s=0)._core):
+        c.report(0, 1.0)
+        assert c.report(0, 2.0) == ("hold", 500, True)
+    for bad in (-0.001, 60.001):
+        with pytest.raises(toolctx.ConfigError) as e:
+            Progress(send, interval_s=bad)
+        assert e.value.code == "limit_out_of_range"
+    with pytest.raises(toolctx.ConfigError) as e:
+        _native.ProgressCoalescer("500")
+    assert e.value.code == "config_type"
 
 
 async def test_progress_held_back_report_goes_out_at_the_end_of_its_interval() -> None:

@@ -9,7 +9,9 @@ of `[piece, times]` to concatenate (a 5 MiB image stays small in the file);
 `expect` is `{"findings": [{"code", "message", "size", "limit", "index"?}]}`
 in the core's order, or `{"error": code}` for a result no one can check.
 
-`progress`: `input.interval_ms` and `input.events`, each
+`progress`: `input.interval_ms` (the user's setting as given: CONTRACT
+§5's precise point on settings reads 0 as the default, the range starting
+at 1 ms) and `input.events`, each
 `{"at": ms, "report": [progress, total, message]}`, `{"at", "flush": true}`
 or `{"at", "close": true}`, at non-decreasing times. A timer armed for a
 held report fires at its flush time, before an event at that same time.
@@ -221,8 +223,15 @@ def result_limit_cases():
 # ---------------------------------------------------------------------------
 # progress
 # ---------------------------------------------------------------------------
+def interval_setting(ms):
+    """The `progress_interval_ms` setting as the user gave it: 0 is the
+    default (the range starts at 1 ms)."""
+    return INTERVAL_MS if ms == 0 else ms
+
+
 def coalesce(interval, events):
     """The rule, as a loop over events with the held report's timer."""
+    interval = interval_setting(interval)
 
     last = None
     last_sent = None
@@ -304,7 +313,8 @@ PROGRESS_ROWS = [
     ("a held report whose timer fires at the next report's time",
      INTERVAL_MS, [R(0, 1), R(100, 2), R(500, 3)]),
     ("fractions and messages", INTERVAL_MS, [R(0, 0.25, 1.5, "a"), R(10, 0.5, 1.5, "b"), R(600, 0.75, 1.5, "caf\u00e9 \U0001f600"), R(700, 1.5, 1.5, "done")]),
-    ("a zero interval sends everything", 0, [R(0, 1), R(0, 2), R(0, 3)]),
+    ("a zero interval is the default (500 ms), not no limit", 0, [R(0, 1), R(0, 2), R(0, 3), R(499, 4), R(500, 5)]),
+    ("the shortest interval (1 ms) sends a report a millisecond", 1, [R(0, 1), R(0, 2), R(1, 3), R(3, 4)]),
     ("a long quiet stretch", INTERVAL_MS, [R(0, 1), R(100, 2), R(10000, 3), R(10001, 4), R(10501, 5)]),
     ("final as the first report", INTERVAL_MS, [R(0, 5, 5), R(1000, 6, 10)]),
 ]

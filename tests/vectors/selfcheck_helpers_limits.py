@@ -117,7 +117,9 @@ def check_result_limits(i, e):
 
 
 def check_progress(i, e):
-    interval = i["interval_ms"]
+    # The user's setting: 0 reads as the default, 500 ms (the settings
+    # table's progress_interval_ms row starts at 1).
+    interval = i["interval_ms"] or 500
     # A queue of (time, kind, order, what): a timer's kind 0 sorts before an
     # event's 1, so a timer fires before an event at the same time.
     queue = [(ev["at"], 1, n, ev) for n, ev in enumerate(i["events"])]

@@ -45,7 +45,10 @@ const KINDS = {
   },
   progress(i) {
     // A host's timer loop: one timer, armed or moved by the answers.
-    const h = helpers.x.toolctx_progress_new(BigInt(i.interval_ms));
+    // The interval is the user's setting, read by the table as a host reads
+    // it (toolctx_setting, a number: kind 3) before the coalescer is made.
+    const interval = helpers.text('toolctx_setting', ['progress_interval_ms', ''], 3, i.interval_ms);
+    const h = helpers.x.toolctx_progress_new(BigInt(interval));
     const sent = [];
     let now = 0;
     let timer = null;

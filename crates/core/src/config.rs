@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use crate::digits::push_u64;
 use crate::forward::{Forward, ForwardError};
 use crate::json::{self, Value};
-use crate::settings::SettingError;
+use crate::settings::{has_placeholder, SettingError};
 
 /// An optional static credential: a header and the values it may carry.
 #[derive(Clone, PartialEq, Eq)]
@@ -170,6 +170,9 @@ pub enum ConfigError {
     Invalid(&'static str),
     /// The `forward` setting is refused (code `config_invalid`).
     Forward(ForwardError),
+    /// A text setting holds an unresolved `${NAME}` placeholder (the
+    /// settings table's rule); names it.
+    Placeholder(&'static str),
 }
 
 /// A refusal of the settings table's reading as a configuration error
@@ -180,7 +183,7 @@ impl From<SettingError> for ConfigError {
             SettingError::Missing(name) => ConfigError::Missing(name),
             SettingError::Type(name) => ConfigError::Type(name),
             SettingError::Limit(name) => ConfigError::Limit(name),
-            SettingError::Placeholder(name) => ConfigError::Invalid(name),
+            SettingError::Placeholder(name) => ConfigError::Placeholder(name),
             SettingError::Unknown(name) => ConfigError::UnknownSetting(name),
         }
     }
@@ -190,7 +193,7 @@ impl ConfigError {
     /// Every [`ConfigError::code`], in the order of the variants: the list
     /// the front ends mirror (the npm package's `ToolctxErrorCode` is checked
     /// against it).
-    pub const CODES: [&'static str; 12] = [
+    pub const CODES: [&'static str; 13] = [
         "config_not_json",
         "config_type",
         "config_unknown_setting",
@@ -203,6 +206,7 @@ impl ConfigError {
         "limit_out_of_range",
         "no_protocol_majors",
         "config_invalid",
+        "config_placeholder",
     ];
 
     /// A stable machine code.
@@ -220,6 +224,7 @@ impl ConfigError {
             ConfigError::Limit(_) => "limit_out_of_range",
             ConfigError::NoProtocolMajors => "no_protocol_majors",
             ConfigError::Invalid(_) | ConfigError::Forward(_) => "config_invalid",
+            ConfigError::Placeholder(_) => "config_placeholder",
         }
     }
 }
@@ -258,6 +263,8 @@ impl core::fmt::Display for ConfigError {
             ConfigError::NoProtocolMajors => f.write_str("`protocol_majors` must not be empty"),
             ConfigError::Invalid(name) => write!(f, "setting `{name}` is invalid"),
             ConfigError::Forward(e) => write!(f, "setting `forward`: {e}"),
+            // The table's one message.
+            ConfigError::Placeholder(name) => crate::settings::placeholder_message(name, f),
         }
     }
 }
@@ -297,8 +304,16 @@ impl Config {
         if self.instance_id.is_empty() {
             return Err(ConfigError::InstanceIdEmpty);
         }
+        if has_placeholder(self.instance_id.as_bytes()) {
+            return Err(ConfigError::Placeholder("instance_id"));
+        }
         if self.secrets.is_empty() {
             return Err(ConfigError::NoSecrets);
+        }
+        // Before the lengths: `${TOOLCTX_SECRET}` left as the secret is
+        // the variable unset, not a secret of the wrong length.
+        if self.secrets.iter().any(|s| has_placeholder(s)) {
+            return Err(ConfigError::Placeholder("secrets"));
         }
         for (index, s) in self.secrets.iter().enumerate() {
             if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&s.len()) {
@@ -473,6 +488,7 @@ mod tests {
             ConfigError::NoProtocolMajors,
             ConfigError::Invalid("x"),
             ConfigError::Forward(crate::ForwardError::EmptyMember),
+            ConfigError::Placeholder("x"),
         ];
         // Exhaustive: a new variant stops this compiling until it is added
         // to `every` above and its code to `CODES`.
@@ -490,7 +506,8 @@ mod tests {
                 | ConfigError::Limit(_)
                 | ConfigError::NoProtocolMajors
                 | ConfigError::Invalid(_)
-                | ConfigError::Forward(_) => {}
+                | ConfigError::Forward(_)
+                | ConfigError::Placeholder(_) => {}
             }
         }
         let mut codes: Vec<&str> = every.iter().map(ConfigError::code).collect();

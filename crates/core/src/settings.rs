@@ -343,10 +343,8 @@ pub const TABLE: [Setting; 21] = [
 ];
 
 /// Why a value was refused, naming the setting: `config_missing`,
-/// `config_type`, `limit_out_of_range` and `config_unknown_setting` as the
-/// core's `ConfigError` says them, and `config_placeholder`, this table's
-/// own (the npm verifier's module, which has no room for it, never reads
-/// a text setting).
+/// `config_type`, `limit_out_of_range`, `config_placeholder` and
+/// `config_unknown_setting`, as the core's `ConfigError` says them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SettingError {
     Missing(&'static str),
@@ -385,16 +383,23 @@ impl core::fmt::Display for SettingError {
             SettingError::Missing(name) => write!(f, "setting `{name}` is required"),
             SettingError::Type(name) => write!(f, "setting `{name}` has the wrong type"),
             SettingError::Limit(name) => write!(f, "setting `{name}` is out of range"),
-            SettingError::Placeholder(name) => write!(
-                f,
-                "setting `{name}` holds an unresolved placeholder `${{...}}`: set the variable it names"
-            ),
+            SettingError::Placeholder(name) => placeholder_message(name, f),
             SettingError::Unknown(name) => write!(f, "unknown setting `{name}`"),
         }
     }
 }
 
 impl core::error::Error for SettingError {}
+
+/// The one message of `config_placeholder`, for this table's refusal and
+/// the core's `ConfigError` alike.
+pub fn placeholder_message(name: &str, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+    // Written in pieces, not `write!`: no formatting arguments for the
+    // npm verifier's module to carry.
+    f.write_str("setting `")?;
+    f.write_str(name)?;
+    f.write_str("` holds an unresolved placeholder `${...}`: set the variable it names")
+}
 
 /// The row named `name`.
 pub fn setting(name: &str) -> Option<&'static Setting> {
@@ -454,6 +459,17 @@ impl Setting {
         }
     }
 
+    /// A flag row's value from a host whose value may be of any type
+    /// ([`read`] for a flag, without the number arms a small module has
+    /// no room for): the flag, the default when absent, else `config_type`.
+    pub fn flag_of(&self, raw: Raw<'_>) -> Result<bool, SettingError> {
+        match raw {
+            Raw::Absent => Ok(self.flag(None)),
+            Raw::Flag(b) => Ok(b),
+            _ => Err(SettingError::Type(self.name)),
+        }
+    }
+
     /// A flag row's value from a host that holds a flag or nothing (no
     /// wrong type to refuse): the flag, or the row's default.
     pub const fn flag(&self, raw: Option<bool>) -> bool {
@@ -467,12 +483,14 @@ impl Setting {
 /// Whether `text` holds an unresolved placeholder: `${` with a `}` after
 /// it, as Spring, Compose, shells and dotenv tools write one and leave it
 /// when its variable is unset.
-pub fn has_placeholder(text: &str) -> bool {
+// Not inlined: one copy for its callers, in the small modules too.
+#[inline(never)]
+pub fn has_placeholder(text: &[u8]) -> bool {
     // Bytes, not `str::find`: its substring searcher costs the npm
-    // verifier's module kilobytes it has no room for.
+    // verifier's module kilobytes it has no room for (a secret is bytes).
     let mut open = false;
     let mut dollar = false;
-    for b in text.bytes() {
+    for &b in text {
         if open && b == b'}' {
             return true;
         }
@@ -484,7 +502,7 @@ pub fn has_placeholder(text: &str) -> bool {
 
 /// A text setting as given, or refused `config_placeholder` naming it.
 pub fn text_value<'a>(name: &'static str, text: &'a str) -> Result<&'a str, SettingError> {
-    if has_placeholder(text) {
+    if has_placeholder(text.as_bytes()) {
         Err(SettingError::Placeholder(name))
     } else {
         Ok(text)

@@ -633,9 +633,18 @@ pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_new(
 pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_config_destroy(
     config_ptr: ConfigModulePtr,
 ) {
-    if !config_ptr.is_null() {
-        // SAFETY: made by `Box::into_raw` in config_new, destroyed once.
-        drop(unsafe { Box::from_raw(config_ptr.cast_mut().cast::<Module>()) });
+    // SAFETY: made by `Box::into_raw` in config_new, destroyed once.
+    unsafe { destroy::<Module>(config_ptr) }
+}
+
+/// Drops the `T` that `Box::into_raw` made `ptr` from; null is ignored.
+///
+/// # Safety
+/// `ptr` is null or a `Box<T>`'s pointer, destroyed once, not in use.
+unsafe fn destroy<T>(ptr: *const c_void) {
+    if !ptr.is_null() {
+        // SAFETY: by the caller's contract.
+        drop(unsafe { Box::from_raw(ptr.cast_mut().cast::<T>()) });
     }
 }
 
@@ -657,10 +666,8 @@ pub extern "C" fn envoy_dynamic_module_on_http_filter_new(
 /// Envoy destroys it once.
 #[no_mangle]
 pub unsafe extern "C" fn envoy_dynamic_module_on_http_filter_destroy(filter_ptr: FilterModulePtr) {
-    if !filter_ptr.is_null() {
-        // SAFETY: made by `Box::into_raw` in filter_new, destroyed once.
-        drop(unsafe { Box::from_raw(filter_ptr.cast_mut().cast::<StreamState>()) });
-    }
+    // SAFETY: made by `Box::into_raw` in filter_new, destroyed once.
+    unsafe { destroy::<StreamState>(filter_ptr) }
 }
 
 #[no_mangle]

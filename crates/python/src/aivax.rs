@@ -14,7 +14,7 @@ use toolctx_core::UnknownSettings;
 use crate::context::AivaxContext;
 use crate::convert::{body_of, headers_of, json_text};
 use crate::errors::config_error;
-use crate::verdict::{read_body_class, verdict, Upstream};
+use crate::verdict::{read_body_class, Rendering};
 
 /// Verified nonces remembered per verifier (bound to its hook key by the
 /// core; failures are never cached).
@@ -27,9 +27,7 @@ const NONCE_CACHE_ENTRIES: usize = toolctx_core::settings::DEFAULT_NONCE_CACHE;
 pub struct AivaxVerifier {
     core: Core,
     nonces: Mutex<NonceCache>,
-    include_reason: bool,
-    /// What goes upstream with a pass or an accept that sets no header.
-    removing: Py<Upstream>,
+    rendering: Rendering,
 }
 
 #[pymethods]
@@ -52,7 +50,7 @@ impl AivaxVerifier {
         credential: Option<&Bound<'_, PyAny>>,
         max_body_bytes: Option<&Bound<'_, PyAny>>,
         forward: Option<&Bound<'_, PyAny>>,
-        include_reason: Option<bool>,
+        include_reason: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<AivaxVerifier> {
         let settings = PyDict::new(py);
         for (name, value) in [
@@ -70,13 +68,11 @@ impl AivaxVerifier {
         let text = json_text(settings.as_any())?;
         let core = Core::from_json(text.as_bytes(), UnknownSettings::Refuse)
             .map_err(|e| config_error(py, &e))?;
-        let removing = Upstream::removing(py, core.forward().removed())?;
+        let rendering = Rendering::new(py, include_reason, core.forward().removed())?;
         Ok(AivaxVerifier {
             core,
             nonces: Mutex::new(NonceCache::new(NONCE_CACHE_ENTRIES)),
-            // Not given: the settings table's default.
-            include_reason: toolctx_core::settings::INCLUDE_REASON.flag(include_reason),
-            removing,
+            rendering,
         })
     }
 
@@ -120,7 +116,7 @@ impl AivaxVerifier {
         let headers = headers_of(headers)?;
         let v = self.core.check_headers(method, &headers);
         let limit = self.core.max_body_bytes();
-        AivaxReadBody::answer(py, v, headers, limit, &self.removing, self.include_reason)
+        AivaxReadBody::answer(py, v, headers, limit, &self.rendering)
     }
 
     /// `verify`'s verdict for the request `check_headers` answered
@@ -143,7 +139,7 @@ impl AivaxVerifier {
     /// refusals (see `Verifier.refuse`).
     #[pyo3(signature = (reason, id_json = None))]
     fn refuse(&self, py: Python<'_>, reason: &str, id_json: Option<String>) -> PyResult<Py<PyAny>> {
-        crate::conventions::refuse(py, reason, id_json, Some(self.include_reason))
+        self.rendering.refuse(py, reason, id_json)
     }
 
     fn __repr__(&self) -> String {
@@ -166,7 +162,7 @@ impl AivaxVerifier {
                 .map_err(|_| PyRuntimeError::new_err("nonce cache lock poisoned"))?;
             Ok(run(&self.core, &mut nonces))
         });
-        verdict(py, v?, self.include_reason, &self.removing, |py, ctx| {
+        self.rendering.verdict(py, v?, |py, ctx| {
             Ok(Py::new(py, AivaxContext::new(ctx))?.into_any())
         })
     }

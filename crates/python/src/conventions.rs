@@ -109,9 +109,19 @@ pub fn refuse(
     py: Python<'_>,
     reason: &str,
     id_json: Option<String>,
-    include_reason: Option<bool>,
+    include_reason: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let include_reason = toolctx_core::settings::INCLUDE_REASON.flag(include_reason);
+    let include_reason = crate::settings::include_reason(py, include_reason)?;
+    refusal(py, reason, id_json, include_reason)
+}
+
+/// [`refuse`] with `include_reason` read already (a verifier's).
+pub fn refusal(
+    py: Python<'_>,
+    reason: &str,
+    id_json: Option<String>,
+    include_reason: bool,
+) -> PyResult<Py<PyAny>> {
     let reason = Reason::from_code(reason)
         .ok_or_else(|| PyValueError::new_err(format!("unknown refusal reason {reason:?}")))?;
     if let Some(id) = &id_json {

@@ -71,12 +71,19 @@ fn send(py: Python<'_>, r: Report) -> PyResult<Py<PyAny>> {
 
 #[pymethods]
 impl ProgressCoalescer {
+    /// `interval_ms` as the user gave it, read by the settings table
+    /// (`progress_interval_ms`: `None` or 0 the default); a value it
+    /// refuses raises its `ConfigError`.
     #[new]
-    #[pyo3(signature = (interval_ms = INTERVAL_MS))]
-    fn new(interval_ms: u64) -> Self {
-        ProgressCoalescer {
-            core: Coalescer::new(interval_ms),
-        }
+    #[pyo3(signature = (interval_ms = None))]
+    fn new(py: Python<'_>, interval_ms: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let core = match interval_ms {
+            Some(value) => crate::settings::with_raw(value, Coalescer::with_setting)?,
+            None => Coalescer::with_setting(toolctx_core::settings::Raw::Absent),
+        };
+        Ok(ProgressCoalescer {
+            core: core.map_err(|e| crate::errors::setting_error(py, &e))?,
+        })
     }
 
     /// `("send", progress, total, message)`, `("hold", flush_at, arm)` or

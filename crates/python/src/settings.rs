@@ -19,9 +19,8 @@ pub fn read_setting(py: Python<'_>, name: &str, value: &Bound<'_, PyAny>) -> PyR
     })?
 }
 
-/// `read` over the user's `value` as the core's table takes it: `None` is
-/// not given; a `bool`, an `int` or `float`, a `str`; anything else is the
-/// wrong type.
+/// `read` over the user's `value` as the core's raw value (see
+/// [`read_setting`]); `read` keeps nothing borrowed from it.
 pub fn with_raw<T>(value: &Bound<'_, PyAny>, read: impl FnOnce(Raw<'_>) -> T) -> PyResult<T> {
     let text;
     let raw = if value.is_none() {
@@ -41,4 +40,15 @@ pub fn with_raw<T>(value: &Bound<'_, PyAny>, read: impl FnOnce(Raw<'_>) -> T) ->
         Raw::Other
     };
     Ok(read(raw))
+}
+
+/// `include_reason` as the user gave it (`None`, a `bool`; anything else
+/// `ConfigError`, `config_type`), read by the settings table.
+pub fn include_reason(py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    let row = &settings::INCLUDE_REASON;
+    match value {
+        Some(value) => with_raw(value, |raw: Raw<'_>| row.flag_of(raw))?,
+        None => row.flag_of(Raw::Absent),
+    }
+    .map_err(|e| crate::errors::setting_error(py, &e))
 }

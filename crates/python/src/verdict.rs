@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
-use toolctx_core::{Accepted, Checked, Refusal, Verdict};
+use toolctx_core::{Accepted, Checked, HeadersVerdict, Refusal, Verdict};
 
 use crate::convert::{parse_to_py, Header};
 
@@ -45,28 +45,19 @@ macro_rules! read_body_class {
         }
 
         impl $name {
-            /// `check_headers`' answer to the core's verdict on `headers`.
+            /// `check_headers`' answer to the core's verdict on `headers`,
+            /// rendered by the verifier's `rendering`.
             fn answer(
                 py: Python<'_>,
                 v: ::toolctx_core::HeadersVerdict,
                 headers: Vec<$crate::convert::Header>,
                 max_body_bytes: usize,
-                removing: &Py<$crate::verdict::Upstream>,
-                include_reason: bool,
+                rendering: &$crate::verdict::Rendering,
             ) -> PyResult<Py<PyAny>> {
-                use ::toolctx_core::HeadersVerdict;
-                match v {
-                    HeadersVerdict::Pass => $crate::verdict::Pass::object(py, removing),
-                    HeadersVerdict::Reject(r) => $crate::verdict::reject(py, r, include_reason),
-                    HeadersVerdict::ReadBody(proof) => Ok(Py::new(
-                        py,
-                        $name {
-                            held: $crate::verdict::Held::new(proof, headers),
-                            max_body_bytes,
-                        },
-                    )?
-                    .into_any()),
-                }
+                rendering.headers(py, v, |proof| {
+                    let held = $crate::verdict::Held::new(proof, headers);
+                    Ok(Py::new(py, $name { held, max_body_bytes })?.into_any())
+                })
             }
 
             /// The proof and the headers; an error the second time.
@@ -289,6 +280,66 @@ impl Reject {
             self.refusal.reason().as_str(),
             self.refusal.id_json()
         )
+    }
+}
+
+/// How a verifier of either profile renders its verdicts: refusals with
+/// `data.reason` or without (the settings table's `include_reason`, read
+/// from the user's value), and the `Upstream` shared by every verdict that
+/// sets no header.
+pub struct Rendering {
+    pub include_reason: bool,
+    removing: Py<Upstream>,
+}
+
+impl Rendering {
+    /// `include_reason` as the user gave it; `removed`, the verifier's
+    /// forwarded header names.
+    pub fn new(
+        py: Python<'_>,
+        include_reason: Option<&Bound<'_, PyAny>>,
+        removed: &[String],
+    ) -> PyResult<Rendering> {
+        Ok(Rendering {
+            include_reason: crate::settings::include_reason(py, include_reason)?,
+            removing: Upstream::removing(py, removed)?,
+        })
+    }
+
+    /// `check_headers`' answer to the core's verdict on `headers`: `Pass`,
+    /// `Reject`, or `held` (the profile's class holding the proof).
+    pub fn headers(
+        &self,
+        py: Python<'_>,
+        v: HeadersVerdict,
+        held: impl FnOnce(Checked) -> PyResult<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        match v {
+            HeadersVerdict::Pass => Pass::object(py, &self.removing),
+            HeadersVerdict::Reject(r) => reject(py, r, self.include_reason),
+            HeadersVerdict::ReadBody(proof) => held(proof),
+        }
+    }
+
+    /// Any profile's verdict, the accepted context made by `context`.
+    pub fn verdict<C: Accepted>(
+        &self,
+        py: Python<'_>,
+        v: Verdict<C>,
+        context: impl FnOnce(Python<'_>, C) -> PyResult<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        verdict(py, v, self.include_reason, &self.removing, context)
+    }
+
+    /// The core's refusal for `reason` (a machine code), answering
+    /// `id_json`, rendered as this verifier renders refusals.
+    pub fn refuse(
+        &self,
+        py: Python<'_>,
+        reason: &str,
+        id_json: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        crate::conventions::refusal(py, reason, id_json, self.include_reason)
     }
 }
 

@@ -16,7 +16,7 @@ use toolctx_core::{
 use crate::context::Context;
 use crate::convert::{body_of, bytes_of, headers_of, json_text, now_of, Header};
 use crate::errors::config_error;
-use crate::verdict::{read_body_class, verdict, Upstream};
+use crate::verdict::{read_body_class, Rendering};
 
 /// The replay guard's store.
 enum Replay {
@@ -80,10 +80,8 @@ const SETTINGS: [&str; 9] = [
 #[pyclass(frozen, subclass, module = "toolctx")]
 pub struct Verifier {
     core: Core,
-    include_reason: bool,
     replay: Replay,
-    /// What goes upstream with a pass or an accept that sets no header.
-    removing: Py<Upstream>,
+    rendering: Rendering,
 }
 
 #[pymethods]
@@ -115,7 +113,7 @@ impl Verifier {
         max_token_bytes: Option<&Bound<'_, PyAny>>,
         protocol_majors: Option<&Bound<'_, PyAny>>,
         forward: Option<&Bound<'_, PyAny>>,
-        include_reason: Option<bool>,
+        include_reason: Option<&Bound<'_, PyAny>>,
         replay: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Verifier> {
         let given = [
@@ -140,13 +138,11 @@ impl Verifier {
             .map_err(|e| config_error(py, &e))?;
         config.secrets = secrets_of(secrets)?;
         let core = Core::new(config).map_err(|e| config_error(py, &e))?;
-        let removing = Upstream::removing(py, core.config().forward.removed())?;
+        let rendering = Rendering::new(py, include_reason, core.config().forward.removed())?;
         Ok(Verifier {
             core,
-            // Not given: the settings table's default.
-            include_reason: toolctx_core::settings::INCLUDE_REASON.flag(include_reason),
             replay: replay_of(replay)?,
-            removing,
+            rendering,
         })
     }
 
@@ -219,7 +215,7 @@ impl Verifier {
         let headers = headers_of(headers)?;
         let v = self.core.check_headers(method, &headers);
         let limit = self.core.max_body_bytes();
-        ReadBody::answer(py, v, headers, limit, &self.removing, self.include_reason)
+        ReadBody::answer(py, v, headers, limit, &self.rendering)
     }
 
     /// `verify`'s verdict for the request `check_headers` answered
@@ -244,7 +240,7 @@ impl Verifier {
     /// `None` answers `null`): for a verdict completed outside the core.
     #[pyo3(signature = (reason, id_json = None))]
     fn refuse(&self, py: Python<'_>, reason: &str, id_json: Option<String>) -> PyResult<Py<PyAny>> {
-        crate::conventions::refuse(py, reason, id_json, Some(self.include_reason))
+        self.rendering.refuse(py, reason, id_json)
     }
 
     /// The verifier with its secrets and credential values redacted.
@@ -257,7 +253,11 @@ impl Verifier {
         format!(
             "toolctx.Verifier({:?}, include_reason={}, replay={replay})",
             self.core.config(),
-            if self.include_reason { "True" } else { "False" }
+            if self.rendering.include_reason {
+                "True"
+            } else {
+                "False"
+            }
         )
     }
 }
@@ -332,7 +332,7 @@ impl Verifier {
                 ("replay store failed; call refused: %s", e.value(py).repr()?),
             )?;
         }
-        verdict(py, v, self.include_reason, &self.removing, |py, ctx| {
+        self.rendering.verdict(py, v, |py, ctx| {
             Ok(Py::new(py, Context::new(ctx))?.into_any())
         })
     }

@@ -17,67 +17,23 @@
 //! tables (not requests) and the AIVAX profile, which this layer does not
 //! serve. Ends with `N passed, N failed` (`, N skipped`).
 
-use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context as TaskContext, Poll};
 
 use bytes::Bytes;
-use http::{HeaderName, HeaderValue, Method, Request, Response};
+use http::{HeaderName, HeaderValue, Method, Request};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use serde_json::Value as J;
 use toolctx_core::{Reason, Refusal, Verdict};
-use toolctx_tower::{RequestBody, Toolctx, ToolctxLayer, Verification};
+use toolctx_tower::{Toolctx, ToolctxLayer};
 use tower_layer::Layer;
-use tower_service::Service;
 
-const UPSTREAM: &str = "x-vectors-upstream";
+// The layer tests' recording inner service: what reached the upstream.
+#[path = "../tests/support/mod.rs"]
+mod support;
 
-/// What reached the upstream.
-struct Seen {
-    verification: Option<Verification>,
-    headers: http::HeaderMap,
-    body: Vec<u8>,
-}
-
-#[derive(Clone, Default)]
-struct Upstream(Arc<Mutex<Option<Seen>>>);
-
-impl Service<Request<RequestBody<hyper::body::Incoming>>> for Upstream {
-    type Response = Response<Full<Bytes>>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<RequestBody<hyper::body::Incoming>>) -> Self::Future {
-        let slot = self.0.clone();
-        Box::pin(async move {
-            let (parts, body) = req.into_parts();
-            let body = body
-                .collect()
-                .await
-                .map(|b| b.to_bytes().to_vec())
-                .unwrap_or_default();
-            if let Ok(mut s) = slot.lock() {
-                *s = Some(Seen {
-                    verification: parts.extensions.get::<Verification>().cloned(),
-                    headers: parts.headers.clone(),
-                    body,
-                });
-            }
-            let mut res = Response::new(Full::new(Bytes::from_static(b"upstream")));
-            res.headers_mut()
-                .insert(UPSTREAM, HeaderValue::from_static("1"));
-            Ok(res)
-        })
-    }
-}
+use support::{Inner as Upstream, INNER_HEADER};
 
 type Current = Arc<Mutex<Option<Toolctx<Upstream>>>>;
 
@@ -151,8 +107,8 @@ async fn send(
         .map_err(|e| format!("send: {e}"))?;
     let (parts, body) = res.into_parts();
     let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
-    let upstream = seen.0.lock().ok().and_then(|mut s| s.take());
-    if parts.headers.contains_key(UPSTREAM) {
+    let upstream = seen.0.lock().ok().and_then(|mut s| s.pop());
+    if parts.headers.contains_key(INNER_HEADER) {
         let got = upstream.ok_or("the upstream answered but recorded nothing")?;
         if got.body != r.body {
             return Err("the body reached the upstream altered".into());

@@ -204,7 +204,8 @@ fn progress_case(input: &J, expect: &J) -> Result<(), String> {
                 Box::pin(async {})
             },
         )
-        .interval(Duration::from_millis(interval));
+        .interval(Duration::from_millis(interval))
+        .map_err(|e| e.to_string())?;
         for (at, event) in events {
             tokio::time::sleep_until(start + Duration::from_millis(at)).await;
             // A timer due now fires before the event (the vectors' rule).
@@ -219,8 +220,8 @@ fn progress_case(input: &J, expect: &J) -> Result<(), String> {
         }
         tokio::time::sleep(Duration::from_secs(3600)).await;
         let sent = sent.lock().unwrap().clone();
-        sent
-    });
+        Ok::<_, String>(sent)
+    })?;
     helpers_limits::judge_sent(expect, &sent)
 }
 

@@ -154,7 +154,9 @@ impl Tools {
         Parameters(_): Parameters<NoArgs>,
         rc: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let progress = Progress::new(&rc).interval(Duration::from_millis(100));
+        let progress = Progress::new(&rc)
+            .interval(Duration::from_millis(100))
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
         for i in 1..=5 {
             progress
                 .report(f64::from(i), Some(5.0), Some(format!("step {i}")))

@@ -13,6 +13,7 @@
 use serde_json::Value as J;
 use toolctx_core::helpers::progress::{Coalescer, Report, Step, Tick};
 use toolctx_core::helpers::results::{self, Finding};
+use toolctx_core::settings::Raw;
 
 use crate::helpers::{array, number, same};
 
@@ -145,7 +146,8 @@ pub fn judge_sent(expect: &J, sent: &[J]) -> Result<(), String> {
 /// [`Coalescer`], with the one timer a front end keeps.
 pub fn core_progress(input: &J, expect: &J) -> Result<(), String> {
     let (interval, events) = progress_events(input)?;
-    let mut c = Coalescer::new(interval);
+    // The interval is the user's setting, read by the table (0: the default).
+    let mut c = Coalescer::with_setting(Raw::Number(interval as f64)).map_err(|e| e.to_string())?;
     let mut timer: Option<u64> = None;
     let mut answers = Vec::new();
     let mut sent = Vec::new();

@@ -162,7 +162,6 @@ mod verifier_ops {
             = |st, i| v::replay_memory(st, i, capacity);
         text toolctx_replay_first_use / toolctx_native_replay_first_use(until: i64, now: i64) -> i64
             = |st, i| v::replay_first_use(st, i, until, now);
-        text toolctx_core_codes / toolctx_native_core_codes() -> i64 = v::codes;
     }
 }
 
@@ -186,6 +185,7 @@ mod helper_ops {
     exports! {
         text toolctx_setting / toolctx_native_setting(kind: i32, number: f64) -> i64
             = |st, i| hp::setting(st, i, kind, number);
+        text toolctx_core_codes / toolctx_native_core_codes() -> i64 = hp::codes;
         text toolctx_idem_defaults / toolctx_native_idem_defaults() -> i64 = hp::idem_defaults;
         text toolctx_idem_store_key / toolctx_native_idem_store_key() -> i64 = hp::idem_store_key;
         text toolctx_idem_redis_key / toolctx_native_idem_redis_key() -> i64 = hp::idem_redis_key;

@@ -107,6 +107,13 @@ pub fn check_result(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
     Ok(h::check_result(result)?.into())
 }
 
+/// `toolctx_core_codes`: the core's reason codes, configuration error codes
+/// and telemetry names (here, not in the verifier's module: it has no room
+/// for them, and the hosts ask once).
+pub fn codes(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
+    Ok(toolctx_wasm_boundary::core_codes().into())
+}
+
 pub fn progress_new(s: &mut State, interval_ms: i64) -> i32 {
     let p = Progress::new(u64::try_from(interval_ms).unwrap_or(0));
     s.progress.hold(p) as i32

@@ -45,7 +45,7 @@
 //! | `toolctx_replay_first_use(until: i64, now: i64)` | jti | `first_use`, `used` or `full` (that guard's answer) |
 //! | `toolctx_redis_timeout(ms: f64)` | | the store timeout in whole ms (decimal): the core's rule over the user's (0 the default); both modules |
 //! | `toolctx_setting(kind: i32, number: f64)` | name, text | the setting read by the core's table (`true`/`false`, decimal, the text) from the user's raw value: `kind` 0 not given, 1 false, 2 true, 3 `number`, 4 the text, 5 anything else; the helpers' module |
-//! | `toolctx_core_codes()` | | JSON: reasons, config errors, telemetry names |
+//! | `toolctx_core_codes()` | | JSON: reasons, config errors, telemetry names; the helpers' module (the verifier's keeps its size budget) |
 //! | `toolctx_idem_defaults()` | | JSON |
 //! | `toolctx_idem_store_key()` | namespace, key | the store key |
 //! | `toolctx_idem_redis_key()` | prefix, store key | the Redis key |
@@ -67,7 +67,7 @@
 //! | `toolctx_idem_memory_len() -> i64` | | entries held (-1: no store) |
 //! | `toolctx_result_limits()` | | JSON |
 //! | `toolctx_check_result()` | result JSON | JSON array of findings |
-//! | `toolctx_progress_new(interval_ms: i64) -> i32` | | a handle |
+//! | `toolctx_progress_new(interval_ms: i64) -> i32` | | a handle; the interval as `toolctx_setting` read `progress_interval_ms` (the host reads the user's first) |
 //! | `toolctx_progress_report(h: i32, now_ms: i64, progress: f64, total: f64, has_message: i32)` | message | `s`, `h`, `a`, `d` + ... |
 //! | `toolctx_progress_tick(h: i32, now_ms: i64)` | | `s`, `w`, `i` + ... |
 //! | `toolctx_progress_flush(h: i32, now_ms: i64)` | | `s` + report, or nothing |

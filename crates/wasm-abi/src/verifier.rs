@@ -9,7 +9,7 @@ use toolctx_core::{
     ClaimAnswer, Reason, Refusal, ReplayCache, ReplayClaim, DEFAULT_REPLAY_CAPACITY,
 };
 use toolctx_wasm_boundary::{
-    accepted, core_codes, described, redis_claim_answer, refusal, AgentArea, Boundary, Error,
+    accepted, described, redis_claim_answer, refusal, AgentArea, Boundary, Error,
 };
 
 use crate::state::{bad, exact, ticket, utf8, Answer, State};
@@ -167,10 +167,6 @@ pub fn redis_claim_args(
 pub fn redis_claim_reply(_: &mut State, input: &[u8]) -> Result<Answer, Error> {
     let [kind, value] = exact(input)?;
     Ok(String::from(redis_claim_answer(utf8(kind)?, value).as_str()).into())
-}
-
-pub fn codes(_: &mut State, _: &[u8]) -> Result<Answer, Error> {
-    Ok(core_codes().into())
 }
 
 /// `toolctx_replay_memory`: this instance holds the core's in-memory replay

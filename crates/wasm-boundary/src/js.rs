@@ -18,6 +18,19 @@ pub fn config_error(e: &toolctx_core::ConfigError) -> JsValue {
     Error::config(e).into()
 }
 
+/// A flag setting of the core's table (`include_reason`) from a JavaScript
+/// value as the user gave it: `undefined` and `null` the row's default, a
+/// boolean itself, anything else refused by the core (`config_type`).
+pub fn flag_setting(row: &toolctx_core::settings::Setting, raw: &JsValue) -> Result<bool, JsValue> {
+    use toolctx_core::settings::Raw;
+    let raw = match raw.as_bool() {
+        Some(b) => Raw::Flag(b),
+        None if raw.is_undefined() || raw.is_null() => Raw::Absent,
+        None => Raw::Other,
+    };
+    row.flag_of(raw).map_err(|e| config_error(&e.into()))
+}
+
 /// A Redis store's timeout in milliseconds, for both modules' `redisTimeoutMs`:
 /// the core's rule (`redis::timeout_ms`) over the user's `timeoutMs`
 /// (`undefined` is 0, the default); a number it refuses throws.

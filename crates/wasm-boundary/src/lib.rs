@@ -40,6 +40,6 @@ pub use boundary::{split, Boundary, HeldRequest, Profile};
 pub use codes::{codes_json, core_codes};
 pub use error::Error;
 #[cfg(feature = "js")]
-pub use js::{config_error, js_error, read_setting, redis_timeout_ms};
+pub use js::{config_error, flag_setting, js_error, read_setting, redis_timeout_ms};
 pub use tickets::Tickets;
 pub use verdicts::{accepted, described, lines, refusal, verdict, verdict_in};

@@ -28,7 +28,9 @@ mod idempotency;
 use toolctx_core::aivax::{AivaxContext, AivaxVerdict, AivaxVerifier as AivaxCore, NonceCache};
 use toolctx_core::settings::INCLUDE_REASON;
 use toolctx_core::{jcs, json, names, Checked, HeadersVerdict, UnknownSettings};
-use toolctx_wasm_boundary::{config_error, described, js_error, lines, Boundary, Profile};
+use toolctx_wasm_boundary::{
+    config_error, described, flag_setting, js_error, lines, Boundary, Profile,
+};
 use wasm_bindgen::prelude::*;
 
 /// Verified nonces remembered per verifier object (bound to its hook key by
@@ -55,22 +57,17 @@ impl AivaxVerifier {
     /// Reads `{"hook_key", "require_nonce", "max_bcrypt_cost", "credential",
     /// "max_body_bytes", "forward"}` (an unknown setting is refused). Throws a string
     /// `"<code>\n<message>"`; the message never contains the hook key.
-    /// `include_reason` as the user gave it (`undefined`: the settings
-    /// table's default).
+    /// `include_reason` as the user gave it, read by the settings table
+    /// (`undefined` or `null`: its default; not a boolean: `config_type`).
     #[wasm_bindgen(constructor)]
-    pub fn new(config_json: &[u8], include_reason: Option<bool>) -> Result<AivaxVerifier, JsValue> {
-        match AivaxCore::from_json(config_json, UnknownSettings::Refuse) {
-            Ok(core) => {
-                let nonces = NonceCache::new(NONCE_CACHE_ENTRIES);
-                Ok(AivaxVerifier {
-                    boundary: Boundary::new(
-                        Aivax { core, nonces },
-                        INCLUDE_REASON.flag(include_reason),
-                    ),
-                })
-            }
-            Err(e) => Err(config_error(&e)),
-        }
+    pub fn new(config_json: &[u8], include_reason: JsValue) -> Result<AivaxVerifier, JsValue> {
+        let core = AivaxCore::from_json(config_json, UnknownSettings::Refuse)
+            .map_err(|e| config_error(&e))?;
+        let include_reason = flag_setting(&INCLUDE_REASON, &include_reason)?;
+        let nonces = NonceCache::new(NONCE_CACHE_ENTRIES);
+        Ok(AivaxVerifier {
+            boundary: Boundary::new(Aivax { core, nonces }, include_reason),
+        })
     }
 
     #[wasm_bindgen(getter, js_name = maxBodyBytes)]

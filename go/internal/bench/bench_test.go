@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +11,8 @@ import (
 
 	toolctx "github.com/toolctx/toolctx/go"
 	"github.com/toolctx/toolctx/go/gosdk"
+	"github.com/toolctx/toolctx/go/internal/testsetup"
 	"github.com/toolctx/toolctx/go/toolctxtest"
-)
-
-const (
-	instance = "bench-instance"
-	secret   = "bench-secret-0123456789abcdef-0123456789"
 )
 
 // server is the same go-sdk server for the three: stateless, JSON answers.
@@ -33,19 +28,14 @@ func server() http.Handler {
 }
 
 func run(b *testing.B, h http.Handler) {
-	call := toolctxtest.NewCall(instance, "task-bench", "get_order", time.Now())
+	call := toolctxtest.NewCall(testsetup.Instance, "task-bench", "get_order", time.Now())
 	body := call.Body(1, "get_order", map[string]any{"orderId": "A-1"})
-	token := call.Token(secret)
+	token := call.Token(testsetup.Secret)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		r.Header.Set("X-AgentArea-Context", token)
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, testsetup.ToolCall(body, token))
 		if w.Code != http.StatusOK {
 			b.Fatalf("%d %s", w.Code, w.Body)
 		}
@@ -55,16 +45,12 @@ func run(b *testing.B, h http.Handler) {
 func BenchmarkPlain(b *testing.B) { run(b, server()) }
 
 func BenchmarkToolctx(b *testing.B) {
-	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instance, Secrets: []string{secret}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	v := testsetup.Verifier(b, toolctx.Options{})
 	run(b, gosdk.Middleware(v)(server()))
 }
 
 func BenchmarkHandwritten(b *testing.B) {
-	run(b, handwritten([]byte(secret), instance, 1<<20)(server()))
+	run(b, handwritten([]byte(testsetup.Secret), testsetup.Instance, 1<<20)(server()))
 }
 
 // The middlewares alone, in front of a handler that does nothing: where
@@ -72,14 +58,10 @@ func BenchmarkHandwritten(b *testing.B) {
 var noop = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 
 func BenchmarkToolctxAlone(b *testing.B) {
-	v, err := toolctx.NewVerifier(toolctx.Options{InstanceID: instance, Secrets: []string{secret}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer v.Close()
+	v := testsetup.Verifier(b, toolctx.Options{})
 	run(b, gosdk.Middleware(v)(noop))
 }
 
 func BenchmarkHandwrittenAlone(b *testing.B) {
-	run(b, handwritten([]byte(secret), instance, 1<<20)(noop))
+	run(b, handwritten([]byte(testsetup.Secret), testsetup.Instance, 1<<20)(noop))
 }

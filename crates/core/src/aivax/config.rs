@@ -43,6 +43,9 @@ impl AivaxConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         // bcrypt reads at most 72 bytes and stops at NUL: a longer key or
         // one with NUL would be silently shortened.
+        if crate::settings::has_placeholder(&self.hook_key) {
+            return Err(ConfigError::Placeholder("hook_key"));
+        }
         if self.hook_key.is_empty() || self.hook_key.len() > 72 || self.hook_key.contains(&0) {
             return Err(ConfigError::Invalid("hook_key"));
         }

@@ -36,6 +36,8 @@
 
 use alloc::string::String;
 
+use crate::settings::{Raw, SettingError, Value, PROGRESS_INTERVAL};
+
 /// The least time between two sends: the platform's rate (the settings
 /// table's `progress_interval_ms`, with its range).
 pub use crate::settings::PROGRESS_INTERVAL_MS as INTERVAL_MS;
@@ -109,8 +111,21 @@ pub struct Coalescer {
 }
 
 impl Coalescer {
-    /// `interval_ms` between sends: [`INTERVAL_MS`] unless a test wants
-    /// another.
+    /// A coalescer for the user's interval as given: the settings table's
+    /// `progress_interval_ms` reading (absent or 0 the default,
+    /// [`INTERVAL_MS`]; 1 ms to a minute; anything else refused
+    /// `limit_out_of_range` or `config_type`). Every front end builds its
+    /// coalescer through this (or reads the row the same way first).
+    pub fn with_setting(raw: Raw<'_>) -> Result<Coalescer, SettingError> {
+        match PROGRESS_INTERVAL.read(raw)? {
+            Value::Number(ms) => Ok(Coalescer::new(ms)),
+            _ => Err(SettingError::Type(PROGRESS_INTERVAL.name)),
+        }
+    }
+
+    /// Exactly `interval_ms` between sends, read already (0 sends every
+    /// report at once: not a setting's value, see
+    /// [`Coalescer::with_setting`]).
     pub fn new(interval_ms: u64) -> Coalescer {
         Coalescer {
             interval_ms,

@@ -96,10 +96,10 @@ fn an_unresolved_placeholder_is_refused_with_its_own_code() {
         "${A:b}",
         "x${}",
     ] {
-        assert!(has_placeholder(t), "{t}");
+        assert!(has_placeholder(t.as_bytes()), "{t}");
     }
     for t in ["", "$HOME", "${", "}${", "a}b", "0b6f2c4e-6a7d", "$ {A}"] {
-        assert!(!has_placeholder(t), "{t}");
+        assert!(!has_placeholder(t.as_bytes()), "{t}");
     }
     let e = read("instance_id", Raw::Text("${ID}")).unwrap_err();
     assert_eq!(e.code(), "config_placeholder");
@@ -116,6 +116,10 @@ fn the_messages_shared_with_config_errors_are_theirs() {
         (SettingError::Type("x"), ConfigError::Type("x")),
         (SettingError::Limit("x"), ConfigError::Limit("x")),
         (
+            SettingError::Placeholder("x"),
+            ConfigError::Placeholder("x"),
+        ),
+        (
             SettingError::Unknown("x".into()),
             ConfigError::UnknownSetting("x".into()),
         ),
@@ -123,4 +127,32 @@ fn the_messages_shared_with_config_errors_are_theirs() {
         assert_eq!((e.code(), e.to_string()), (c.code(), c.to_string()));
         assert_eq!(ConfigError::from(e), c);
     }
+}
+
+#[test]
+fn a_verifier_refuses_a_placeholder_as_its_instance_id_secret_or_hook_key() {
+    use crate::aivax::AivaxConfig;
+    use crate::{Config, UnknownSettings, Verifier};
+    let secret = "s".repeat(32);
+    let config = |id: &str, secret: &str| {
+        let text = alloc::format!(r#"{{"instance_id":"{id}","secrets":["{secret}"]}}"#);
+        Config::from_json(text.as_bytes(), UnknownSettings::Refuse).and_then(Verifier::new)
+    };
+    assert!(config("i", &secret).is_ok());
+    for (id, secret, name) in [
+        ("${TOOLCTX_INSTANCE_ID}", secret.as_str(), "instance_id"),
+        ("i", "${TOOLCTX_SECRET}", "secrets"),
+        (
+            "i",
+            "${TOOLCTX_SECRET}-padded-to-thirty-two-bytes",
+            "secrets",
+        ),
+    ] {
+        let e = config(id, secret).map(|_| ()).unwrap_err();
+        assert_eq!(e, ConfigError::Placeholder(name), "{id} {secret}");
+        assert_eq!(e.code(), "config_placeholder");
+    }
+    let hook = AivaxConfig::new(b"${AIVAX_HOOK_KEY}".to_vec());
+    assert_eq!(hook.validate(), Err(ConfigError::Placeholder("hook_key")));
+    assert!(AivaxConfig::new(b"hook-key".to_vec()).validate().is_ok());
 }

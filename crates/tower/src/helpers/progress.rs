@@ -15,6 +15,9 @@ use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolctx_core::helpers::progress::{Coalescer, Report, Step, Tick, INTERVAL_MS};
+use toolctx_core::settings::{SettingError, PROGRESS_INTERVAL};
+
+use crate::settings;
 
 type Send = Arc<
     dyn Fn(ProgressNotificationParam) -> Pin<Box<dyn Future<Output = ()> + std::marker::Send>>
@@ -94,13 +97,16 @@ impl Progress {
         }
     }
 
-    /// The least time between two sends. Default 500 ms (the platform's rate).
-    pub fn interval(self, interval: Duration) -> Progress {
-        let ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+    /// The least time between two sends, read by the core's settings
+    /// table (`progress_interval_ms`: zero is its default, the platform's
+    /// rate; past a minute refused `limit_out_of_range`).
+    pub fn interval(self, interval: Duration) -> Result<Progress, SettingError> {
+        let ms = settings::duration(&PROGRESS_INTERVAL, interval)?;
+        let coalescer = Coalescer::new(u64::try_from(ms.as_millis()).unwrap_or(u64::MAX));
         if let Ok(mut s) = self.state.lock() {
-            s.coalescer = Coalescer::new(ms);
+            s.coalescer = coalescer;
         }
-        self
+        Ok(self)
     }
 
     /// Notifications sent so far.

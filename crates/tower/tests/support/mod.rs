@@ -1,5 +1,5 @@
-//! What the layer tests share: a recording inner service, tokens and
-//! requests.
+//! What the layer tests (and the HTTP vector example) share: a recording
+//! inner service, tokens and requests.
 #![allow(
     dead_code,
     clippy::unwrap_used,
@@ -27,6 +27,12 @@ pub const INSTANCE: &str = "inst-layer-tests";
 pub const SECRET: &[u8] = b"layer-tests-secret-0123456789abcdefghij";
 pub const NOW: u64 = 1_767_225_600;
 
+/// What the inner service answers, and the header it marks its answer
+/// with (a HEAD answer has no body).
+pub const INNER: &[u8] = b"inner";
+pub const INNER_HEADER: &str = "x-toolctx-inner";
+
+/// What reached the inner service.
 pub struct Seen {
     pub headers: HeaderMap,
     pub verification: Option<Verification>,
@@ -62,7 +68,10 @@ where
                 verification: parts.extensions.get::<Verification>().cloned(),
                 body,
             });
-            Ok(Response::new(Full::new(Bytes::from_static(b"inner"))))
+            let mut res = Response::new(Full::new(Bytes::from_static(INNER)));
+            res.headers_mut()
+                .insert(INNER_HEADER, http::HeaderValue::from_static("1"));
+            Ok(res)
         })
     }
 }

@@ -36,13 +36,15 @@ class Progress:
         self,
         send: Callable[[float, float | None, str | None], Awaitable[None]] | None,
         *,
-        interval_s: float = _native.PROGRESS_INTERVAL_MS / 1000,
+        interval_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         task_group: anyio.abc.TaskGroup | None = None,
         on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self._send = send
-        self._core = _native.ProgressCoalescer(max(0, round(interval_s * 1000)))
+        # The core's settings table reads the interval (None or 0: its
+        # default, PROGRESS_INTERVAL_MS; out of range: ConfigError).
+        self._core = _native.ProgressCoalescer(None if interval_s is None else interval_s * 1000)
         self._clock = clock
         self._tg = task_group
         self._on_error = on_error or (lambda e: None)

@@ -26,8 +26,15 @@ final class Coalescer {
     private final int handle;
     private final Cleaner.Cleanable freeing;
 
-    /** A coalescer sending at most one report per {@code interval} ms, as read already (Progress). */
-    Coalescer(long interval) {
+    /**
+     * A coalescer sending at most one report per {@code intervalMs}, as the
+     * core's settings table reads it ({@code progress_interval_ms}: 0 the
+     * platform's interval; anything outside 1 to 60,000 refused).
+     *
+     * @throws ToolctxException the core's refusal ({@code limit_out_of_range})
+     */
+    Coalescer(long intervalMs) {
+        long interval = Settings.number("progress_interval_ms", intervalMs);
         synchronized (LOCK) {
             if (shared == null) shared = CoreRuntime.helpers();
             this.home = shared;

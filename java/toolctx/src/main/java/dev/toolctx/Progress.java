@@ -43,11 +43,10 @@ public final class Progress implements AutoCloseable {
     private ScheduledFuture<?> timer;
     private boolean closed;
 
-    private Progress(Object token, Consumer<McpSchema.ProgressNotification> send, Long intervalMs) {
+    private Progress(Object token, Consumer<McpSchema.ProgressNotification> send, long intervalMs) {
         this.token = token;
         this.send = send;
-        // The core's settings table: not given or 0 the platform's rate, out of range refused.
-        this.coalescer = new Coalescer(Settings.number("progress_interval_ms", intervalMs));
+        this.coalescer = new Coalescer(intervalMs);
     }
 
     /** The progress of a session server's call, sent on the exchange. */
@@ -60,13 +59,13 @@ public final class Progress implements AutoCloseable {
      * none), sent by {@code send} (any transport), at the platform's rate.
      */
     public static Progress of(Object progressToken, Consumer<McpSchema.ProgressNotification> send) {
-        return new Progress(progressToken, send, null);
+        return of(progressToken, send, 0);
     }
 
     /**
      * As above with your interval in ms, read by the core's settings table
-     * ({@code progress_interval_ms}: 0 the platform's; out of range throws
-     * {@code limit_out_of_range}).
+     * ({@code progress_interval_ms}: 0 the platform's; outside 1 to 60,000
+     * a {@code ToolctxException}, {@code limit_out_of_range}).
      */
     public static Progress of(Object progressToken, Consumer<McpSchema.ProgressNotification> send, long intervalMs) {
         return new Progress(progressToken, send, intervalMs);

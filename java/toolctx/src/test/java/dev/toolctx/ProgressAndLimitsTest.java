@@ -21,7 +21,8 @@ class ProgressAndLimitsTest {
     @Test
     void progressSendsTheFirstHoldsTheNextAndSendsItOnClose() {
         List<McpSchema.ProgressNotification> sent = new ArrayList<>();
-        // An interval no test outlives (the table's longest): the held report goes out on close, never on a timer.
+        // The longest interval (a minute), which no test outlives: the held
+        // report goes out on close, never on a timer.
         try (Progress p = Progress.of("tok-1", sent::add, 60_000)) {
             p.report(1, 10);
             p.report(2, 10.0, "two");
@@ -63,9 +64,17 @@ class ProgressAndLimitsTest {
 
     @Test
     void theIntervalIsReadByTheSettingsTable() {
-        ToolctxException e = assertThrows(ToolctxException.class, () -> Progress.of("t", n -> {}, 60_001));
-        assertEquals("limit_out_of_range", e.code());
-        assertThrows(ToolctxException.class, () -> Progress.of("t", n -> {}, -1));
+        // 0 is the default (the platform's 500 ms), not "no limit": the second report is held.
+        List<McpSchema.ProgressNotification> sent = new ArrayList<>();
+        try (Progress p = Progress.of("tok-0", sent::add, 0)) {
+            p.report(1);
+            p.report(2);
+            assertEquals(1, p.sent());
+        }
+        for (long ms : new long[] {-1, 60_001}) {
+            ToolctxException e = assertThrows(ToolctxException.class, () -> Progress.of("t", n -> {}, ms));
+            assertEquals("limit_out_of_range", e.code());
+        }
     }
 
     @Test
