@@ -151,7 +151,18 @@ impl Redis {
         let sent = async {
             match &self.conn {
                 Conn::Single(c) => exec(&mut c.clone(), cmds).await.map_err(|e| e.kind()),
-                Conn::Cluster(c) => exec(&mut c.clone(), cmds).await.map_err(|e| e.kind()),
+                Conn::Cluster(c) => loop {
+                    // A redirection the client could not complete (another
+                    // command took its one-shot ASKING): the node said it
+                    // did not run the command, so it goes again, within
+                    // the same timeout.
+                    match exec(&mut c.clone(), cmds).await.map_err(|e| e.kind()) {
+                        Err(redis::ErrorKind::Server(
+                            redis::ServerErrorKind::Ask | redis::ServerErrorKind::Moved,
+                        )) => tokio::time::sleep(Duration::from_millis(2)).await,
+                        other => break other,
+                    }
+                },
                 Conn::Sentinel(p) => {
                     let mut c = p.connection().await.map_err(|_| redis::ErrorKind::Io)?;
                     exec(&mut c, cmds).await.map_err(|e| e.kind())

@@ -24,8 +24,11 @@ use super::Conn;
 /// How many times redis-rs's cluster client may send a command again: on a
 /// redirection (`MOVED`, `ASK`: the node did not run it), a cluster in
 /// failover (`TRYAGAIN`, `CLUSTERDOWN`) or a dropped connection, always
-/// within the one store timeout around the whole call.
-const CLUSTER_RETRIES: u32 = 4;
+/// within the one store timeout around the whole call. Generous: while a
+/// slot migrates, another command on the shared connection can take the
+/// one-shot `ASKING` meant for this one, and the redirection goes round
+/// again.
+const CLUSTER_RETRIES: u32 = 16;
 
 /// Why the store cannot be opened; never the address.
 fn failed(e: &redis::RedisError) -> String {
