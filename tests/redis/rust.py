@@ -15,6 +15,9 @@ shared by every case, 127.0.0.1 only:
   measured and printed, not asserted) and with them, on another primary
   (none twice; the promoted replica has no replica of its own, so its
   calls stay refused: durable claims fail closed);
+- `toolctx serve ext-authz` behind Envoy (tests/redis/ext_authz.py, when
+  ENVOY is set): two replicas sharing TLS + ACL, then the cluster; a wrong
+  CA and a wrong password stop it at start;
 - Sentinel: served through the primary's name; the primary killed while
   calls run with durable claims: refused during the failover, re-found,
   then served, none twice.
@@ -95,6 +98,16 @@ def case(exe: str, name: str, args: list[str], action=None, env: dict | None = N
     return result
 
 
+def ext_authz():
+    """tests/redis/ext_authz.py when Envoy is at hand (scripts/test-redis-rust
+    sets ENVOY), else None."""
+    if not os.environ.get("ENVOY"):
+        print("# ENVOY not set: the ext_authz cases are skipped", flush=True)
+        return None
+    import ext_authz as module
+    return module
+
+
 def tls_cases(exe: str) -> None:
     tls = TlsRedis()
     try:
@@ -107,6 +120,11 @@ def tls_cases(exe: str) -> None:
         check("TLS: the refused clients wrote nothing", tls.command("DBSIZE") == before,
               (before, tls.command("DBSIZE")))
         case(exe, "TLS: durable claims no replica meets", ["short", tls.address() + "&wait_replicas=1&wait_timeout_ms=50"])
+        ea = ext_authz()
+        if ea:
+            ea.replicas("TLS + ACL user", tls.address(), check)
+            ea.refused("TLS, a wrong CA", tls.address(ca=tls.wrong_ca), "cannot reach Redis", check)
+            ea.refused("TLS, a wrong password", tls.address(password="wrong-pw"), "cannot reach Redis", check)
     finally:
         tls.stop()
 
@@ -131,6 +149,9 @@ def cluster_cases(exe: str) -> None:
         address = cluster.address
         case(exe, "cluster (seed list)", ["serve", address])
         case(exe, "cluster: one seed", ["serve", "redis-cluster://%s:%d" % (HOST, cluster.ports[0])])
+        ea = ext_authz()
+        if ea:
+            ea.replicas("cluster", address, check)
 
         tag = cluster_tag(cluster, set())
 
