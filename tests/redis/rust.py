@@ -108,6 +108,25 @@ def ext_authz():
     return module
 
 
+def example_starts(name: str, address: str, wanted: bool) -> None:
+    """examples/rust-server --redis ADDRESS: listening (or refusing to
+    start, without the password), when scripts/test-redis-rust built it."""
+    binary = os.environ.get("TOOLCTX_RUST_SERVER")
+    if not binary:
+        return
+    env = dict(os.environ, TOOLCTX_INSTANCE_ID="i-redis", TOOLCTX_SECRET="s" * 40)
+    proc = subprocess.Popen([binary, "--redis", address], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, text=True, env=env)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+    finally:
+        proc.kill()
+        proc.wait()
+    password = address.split("://", 1)[-1].rsplit("@", 1)[0].split(":", 1)[-1] if "@" in address else None
+    check("%s: the Rust example with --redis %s" % (name, "listens" if wanted else "refuses to start"),
+          line.startswith("listening") == wanted and (not password or password not in line), line.strip())
+
+
 def tls_cases(exe: str) -> None:
     tls = TlsRedis()
     try:
@@ -120,6 +139,8 @@ def tls_cases(exe: str) -> None:
         check("TLS: the refused clients wrote nothing", tls.command("DBSIZE") == before,
               (before, tls.command("DBSIZE")))
         case(exe, "TLS: durable claims no replica meets", ["short", tls.address() + "&wait_replicas=1&wait_timeout_ms=50"])
+        example_starts("TLS + ACL user", tls.address(), True)
+        example_starts("TLS, a wrong CA", tls.address(ca=tls.wrong_ca), False)
         ea = ext_authz()
         if ea:
             ea.replicas("TLS + ACL user", tls.address(), check)
@@ -149,6 +170,7 @@ def cluster_cases(exe: str) -> None:
         address = cluster.address
         case(exe, "cluster (seed list)", ["serve", address])
         case(exe, "cluster: one seed", ["serve", "redis-cluster://%s:%d" % (HOST, cluster.ports[0])])
+        example_starts("cluster", address, True)
         ea = ext_authz()
         if ea:
             ea.replicas("cluster", address, check)
@@ -186,6 +208,7 @@ def sentinel_cases(exe: str) -> None:
     sentinel = Sentinel()
     try:
         case(exe, "Sentinel (the primary by name)", ["serve", sentinel.address])
+        example_starts("Sentinel", sentinel.address, True)
 
         def kill() -> str:
             old = sentinel.kill_primary()
