@@ -23,6 +23,11 @@
 //!                                  (--no-replica-after: durable claims
 //!                                  the promoted primary cannot meet, its
 //!                                  calls refused from then on)
+//!   topology bench ADDRESS CALLS   CALLS guarded calls one after the
+//!                                  other (the replay guard through the
+//!                                  layer, then the idempotency helper):
+//!                                  `BENCH {json}`, microseconds per call
+//!                                  (bench/redis-rust.sh)
 //!
 //! Prints `ok - ...` / `FAIL - ...` lines; exits 1 on a failure.
 #![allow(
@@ -446,6 +451,34 @@ async fn load(address: &str, tag: &str, no_failure: bool, none_twice: bool, no_r
     }
 }
 
+/// Microseconds per guarded call on `address`: a fresh token through the
+/// layer (one claim), and a new idempotent call (a claim and a stored
+/// result); every answer checked.
+async fn bench(address: &str, calls: u64) {
+    let redis = Redis::connect(address, DEFAULT_TIMEOUT).await.unwrap();
+    let inner = Inner::default();
+    let mut svc = layer(&redis, &inner);
+    let idem = guard(&redis, "toolctx:idem:", &format!("bench-{}:", unique()));
+    let runs: Runs = Runs::default();
+    let id = unique();
+    let (mut replay, mut idempotent) = (Duration::ZERO, Duration::ZERO);
+    let mut failed = 0u64;
+    for i in 0..calls {
+        let t = Instant::now();
+        failed += u64::from(send(&mut svc, &format!("bench-{id}-{i}")).await.0 != 200);
+        replay += t.elapsed();
+        let t = Instant::now();
+        failed += u64::from(run(&idem, &format!("b-{i}"), &runs).await.is_err());
+        idempotent += t.elapsed();
+    }
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / calls.max(1) as f64;
+    println!(
+        "BENCH {}",
+        json!({"replay_us": per(replay), "idempotent_us": per(idempotent), "failed": failed})
+    );
+    check("every benchmarked call was served", failed == 0, failed);
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -463,6 +496,7 @@ fn main() -> ExitCode {
             ["serve", address] => serve(address).await,
             ["refuse", addresses @ ..] => refuse(&args[1..addresses.len() + 1]).await,
             ["short", address] => short(address).await,
+            ["bench", address, calls] => bench(address, calls.parse().unwrap()).await,
             ["load", address, tag, flags @ ..] => {
                 load(
                     address,
