@@ -20,7 +20,8 @@ shared by every case, 127.0.0.1 only:
   CA and a wrong password stop it at start;
 - Sentinel: served through the primary's name; the primary killed while
   calls run with durable claims: refused during the failover, re-found,
-  then served, none twice.
+  then served, none twice; the new primary killed without them: re-found
+  again, the count measured.
 
 The cases run tests/topology.rs of crates/tower (built here with cargo),
 which asks for each action on stdout and waits for `done` on stdin.
@@ -216,6 +217,9 @@ def sentinel_cases(exe: str) -> None:
         name = "Sentinel: the primary killed while calls run, with durable claims"
         measured[name] = case(exe, name, ["load", sentinel.address.replace("#", "?wait_replicas=1#"), "s",
                                           "--none-twice"], kill) or {}
+        # Again, without durable claims: the last replica is promoted.
+        name = "Sentinel: the new primary killed while calls run, without durable claims"
+        measured[name] = case(exe, name, ["load", sentinel.address, "s"], kill) or {}
     finally:
         sentinel.stop()
 
