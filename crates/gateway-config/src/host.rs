@@ -1,5 +1,7 @@
 //! Which gateway reads the configuration, and what that changes.
 
+use toolctx_core::store::Supports;
+
 /// Which front end reads the configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Host {
@@ -19,6 +21,19 @@ pub enum Host {
 }
 
 impl Host {
+    /// What this host's Redis client reaches; the core refuses a store
+    /// address that needs more (`StoreAddress::check`), naming it.
+    pub fn store_supports(self) -> Supports {
+        match self {
+            // The filter opens no connection; the module's RESP client
+            // speaks plain RESP to one node.
+            Host::EnvoyFilter | Host::EnvoyModule => Supports::default(),
+            // toolctx-tower's Redis client: TLS, Cluster, Sentinel, WAIT.
+            #[cfg(feature = "service")]
+            Host::Service => Supports::ALL,
+        }
+    }
+
     /// Where a missing environment variable must be set.
     pub(crate) fn env_hint(self) -> &'static str {
         match self {

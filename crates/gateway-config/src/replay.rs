@@ -6,7 +6,7 @@ use toolctx_core::json::Value;
 pub use toolctx_core::replay::redis::DEFAULT_KEY_PREFIX as DEFAULT_REDIS_KEY_PREFIX;
 use toolctx_core::settings;
 #[cfg(feature = "redis")]
-use toolctx_core::store::{StoreAddress, Supports};
+use toolctx_core::store::StoreAddress;
 
 #[cfg(feature = "redis")]
 use crate::load::from_env;
@@ -60,7 +60,7 @@ impl ReplayGuard {
 pub struct RedisReplay {
     /// The variable the URL came from (it may hold a password).
     pub url_env: String,
-    /// `redis://[user:password@]host:port[/db]`, from the environment.
+    /// The store address (docs/CONTRACT.md §5.4), from the environment.
     pub url: String,
     /// Prefixed to every token id (default [`DEFAULT_REDIS_KEY_PREFIX`]).
     pub key_prefix: String,
@@ -165,11 +165,10 @@ fn redis_guard(
         .ok_or("`replay_guard.redis_url_env` names no variable")?;
     settings::text_value(settings::REDIS_URL.name, &url).map_err(|e| format!("{url_env}: {e}"))?;
     // The core reads the address (docs/CONTRACT.md §5.4) and refuses what
-    // this host's client cannot reach, with the reason: neither the
-    // module's RESP client nor the service's Redis client speaks TLS,
-    // Cluster, Sentinel or WAIT yet.
+    // this host's client cannot reach, with the reason (the module's plain
+    // RESP client: TLS, Cluster, Sentinel and WAIT).
     StoreAddress::parse(&url)
-        .and_then(|a| a.check(Supports::default()))
+        .and_then(|a| a.check(cx.host.store_supports()))
         .map_err(|e| format!("the Redis URL in {url_env}: {e}"))?;
     let key_prefix = match setting(&settings::REPLAY_PREFIX, value.get("redis_key_prefix"))
         .map_err(at("replay_guard.redis_key_prefix"))?

@@ -366,6 +366,32 @@ fn redis_replay_guard_is_for_the_service_only() {
         let e = load_for(Host::Service, text.as_bytes(), &env).unwrap_err();
         assert!(e.contains(says) && !e.contains("pw-secret"), "{bad}: {e}");
     }
+    // The service's client (toolctx-tower's) reaches TLS, a cluster, a
+    // Sentinel set and durable claims; the module's plain client refuses
+    // each, naming what it lacks.
+    for (address, lacks) in [
+        (
+            "rediss://u:pw-secret@127.0.0.1:6380?ca=ca.pem",
+            "TLS (rediss)",
+        ),
+        (
+            "redis-cluster://127.0.0.1:7000,127.0.0.1:7001",
+            "Redis Cluster",
+        ),
+        ("redis-sentinel://127.0.0.1:26379#main", "Sentinel"),
+        ("redis://127.0.0.1:6379?wait_replicas=1", "durable claims"),
+    ] {
+        let env = |name: &str| {
+            (name == "A")
+                .then(|| address.to_string())
+                .or_else(|| env(name))
+        };
+        let text =
+            br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"redis_url_env":"A"}}"#;
+        assert!(load_for(Host::Service, text, &env).is_ok(), "{address}");
+        let e = load_for(Host::EnvoyModule, text, &env).unwrap_err();
+        assert!(e.contains(lacks) && !e.contains("pw-secret"), "{e}");
+    }
     // The in-process table is the same setting as the filter's.
     let text = br#"{"instance_id":"i","secret_env":["S1"],"replay_guard":{"slots":8}}"#;
     let l = load_for(Host::Service, text, &env).unwrap();

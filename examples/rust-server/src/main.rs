@@ -24,7 +24,8 @@
 //!                        run, {"run": tool, "headers": [...]}, each written
 //!                        before the request goes on or the tool runs
 //!   --redis URL          the replay guard and create_invoice's results in
-//!                        Redis (`redis://127.0.0.1:PORT`), shared with other
+//!                        Redis (a store address: `redis://127.0.0.1:PORT`,
+//!                        `rediss://`, `redis-cluster://`, `redis-sentinel://`), shared with other
 //!                        replicas and with the Node and Python examples
 //!
 //! Environment: TOOLCTX_INSTANCE_ID and TOOLCTX_SECRET (required unless
