@@ -187,7 +187,7 @@ fn invalid<T>(why: &str) -> Result<T, AddressError> {
 impl StoreAddress {
     /// Reads `text` by the grammar above.
     pub fn parse(text: &str) -> Result<StoreAddress, AddressError> {
-        if settings::has_placeholder(text) {
+        if settings::has_placeholder(text.as_bytes()) {
             return Err(AddressError::Placeholder);
         }
         if text.bytes().any(|b| b <= b' ' || b == 0x7f) {
