@@ -31,7 +31,6 @@ not given); `len` counts the entries after the operation before it.
 tests/vectors/selfcheck_memory_store.py replays every case a second way.
 """
 
-import json
 import os
 import random
 import sys
@@ -208,14 +207,9 @@ def render():
         name, cap, ops = random_case(rng, n)
         cases.append({"name": name, "capacity": cap, "expect_capacity": cap,
                       "ops": with_answers(cap, ops)})
-    doc = {
-        "format": FORMAT,
-        "description": "The in-memory idempotency store (CONTRACT §5.1): each case "
-                       "runs its operations in order on a new store of the given "
-                       "capacity; `now` and `ms` are milliseconds.",
-        "cases": cases,
-    }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return vectorfile.text(FORMAT, "The in-memory idempotency store (CONTRACT §5.1): each case "
+                           "runs its operations in order on a new store of the given "
+                           "capacity; `now` and `ms` are milliseconds.", cases)
 
 
 if __name__ == "__main__":

@@ -168,18 +168,14 @@ def cases():
 
 
 def render():
-    doc = {
-        "format": FORMAT,
-        "description": "Every setting a front end accepts: its default, its range, and the one "
+    return vectorfile.text(
+        FORMAT,
+        "Every setting a front end accepts: its default, its range, and the one "
         "reading of absent (or null), zero, negative, fractional, out-of-range and "
         "wrong-typed values and of unresolved ${...} placeholders (CONTRACT §5).",
-        "settings": [
-            {"name": n, "kind": k, "default": d, "min": lo, "max": hi}
-            for n, k, d, lo, hi in TABLE
-        ],
-        "cases": cases(),
-    }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        cases(),
+        settings=[{"name": n, "kind": k, "default": d, "min": lo, "max": hi} for n, k, d, lo, hi in TABLE],
+    )
 
 
 if __name__ == "__main__":

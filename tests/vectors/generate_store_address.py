@@ -25,7 +25,6 @@ File format (docs/VECTORS.md, "Store address vectors"):
 every address a second way.
 """
 
-import json
 import os
 import re
 import sys
@@ -316,14 +315,9 @@ def render():
             assert c["expect"]["address"]["password"] not in c["expect"]["address"]["redacted"]
         if "error" in c["expect"] and "@" in c["address"]:
             assert c["address"] not in c["expect"]["message"], c
-    doc = {
-        "format": FORMAT,
-        "description": "The store address (CONTRACT §5.4): what the core reads from each "
-                       "address, or its refusal; `supports` names what the front end's client "
-                       "can do (absent: everything).",
-        "cases": cases,
-    }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return vectorfile.text(FORMAT, "The store address (CONTRACT §5.4): what the core reads from each "
+                           "address, or its refusal; `supports` names what the front end's client "
+                           "can do (absent: everything).", cases)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,16 @@ def main(argv, prog, directory, render, report=None, strays=None):
     return 0
 
 
+def text(format, description, cases, **more):
+    """A vector file of another format than the verdict vectors, as every
+    generator writes one: `format`, `description`, any `more` members, then
+    `cases`; two-space indentation, UTF-8 kept, a trailing newline."""
+    doc = {"format": format, "description": description}
+    doc.update(more)
+    doc["cases"] = cases
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
 def differing(directory, files):
     """The paths whose committed bytes are not the rendered text (or missing)."""
     out = []

@@ -28,6 +28,7 @@ pub mod replay;
 mod scan;
 pub mod settings;
 mod sort;
+#[cfg(feature = "store")]
 pub mod store;
 pub mod telemetry;
 mod token;

@@ -1,6 +1,6 @@
 //! The helper vectors (`tests/vectors/helpers.json`, written by
 //! `tests/vectors/generate_helpers.py`, and `tests/vectors/cancel/`, written
-//! by `generate_cancel.py`): rules after the verdict, one `kind` per rule. [`run_file`] reads a file and hands each case to a front end's
+//! by `generate_cancel.py`): rules after the verdict, one `kind` per rule. [`run_files`] reads the files and hands each case to a front end's
 //! dispatch; [`core_case`] is the core's own answer for every kind, which
 //! the core's runner uses as it is and the tower runner for the kinds it
 //! has nothing of its own for.
@@ -12,41 +12,7 @@ use toolctx_core::redis::Reply;
 use toolctx_core::replay::{redis as replay_redis, ClaimAnswer, ReplayClaim};
 use toolctx_core::Reason;
 
-use crate::{is_helper_file, Tally};
-
-/// Runs every case of the helper vector file `path` through `dispatch(kind,
-/// input, expect)` into `tally`; a file that is not helper vectors, or has
-/// no cases, counts as broken.
-pub fn run_file(
-    path: &str,
-    tally: &mut Tally,
-    mut dispatch: impl FnMut(&str, &J, &J) -> Result<(), String>,
-) {
-    let read = std::fs::read_to_string(path)
-        .map_err(|e| format!("{path}: {e}"))
-        .and_then(|text| serde_json::from_str::<J>(&text).map_err(|e| format!("{path}: {e}")));
-    let file = match read {
-        Ok(file) if is_helper_file(&file) => file,
-        Ok(_) => return tally.broken.push(format!("{path}: not helper vectors")),
-        Err(e) => return tally.broken.push(e),
-    };
-    let cases = file
-        .get("cases")
-        .and_then(J::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if cases.is_empty() {
-        return tally.broken.push(format!("{path}: no cases"));
-    }
-    for case in &cases {
-        let name = case.get("name").and_then(J::as_str).unwrap_or("?");
-        let kind = case.get("kind").and_then(J::as_str).unwrap_or("");
-        let none = J::Null;
-        let input = case.get("input").unwrap_or(&none);
-        let expect = case.get("expect").unwrap_or(&none);
-        tally.count(path, name, dispatch(kind, input, expect));
-    }
-}
+use crate::{run_format_files, HELPERS_FORMAT};
 
 /// `input[name]` as a string.
 pub fn text<'a>(v: &'a J, name: &str) -> Result<&'a str, String> {
@@ -327,15 +293,18 @@ pub fn judge_meaning(expect: &J, got: idem_redis::Meaning<'_>) -> Result<(), Str
     Ok(())
 }
 
-/// Runs the helper vector files through `dispatch`, prints each failure
-/// and the closing `N passed, N failed`; `Err` when any failed or none ran.
+/// Runs the helper vector files through `dispatch(kind, input, expect)`,
+/// prints each failure and the closing `N passed, N failed`; `Err` when any
+/// failed or none ran.
 pub fn run_files(
     paths: &[String],
     mut dispatch: impl FnMut(&str, &J, &J) -> Result<(), String>,
 ) -> Result<(), String> {
-    let mut tally = Tally::default();
-    for path in paths {
-        run_file(path, &mut tally, &mut dispatch);
-    }
-    tally.finish("no helper case ran")
+    run_format_files(paths, HELPERS_FORMAT, |case| {
+        let none = J::Null;
+        let kind = case.get("kind").and_then(J::as_str).unwrap_or("");
+        let input = case.get("input").unwrap_or(&none);
+        let expect = case.get("expect").unwrap_or(&none);
+        dispatch(kind, input, expect)
+    })
 }

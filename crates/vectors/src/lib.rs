@@ -504,6 +504,52 @@ pub fn run_files<P: AsRef<str>>(paths: impl IntoIterator<Item = P>) -> Tally {
     tally
 }
 
+/// Runs every case of the vector file `path`, which must name `format`
+/// (the helper, settings, memory store and store address vectors), through
+/// `case` into `tally`: a file that cannot be read, names another format or
+/// holds no case is broken.
+pub fn run_format_file(
+    path: &str,
+    format: &str,
+    tally: &mut Tally,
+    case: &mut dyn FnMut(&J) -> Result<(), String>,
+) {
+    let read = std::fs::read_to_string(path)
+        .map_err(|e| format!("{path}: {e}"))
+        .and_then(|text| serde_json::from_str::<J>(&text).map_err(|e| format!("{path}: {e}")));
+    let file = match read {
+        Ok(file) if file.get("format").and_then(J::as_str) == Some(format) => file,
+        Ok(_) => return tally.broken.push(format!("{path}: not {format} vectors")),
+        Err(e) => return tally.broken.push(e),
+    };
+    let cases = file
+        .get("cases")
+        .and_then(J::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if cases.is_empty() {
+        return tally.broken.push(format!("{path}: no cases"));
+    }
+    for c in &cases {
+        let name = c.get("name").and_then(J::as_str).unwrap_or("?");
+        tally.count(path, name, case(c));
+    }
+}
+
+/// [`run_format_file`] over `paths`, printing one line per failure and the
+/// closing `N passed, N failed`; `Err` when anything failed or no case ran.
+pub fn run_format_files(
+    paths: &[String],
+    format: &str,
+    mut case: impl FnMut(&J) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut tally = Tally::default();
+    for path in paths {
+        run_format_file(path, format, &mut tally, &mut case);
+    }
+    tally.finish(&format!("no {format} case ran"))
+}
+
 pub mod helpers;
 pub mod helpers_limits;
 pub mod memory_store;

@@ -8,7 +8,7 @@ use serde_json::Value as J;
 use toolctx_core::helpers::memory::MemoryStore;
 use toolctx_core::settings::Raw;
 
-use crate::{Tally, MEMORY_STORE_FORMAT};
+use crate::{run_format_files, MEMORY_STORE_FORMAT};
 
 /// A store under test, as its front end exposes it.
 pub trait Store {
@@ -92,37 +92,11 @@ fn run_case(case: &J, store: &mut dyn Store) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs every case of the file `path` on stores made by `make` into `tally`.
-pub fn run_file(path: &str, tally: &mut Tally, make: &mut dyn FnMut(Option<&J>) -> Made) {
-    let read = std::fs::read_to_string(path)
-        .map_err(|e| format!("{path}: {e}"))
-        .and_then(|text| serde_json::from_str::<J>(&text).map_err(|e| format!("{path}: {e}")));
-    let file = match read {
-        Ok(file) if file.get("format").and_then(J::as_str) == Some(MEMORY_STORE_FORMAT) => file,
-        Ok(_) => {
-            return tally
-                .broken
-                .push(format!("{path}: not memory store vectors"))
-        }
-        Err(e) => return tally.broken.push(e),
-    };
-    let cases = file["cases"].as_array().cloned().unwrap_or_default();
-    if cases.is_empty() {
-        return tally.broken.push(format!("{path}: no cases"));
-    }
-    for case in &cases {
-        let name = case["name"].as_str().unwrap_or("?");
-        let outcome = make(case.get("capacity")).and_then(|mut store| run_case(case, &mut *store));
-        tally.count(path, name, outcome);
-    }
-}
-
-/// [`run_file`] over `paths`, printing one line per failure and the
-/// closing `N passed, N failed`; `Err` when anything failed or no case ran.
+/// Every case of the memory store vector files `paths` on stores made by
+/// `make`, printing one line per failure and the closing `N passed, N
+/// failed`; `Err` when anything failed or no case ran.
 pub fn run_files(paths: &[String], mut make: impl FnMut(Option<&J>) -> Made) -> Result<(), String> {
-    let mut tally = Tally::default();
-    for path in paths {
-        run_file(path, &mut tally, &mut make);
-    }
-    tally.finish("no memory store case ran")
+    run_format_files(paths, MEMORY_STORE_FORMAT, |case| {
+        make(case.get("capacity")).and_then(|mut store| run_case(case, &mut *store))
+    })
 }

@@ -8,7 +8,7 @@
 use serde_json::{json, Value as J};
 use toolctx_core::settings::{self, Raw, Value};
 
-use crate::{Tally, SETTINGS_FORMAT};
+use crate::{run_format_files, SETTINGS_FORMAT};
 
 /// What a front end answers for a setting and a raw value (`None`: not
 /// given): the value it will use, as JSON, or the refusal's code and message.
@@ -43,41 +43,20 @@ fn expected(expect: &J) -> Answer {
     }
 }
 
-/// Runs every case of the settings vector file `path` through `reading`
-/// into `tally`.
-pub fn run_file(
-    path: &str,
-    tally: &mut Tally,
-    reading: &mut dyn FnMut(&str, Option<&J>) -> Answer,
-) {
-    let read = std::fs::read_to_string(path)
-        .map_err(|e| format!("{path}: {e}"))
-        .and_then(|text| serde_json::from_str::<J>(&text).map_err(|e| format!("{path}: {e}")));
-    let file = match read {
-        Ok(file) if file.get("format").and_then(J::as_str) == Some(SETTINGS_FORMAT) => file,
-        Ok(_) => return tally.broken.push(format!("{path}: not settings vectors")),
-        Err(e) => return tally.broken.push(e),
+/// One settings case through `reading`.
+fn run_case(case: &J, reading: &mut dyn FnMut(&str, Option<&J>) -> Answer) -> Result<(), String> {
+    let setting = case["setting"].as_str().unwrap_or("");
+    let want = expected(&case["expect"]);
+    let got = reading(setting, case.get("raw"));
+    // Numbers by value (the file's `1048576` and a front end's `1048576.0`).
+    let same = match (&want, &got) {
+        (Ok(J::Number(a)), Ok(J::Number(b))) => a.as_f64() == b.as_f64(),
+        _ => want == got,
     };
-    let cases = file["cases"].as_array().cloned().unwrap_or_default();
-    if cases.is_empty() {
-        return tally.broken.push(format!("{path}: no cases"));
-    }
-    for case in &cases {
-        let name = case["name"].as_str().unwrap_or("?");
-        let setting = case["setting"].as_str().unwrap_or("");
-        let want = expected(&case["expect"]);
-        let got = reading(setting, case.get("raw"));
-        // Numbers by value (the file's `1048576` and a front end's `1048576.0`).
-        let same = match (&want, &got) {
-            (Ok(J::Number(a)), Ok(J::Number(b))) => a.as_f64() == b.as_f64(),
-            _ => want == got,
-        };
-        let outcome = if same {
-            Ok(())
-        } else {
-            Err(format!("expected {}, got {}", show(&want), show(&got)))
-        };
-        tally.count(path, name, outcome);
+    if same {
+        Ok(())
+    } else {
+        Err(format!("expected {}, got {}", show(&want), show(&got)))
     }
 }
 
@@ -88,15 +67,12 @@ fn show(a: &Answer) -> String {
     }
 }
 
-/// [`run_file`] over `paths`, printing one line per failure and the
-/// closing `N passed, N failed`; `Err` when anything failed or no case ran.
+/// Every case of the settings vector files `paths` through `reading`,
+/// printing one line per failure and the closing `N passed, N failed`;
+/// `Err` when anything failed or no case ran.
 pub fn run_files(
     paths: &[String],
     mut reading: impl FnMut(&str, Option<&J>) -> Answer,
 ) -> Result<(), String> {
-    let mut tally = Tally::default();
-    for path in paths {
-        run_file(path, &mut tally, &mut reading);
-    }
-    tally.finish("no settings case ran")
+    run_format_files(paths, SETTINGS_FORMAT, |case| run_case(case, &mut reading))
 }

@@ -7,7 +7,7 @@
 use serde_json::{json, Value as J};
 use toolctx_core::store::{StoreAddress, Supports, Topology};
 
-use crate::{Tally, STORE_ADDRESS_FORMAT};
+use crate::{run_format_files, STORE_ADDRESS_FORMAT};
 
 /// The address read, as the vectors write it, or the refusal's code and
 /// message.
@@ -74,49 +74,23 @@ fn expected(expect: &J) -> Answer {
     }
 }
 
-/// Runs every case of the file `path` through `reading` into `tally`.
-pub fn run_file(path: &str, tally: &mut Tally, reading: &mut dyn FnMut(&str, Supports) -> Answer) {
-    let read = std::fs::read_to_string(path)
-        .map_err(|e| format!("{path}: {e}"))
-        .and_then(|text| serde_json::from_str::<J>(&text).map_err(|e| format!("{path}: {e}")));
-    let file = match read {
-        Ok(file) if file.get("format").and_then(J::as_str) == Some(STORE_ADDRESS_FORMAT) => file,
-        Ok(_) => {
-            return tally
-                .broken
-                .push(format!("{path}: not store address vectors"))
-        }
-        Err(e) => return tally.broken.push(e),
-    };
-    let cases = file["cases"].as_array().cloned().unwrap_or_default();
-    if cases.is_empty() {
-        return tally.broken.push(format!("{path}: no cases"));
-    }
-    for case in &cases {
-        let name = case["name"].as_str().unwrap_or("?");
+/// Every case of the store address vector files `paths` through
+/// `reading`, printing one line per failure and the closing `N passed, N
+/// failed`; `Err` when anything failed or no case ran.
+pub fn run_files(
+    paths: &[String],
+    mut reading: impl FnMut(&str, Supports) -> Answer,
+) -> Result<(), String> {
+    run_format_files(paths, STORE_ADDRESS_FORMAT, |case| {
         let want = expected(&case["expect"]);
         let got = reading(
             case["address"].as_str().unwrap_or(""),
             supports(case.get("supports")),
         );
-        let outcome = if want == got {
+        if want == got {
             Ok(())
         } else {
             Err(format!("expected {want:?}, got {got:?}"))
-        };
-        tally.count(path, name, outcome);
-    }
-}
-
-/// [`run_file`] over `paths`, printing one line per failure and the
-/// closing `N passed, N failed`; `Err` when anything failed or no case ran.
-pub fn run_files(
-    paths: &[String],
-    mut reading: impl FnMut(&str, Supports) -> Answer,
-) -> Result<(), String> {
-    let mut tally = Tally::default();
-    for path in paths {
-        run_file(path, &mut tally, &mut reading);
-    }
-    tally.finish("no store address case ran")
+        }
+    })
 }
