@@ -43,6 +43,10 @@ pub struct Config {
     pub protocol_majors: Vec<u64>,
     /// What is forwarded upstream with passed and accepted requests.
     pub forward: Forward,
+    /// The policy decided after the verdict (CONTRACT §8), when one is
+    /// configured.
+    #[cfg(feature = "policy")]
+    pub policy: Option<crate::policy::Policy>,
 }
 
 struct Redacted(usize);
@@ -56,8 +60,8 @@ impl core::fmt::Debug for Redacted {
 // Secrets never reach a log through `{:?}`.
 impl core::fmt::Debug for Config {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Config")
-            .field("instance_id", &self.instance_id)
+        let mut d = f.debug_struct("Config");
+        d.field("instance_id", &self.instance_id)
             .field("secrets", &Redacted(self.secrets.len()))
             .field("credential", &self.credential)
             .field("require_context", &self.require_context)
@@ -66,8 +70,13 @@ impl core::fmt::Debug for Config {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_token_bytes", &self.max_token_bytes)
             .field("protocol_majors", &self.protocol_majors)
-            .field("forward", &self.forward)
-            .finish()
+            .field("forward", &self.forward);
+        // The rules' names, not their compiled form.
+        #[cfg(feature = "policy")]
+        if let Some(policy) = &self.policy {
+            d.field("policy", &policy.names());
+        }
+        d.finish()
     }
 }
 
@@ -170,6 +179,10 @@ pub enum ConfigError {
     Invalid(&'static str),
     /// The `forward` setting is refused (code `config_invalid`).
     Forward(ForwardError),
+    /// The `policy` setting is refused (code `config_invalid`): its shape,
+    /// or a rule's expression with the rule's name and the position.
+    #[cfg(feature = "policy")]
+    Policy(crate::policy::PolicyError),
 }
 
 /// A refusal of the settings table's reading as a configuration error
@@ -220,6 +233,8 @@ impl ConfigError {
             ConfigError::Limit(_) => "limit_out_of_range",
             ConfigError::NoProtocolMajors => "no_protocol_majors",
             ConfigError::Invalid(_) | ConfigError::Forward(_) => "config_invalid",
+            #[cfg(feature = "policy")]
+            ConfigError::Policy(_) => "config_invalid",
         }
     }
 }
@@ -258,6 +273,8 @@ impl core::fmt::Display for ConfigError {
             ConfigError::NoProtocolMajors => f.write_str("`protocol_majors` must not be empty"),
             ConfigError::Invalid(name) => write!(f, "setting `{name}` is invalid"),
             ConfigError::Forward(e) => write!(f, "setting `forward`: {e}"),
+            #[cfg(feature = "policy")]
+            ConfigError::Policy(e) => write!(f, "setting `policy`: {e}"),
         }
     }
 }
@@ -289,6 +306,8 @@ impl Config {
             max_token_bytes: DEFAULT_MAX_TOKEN_BYTES,
             protocol_majors: alloc::vec![1],
             forward: Forward::new(),
+            #[cfg(feature = "policy")]
+            policy: None,
         }
     }
 
@@ -387,6 +406,21 @@ impl Config {
                 }
                 "forward" => {
                     config.forward = Forward::from_value(value).map_err(ConfigError::Forward)?
+                }
+                #[cfg(feature = "policy")]
+                "policy" => {
+                    config.policy = match value {
+                        Value::Null => None,
+                        v => Some(
+                            crate::policy::Policy::from_value(v).map_err(ConfigError::Policy)?,
+                        ),
+                    }
+                }
+                // A build without the policy never ignores one: a policy
+                // that silently did nothing would let every call through.
+                #[cfg(not(feature = "policy"))]
+                "policy" if !matches!(value, Value::Null) => {
+                    return Err(ConfigError::Invalid("policy"))
                 }
                 other => {
                     if unknown == UnknownSettings::Refuse {
@@ -491,6 +525,9 @@ mod tests {
                 | ConfigError::NoProtocolMajors
                 | ConfigError::Invalid(_)
                 | ConfigError::Forward(_) => {}
+                // Shares `Invalid`'s code too.
+                #[cfg(feature = "policy")]
+                ConfigError::Policy(_) => {}
             }
         }
         let mut codes: Vec<&str> = every.iter().map(ConfigError::code).collect();

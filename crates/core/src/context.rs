@@ -34,10 +34,15 @@ pub struct Context {
     /// [`Verifier::upstream`](crate::Verifier::upstream)); not part of the
     /// context's JSON.
     pub upstream: Vec<(String, String)>,
+    /// In the policy's `audit` mode (CONTRACT §8), the rule that would
+    /// have denied this call (`default` when no rule names the tool and
+    /// the default denies); `None` when it is allowed or no policy is
+    /// configured. Not part of the context's JSON.
+    pub policy_audit: Option<String>,
 }
 
 impl Context {
-    fn claim(&self, claim: Claim) -> Option<ClaimValue<'_>> {
+    pub(crate) fn claim(&self, claim: Claim) -> Option<ClaimValue<'_>> {
         match claim {
             Claim::Protocol => Some(ClaimValue::Text(&self.protocol)),
             Claim::TaskId => Some(ClaimValue::Text(&self.task_id)),

@@ -120,6 +120,7 @@ mod tests {
             secret_index: 0,
             request_id: None,
             upstream: Vec::new(),
+            policy_audit: None,
         }
     }
 

@@ -84,6 +84,7 @@ mod tests {
             secret_index: 3,
             request_id: Some("\"r1\"".into()),
             upstream: Vec::new(),
+            policy_audit: None,
         }
     }
 

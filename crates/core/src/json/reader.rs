@@ -62,8 +62,12 @@ pub(crate) enum Keep {
     /// A JSON-RPC request: top-level `method`, `id` and `params` (of which
     /// `name` and `_meta`), and `method` of batch elements.
     Request,
+    /// [`Keep::Request`] and `params.arguments`, for a policy to read.
+    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
+    RequestArguments,
     BatchElement,
     Params,
+    ParamsArguments,
 }
 
 impl Keep {
@@ -73,9 +77,12 @@ impl Keep {
             return self;
         }
         match (self, name) {
-            (Keep::Request, b"method" | b"id") | (Keep::BatchElement, b"method") => Keep::All,
+            (Keep::Request | Keep::RequestArguments, b"method" | b"id")
+            | (Keep::BatchElement, b"method") => Keep::All,
             (Keep::Request, b"params") => Keep::Params,
-            (Keep::Params, b"name" | b"_meta") => Keep::All,
+            (Keep::RequestArguments, b"params") => Keep::ParamsArguments,
+            (Keep::Params | Keep::ParamsArguments, b"name" | b"_meta")
+            | (Keep::ParamsArguments, b"arguments") => Keep::All,
             _ => Keep::Nothing,
         }
     }
@@ -83,7 +90,7 @@ impl Keep {
     fn element(self) -> Keep {
         match self {
             Keep::All => Keep::All,
-            Keep::Request => Keep::BatchElement,
+            Keep::Request | Keep::RequestArguments => Keep::BatchElement,
             _ => Keep::Nothing,
         }
     }

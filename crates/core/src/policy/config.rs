@@ -23,6 +23,8 @@ use super::error::Error;
 use super::{Input, Program};
 use crate::json::Value;
 
+/// The name a denial by the default is reported under (no rule may take it).
+pub const DEFAULT_RULE: &str = "default";
 /// Most rules one policy holds.
 pub const MAX_RULES: usize = 256;
 /// Longest expression, in bytes.
@@ -107,9 +109,9 @@ impl core::fmt::Display for PolicyError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision<'p> {
     Allow,
-    /// Denied by the rule named (`None`: no rule names the tool and the
-    /// default denies).
-    Deny(Option<&'p str>),
+    /// Denied by the rule named ([`DEFAULT_RULE`] when no rule names the
+    /// tool and the default denies).
+    Deny(&'p str),
 }
 
 /// A rule name or pattern: 1 to 128 bytes of letters, digits, `_`, `-`,
@@ -190,6 +192,25 @@ impl Policy {
         })
     }
 
+    /// The rules' names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.rules.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    /// Whether any rule applies to `tool`: when none does, the default
+    /// decides and the call's arguments need not be read.
+    pub fn names_tool(&self, tool: &str) -> bool {
+        self.rules.iter().any(|r| matches(&r.tools, tool))
+    }
+
+    /// The decision for a tool no rule names: the default's.
+    pub fn decide_unnamed(&self) -> Decision<'_> {
+        match self.default_allow {
+            true => Decision::Allow,
+            false => Decision::Deny(DEFAULT_RULE),
+        }
+    }
+
     /// Decides a call: every rule for `input.tool`, in order, must
     /// evaluate to `true`; the first that does not (false, an error, or
     /// not a bool) denies. The mode is the caller's to apply.
@@ -201,12 +222,12 @@ impl Policy {
             }
             named = true;
             if rule.program.allows(input) != Some(true) {
-                return Decision::Deny(Some(&rule.name));
+                return Decision::Deny(&rule.name);
             }
         }
         match named || self.default_allow {
             true => Decision::Allow,
-            false => Decision::Deny(None),
+            false => Decision::Deny(DEFAULT_RULE),
         }
     }
 }
@@ -237,6 +258,11 @@ fn read_rules(pattern: &str, list: &Value<'_>, rules: &mut Vec<Rule>) -> Result<
         if !name_ok(name, false) {
             return Err(PolicyError::Shape(
                 "a rule name is 1 to 128 letters, digits or `_-./:`",
+            ));
+        }
+        if name == DEFAULT_RULE {
+            return Err(PolicyError::Shape(
+                "`default` names the default's denial: a rule may not be named so",
             ));
         }
         if rules.iter().any(|r: &Rule| r.name == name) {

@@ -9,6 +9,7 @@
 //! decides a call.
 
 mod ast;
+mod call;
 mod check;
 mod config;
 mod error;
@@ -17,7 +18,10 @@ mod lexer;
 mod parser;
 mod value;
 
-pub use config::{Decision, Mode, Policy, PolicyError, Rule, MAX_EXPRESSION_BYTES, MAX_RULES};
+pub(crate) use call::denial;
+pub use config::{
+    Decision, Mode, Policy, PolicyError, Rule, DEFAULT_RULE, MAX_EXPRESSION_BYTES, MAX_RULES,
+};
 pub use error::{Error, ErrorKind};
 
 use alloc::vec::Vec;

@@ -198,7 +198,7 @@ impl Parser {
                         _ => return Err(Error::at(ErrorKind::Syntax("expected a field name"), at)),
                     };
                     if *self.peek() == Tok::LParen {
-                        left = self.method(left, name, at)?;
+                        left = self.method(left, name)?;
                     } else {
                         left = node(Expr::Select(bx(left), name), at);
                     }
@@ -225,7 +225,10 @@ impl Parser {
 
     /// `target.name(...)`: the macros `all` and `exists`, `size()` and the
     /// string functions.
-    fn method(&mut self, target: Node, name: String, at: usize) -> Result<Node, Error> {
+    fn method(&mut self, target: Node, name: String) -> Result<Node, Error> {
+        // Errors in a call are reported at its `(`, as CEL's parser
+        // places a call; a macro at its target.
+        let at = self.pos();
         self.expect(Tok::LParen, "expected '('")?;
         let unsupported = |what| Err(Error::at(ErrorKind::Unsupported(what), at));
         let expr = match name.as_str() {
@@ -247,12 +250,17 @@ impl Parser {
                 let pred = self.expr();
                 self.scope.pop();
                 let pred = pred?;
-                Expr::Comp {
-                    all: name == "all",
-                    var,
-                    range: bx(target),
-                    pred: bx(pred),
-                }
+                let target_at = target.at;
+                self.expect(Tok::RParen, "expected ')'")?;
+                return Ok(node(
+                    Expr::Comp {
+                        all: name == "all",
+                        var,
+                        range: bx(target),
+                        pred: bx(pred),
+                    },
+                    target_at,
+                ));
             }
             "size" => {
                 if *self.peek() != Tok::RParen {
@@ -341,7 +349,8 @@ impl Parser {
 
     /// `has(x.f)` and `size(x)`; any other global function is not the
     /// subset's.
-    fn global_call(&mut self, name: String, at: usize) -> Result<Node, Error> {
+    fn global_call(&mut self, name: String, ident: usize) -> Result<Node, Error> {
+        let at = self.pos();
         self.expect(Tok::LParen, "expected '('")?;
         let expr = match name.as_str() {
             "has" => {
@@ -360,7 +369,7 @@ impl Parser {
                 let arg = self.expr()?;
                 Expr::Size(bx(arg))
             }
-            _ => return Err(Error::at(ErrorKind::Unsupported("function"), at)),
+            _ => return Err(Error::at(ErrorKind::Unsupported("function"), ident)),
         };
         if *self.peek() != Tok::RParen {
             return Err(Error::at(
