@@ -106,3 +106,6 @@ fn members<'a>(v: Option<&'a Value<'a>>) -> Members<'a> {
         _ => &[],
     }
 }
+
+#[cfg(test)]
+mod tests;
