@@ -28,20 +28,39 @@ fn answer(line: &str) -> String {
     let Some(expr) = case.get("expr").and_then(Value::as_str) else {
         return String::from("BADCASE");
     };
-    let input = case.get("input");
-    let field = |name: &str| input.and_then(|i| i.get(name));
     let program = match Program::compile_any(expr) {
         Ok(p) => p,
         Err(e) => return format!("REFUSED {}", e.kind),
     };
-    let input = Input {
-        claims: field("claims"),
-        args: field("args"),
-        meta: field("meta"),
-        tool: field("tool").and_then(Value::as_str).unwrap_or(""),
+    // The input read in place, as the verifier reads a request's
+    // arguments and `_meta`; with `--tree`, through parsed values.
+    if std::env::args().any(|a| a == "--tree") {
+        let input = case.get("input");
+        let field = |name: &str| input.and_then(|i| i.get(name));
+        let input = Input {
+            claims: field("claims"),
+            args: field("args"),
+            meta: field("meta"),
+            tool: field("tool").and_then(Value::as_str).unwrap_or(""),
+        };
+        return match program.value_json(&input) {
+            Some(v) => format!("VALUE {v}"),
+            None => String::from("ERROR"),
+        };
+    }
+    // The input object's text, written again by serde_json (which keeps
+    // numbers as written here: the vectors crate turns on its
+    // arbitrary_precision).
+    let Ok(full) = serde_json::from_str::<serde_json::Value>(line) else {
+        return String::from("BADCASE");
     };
-    match program.value_json(&input) {
-        Some(v) => format!("VALUE {v}"),
-        None => String::from("ERROR"),
+    let text = full
+        .get("input")
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    match program.value_json_of(text.as_bytes()) {
+        Some(Some(v)) => format!("VALUE {v}"),
+        Some(None) => String::from("ERROR"),
+        None => String::from("BADCASE"),
     }
 }

@@ -20,6 +20,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::error::Error;
+use super::eval::Env;
 use super::{Input, Program};
 use crate::json::Value;
 
@@ -127,24 +128,29 @@ fn name_ok(s: &str, pattern: bool) -> bool {
         })
 }
 
-/// Whether `name` matches `pattern`, `*` standing for any run of bytes.
+/// Whether `name` matches `pattern`, `*` standing for any run of bytes:
+/// the text before the first `*` starts the name, the text after the
+/// last ends it, and the pieces between are found in order, leftmost
+/// first (which finds a match whenever there is one).
 pub(crate) fn matches(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or("");
-    let Some(mut rest) = name.strip_prefix(first) else {
+    let Some((first, rest_pattern)) = pattern.split_once('*') else {
+        return pattern == name;
+    };
+    let (middle, last) = rest_pattern.rsplit_once('*').unwrap_or(("", rest_pattern));
+    let Some(rest) = name.strip_prefix(first) else {
         return false;
     };
-    let mut parts: Vec<&str> = parts.collect();
-    let Some(last) = parts.pop() else {
-        return rest.is_empty();
-    };
-    for part in parts {
+    if rest.len() < last.len() || !rest.ends_with(last) {
+        return false;
+    }
+    let mut rest = rest.get(..rest.len() - last.len()).unwrap_or("");
+    for part in middle.split('*') {
         match rest.find(part) {
             Some(i) => rest = rest.get(i + part.len()..).unwrap_or(""),
             None => return false,
         }
     }
-    rest.len() >= last.len() && rest.ends_with(last)
+    true
 }
 
 impl Policy {
@@ -215,13 +221,19 @@ impl Policy {
     /// evaluate to `true`; the first that does not (false, an error, or
     /// not a bool) denies. The mode is the caller's to apply.
     pub fn decide(&self, input: &Input<'_>) -> Decision<'_> {
+        self.decide_in(&input.env(), input.tool)
+    }
+
+    pub(crate) fn decide_in(&self, env: &Env<'_>, tool: &str) -> Decision<'_> {
         let mut named = false;
+        // One stack of iteration variables for every rule.
+        let mut locals = Vec::new();
         for rule in &self.rules {
-            if !matches(&rule.tools, input.tool) {
+            if !matches(&rule.tools, tool) {
                 continue;
             }
             named = true;
-            if rule.program.allows(input) != Some(true) {
+            if rule.program.allows_with(env, &mut locals) != Some(true) {
                 return Decision::Deny(&rule.name);
             }
         }

@@ -10,8 +10,7 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use super::ast::{Cmp, Expr, Lit, Node, StrFn, Var};
-use super::value::{equal, from_json, order, Val};
-use crate::json::Value as Json;
+use super::value::{equal, order, Val};
 
 /// An evaluation error: CEL's error value. Its message is never needed:
 /// a rule that errs denies.
@@ -20,18 +19,12 @@ pub(crate) struct Failed;
 
 type R<'a> = Result<Val<'a>, Failed>;
 
-/// What a rule reads: the three maps (absent ones empty) and the tool.
+/// What a rule reads: the three maps (an absent one empty) and the tool.
 pub(crate) struct Env<'a> {
-    pub claims: &'a [(alloc::borrow::Cow<'a, str>, Json<'a>)],
-    pub args: &'a [(alloc::borrow::Cow<'a, str>, Json<'a>)],
-    pub meta: &'a [(alloc::borrow::Cow<'a, str>, Json<'a>)],
+    pub claims: Val<'a>,
+    pub args: Val<'a>,
+    pub meta: Val<'a>,
     pub tool: &'a str,
-}
-
-fn lookup<'a>(map: &'a [(alloc::borrow::Cow<'a, str>, Json<'a>)], key: &str) -> Option<Val<'a>> {
-    map.iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| from_json(v))
 }
 
 fn boolean(v: R<'_>) -> Result<bool, Failed> {
@@ -57,29 +50,29 @@ pub(crate) fn eval<'a>(node: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>)
             .collect::<Result<Vec<_>, _>>()
             .map(Val::List),
         Expr::Var(var) => Ok(match var {
-            Var::Claims => Val::Map(env.claims),
-            Var::Args => Val::Map(env.args),
-            Var::Meta => Val::Map(env.meta),
+            Var::Claims => env.claims.clone(),
+            Var::Args => env.args.clone(),
+            Var::Meta => env.meta.clone(),
             Var::Tool => Val::Str(env.tool),
         }),
         Expr::Local(_, depth) => locals.iter().rev().nth(*depth).cloned().ok_or(Failed),
-        Expr::Select(target, field) => match eval(target, env, locals)? {
-            Val::Map(m) => lookup(m, field).ok_or(Failed),
-            _ => Err(Failed),
-        },
+        Expr::Select(target, field) => eval(target, env, locals)?.lookup(field).ok_or(Failed),
         // As cel-go's presence test: a map's key, an error on a list (a
         // field name is not an index), false on anything else.
-        Expr::Has(target, field) => match eval(target, env, locals)? {
-            Val::Map(m) => Ok(Val::Bool(m.iter().any(|(k, _)| k == field.as_str()))),
-            Val::Array(_) | Val::List(_) => Err(Failed),
-            _ => Ok(Val::Bool(false)),
-        },
+        Expr::Has(target, field) => {
+            let t = eval(target, env, locals)?;
+            match (t.is_map(), t.is_list()) {
+                (true, _) => Ok(Val::Bool(t.lookup(field).is_some())),
+                (_, true) => Err(Failed),
+                _ => Ok(Val::Bool(false)),
+            }
+        }
         Expr::Index(target, index) => {
             let t = eval(target, env, locals)?;
             let i = eval(index, env, locals)?;
-            match (&t, &i) {
-                (Val::Map(m), Val::Str(k)) => lookup(m, k).ok_or(Failed),
-                (Val::Array(_) | Val::List(_), _) => t.item(list_index(&i)?).ok_or(Failed),
+            match &i {
+                Val::Str(k) if t.is_map() => t.lookup(k).ok_or(Failed),
+                _ if t.is_list() => t.item(list_index(&i)?).ok_or(Failed),
                 _ => Err(Failed),
             }
         }
@@ -121,15 +114,32 @@ pub(crate) fn eval<'a>(node: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>)
         }
         Expr::In(a, b) => {
             let x = eval(a, env, locals)?;
-            match eval(b, env, locals)? {
-                Val::Map(m) => Ok(Val::Bool(match x {
-                    Val::Str(k) => m.iter().any(|(key, _)| key == k),
-                    _ => false,
-                })),
-                Val::Array(items) => Ok(Val::Bool(items.iter().any(|v| equal(&x, &from_json(v))))),
-                Val::List(items) => Ok(Val::Bool(items.iter().any(|v| equal(&x, v)))),
-                _ => Err(Failed),
+            // A list literal is read element by element, never built.
+            if let Expr::List(items) = &b.expr {
+                let mut found = false;
+                for item in items {
+                    // Every element, as the list would be built.
+                    let v = eval(item, env, locals)?;
+                    found = found || equal(&x, &v);
+                }
+                return Ok(Val::Bool(found));
             }
+            let r = eval(b, env, locals)?;
+            if r.is_map() {
+                return Ok(Val::Bool(match x {
+                    Val::Str(k) => r.lookup(k).is_some(),
+                    _ => false,
+                }));
+            }
+            if !r.is_list() {
+                return Err(Failed);
+            }
+            let mut found = false;
+            r.each(&mut |v| {
+                found = equal(&x, &v);
+                !found
+            });
+            Ok(Val::Bool(found))
         }
         Expr::Size(x) => {
             let v = eval(x, env, locals)?;
@@ -162,21 +172,22 @@ pub(crate) fn eval<'a>(node: &'a Node, env: &Env<'a>, locals: &mut Vec<Val<'a>>)
             if matches!(r, Val::Str("")) {
                 return Ok(Val::Bool(!decides));
             }
-            let n = r.len().ok_or(Failed)?;
             let mut failed = false;
-            for i in 0..n {
-                let item = match &r {
-                    Val::Map(m) => m.get(i).map(|(k, _)| Val::Str(k)),
-                    _ => r.item(i),
-                };
-                locals.push(item.ok_or(Failed)?);
+            let mut decided = false;
+            r.each(&mut |item| {
+                locals.push(item);
                 let v = boolean(eval(pred, env, locals));
                 locals.pop();
                 match v {
-                    Ok(b) if b == decides => return Ok(Val::Bool(decides)),
+                    Ok(b) if b == decides => decided = true,
                     Ok(_) => {}
                     Err(_) => failed = true,
                 }
+                !decided
+            })
+            .ok_or(Failed)?;
+            if decided {
+                return Ok(Val::Bool(decides));
             }
             match failed {
                 true => Err(Failed),

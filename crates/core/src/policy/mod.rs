@@ -60,20 +60,25 @@ impl Program {
     /// `true`; `Some(false)` for `false`; `None` for an error or a value
     /// that is not a bool (both deny).
     pub fn allows(&self, input: &Input<'_>) -> Option<bool> {
-        match self.run(input) {
+        self.allows_in(&input.env())
+    }
+
+    pub(crate) fn allows_in(&self, env: &eval::Env<'_>) -> Option<bool> {
+        self.allows_with(env, &mut Vec::new())
+    }
+
+    /// [`Program::allows_in`] with the caller's (empty) stack of
+    /// iteration variables, reused from rule to rule.
+    pub(crate) fn allows_with<'a>(
+        &'a self,
+        env: &eval::Env<'a>,
+        locals: &mut Vec<value::Val<'a>>,
+    ) -> Option<bool> {
+        locals.clear();
+        match eval::eval(&self.root, env, locals) {
             Ok(value::Val::Bool(b)) => Some(b),
             _ => None,
         }
-    }
-
-    fn run<'a>(&'a self, input: &'a Input<'a>) -> Result<value::Val<'a>, eval::Failed> {
-        let env = eval::Env {
-            claims: members(input.claims),
-            args: members(input.args),
-            meta: members(input.meta),
-            tool: input.tool,
-        };
-        eval::eval(&self.root, &env, &mut Vec::new())
     }
 
     /// The program's value as JSON text in the differential test's
@@ -81,10 +86,38 @@ impl Program {
     /// `{"double":1.5}` and plain JSON for the rest, lists as arrays, maps
     /// as objects (their numbers doubles).
     pub fn value_json(&self, input: &Input<'_>) -> Option<alloc::string::String> {
-        let v = self.run(input).ok()?;
+        let env = input.env();
+        let v = eval::eval(&self.root, &env, &mut Vec::new()).ok()?;
         let mut out = alloc::string::String::new();
         value::write_tagged(&v, &mut out);
         Some(out)
+    }
+}
+
+impl Program {
+    /// [`Program::value_json`] over a JSON object `{"claims", "args",
+    /// "meta", "tool"}` read in place, as the verifier reads a request's
+    /// arguments and `_meta` (the differential test's path); `None` when
+    /// the text is not strict JSON. `Some(None)` is an error's value.
+    pub fn value_json_of(&self, input: &[u8]) -> Option<Option<alloc::string::String>> {
+        let doc = crate::json::read(input, crate::json::Keep::All).ok()?;
+        let root = doc.root()?;
+        let part = |name: &str| match root.get(name) {
+            Some(i) if i.is_object() => value::Val::Node(i),
+            _ => value::Val::Fields(&[]),
+        };
+        let env = eval::Env {
+            claims: part("claims"),
+            args: part("args"),
+            meta: part("meta"),
+            tool: root.get("tool").and_then(|t| t.as_str()).unwrap_or(""),
+        };
+        let Ok(v) = eval::eval(&self.root, &env, &mut Vec::new()) else {
+            return Some(None);
+        };
+        let mut out = alloc::string::String::new();
+        value::write_tagged(&v, &mut out);
+        Some(Some(out))
     }
 }
 
@@ -98,12 +131,18 @@ pub struct Input<'a> {
     pub tool: &'a str,
 }
 
-type Members<'a> = &'a [(alloc::borrow::Cow<'a, str>, Value<'a>)];
-
-fn members<'a>(v: Option<&'a Value<'a>>) -> Members<'a> {
-    match v {
-        Some(Value::Object(m)) => m,
-        _ => &[],
+impl<'a> Input<'a> {
+    fn env(&self) -> eval::Env<'a> {
+        let map = |v: Option<&'a Value<'a>>| match v {
+            Some(Value::Object(m)) => value::Val::Map(m),
+            _ => value::Val::Map(&[]),
+        };
+        eval::Env {
+            claims: map(self.claims),
+            args: map(self.args),
+            meta: map(self.meta),
+            tool: self.tool,
+        }
     }
 }
 

@@ -5,9 +5,9 @@ use alloc::borrow::Cow;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use crate::json::Value as Json;
+use crate::json::{Item, Kind, Value as Json};
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) enum Val<'a> {
     Null,
     Bool(bool),
@@ -15,12 +15,24 @@ pub(crate) enum Val<'a> {
     Uint(u64),
     Double(f64),
     Str(&'a str),
-    /// A JSON array, read in place.
+    /// A JSON array of a parsed tree.
     Array(&'a [Json<'a>]),
+    /// A JSON object of a parsed tree.
+    Map(&'a [(Cow<'a, str>, Json<'a>)]),
+    /// A JSON array or object read in place in the request's document
+    /// (the arguments, `_meta`, the metadata claim): nothing copied.
+    Node(Item<'a, 'a>),
+    /// A map of values already read (the claims).
+    Fields(&'a [(&'a str, Val<'a>)]),
     /// A list literal's values.
     List(Vec<Val<'a>>),
-    /// A JSON object, read in place.
-    Map(&'a [(Cow<'a, str>, Json<'a>)]),
+}
+
+/// A JSON number as CEL's JSON mapping reads it: a double. The reader
+/// admits only JSON's number syntax, which f64 reads; a magnitude past
+/// f64's range reads as infinity, as in Go.
+fn number(text: &str) -> Val<'_> {
+    Val::Double(text.parse().unwrap_or(f64::NAN))
 }
 
 /// A JSON value as CEL's JSON mapping (`google.protobuf.Value`) has it.
@@ -28,23 +40,114 @@ pub(crate) fn from_json<'a>(v: &'a Json<'a>) -> Val<'a> {
     match v {
         Json::Null => Val::Null,
         Json::Bool(b) => Val::Bool(*b),
-        // The reader admits only JSON's number syntax, which f64 reads;
-        // a magnitude past f64's range reads as infinity, as in Go.
-        Json::Number(text) => Val::Double(text.parse().unwrap_or(f64::NAN)),
+        Json::Number(text) => number(text),
         Json::String(s) => Val::Str(s),
         Json::Array(items) => Val::Array(items),
         Json::Object(members) => Val::Map(members),
     }
 }
 
+/// A value in a read document, as [`from_json`] has it.
+pub(crate) fn from_item<'a>(item: Item<'a, 'a>) -> Val<'a> {
+    match item.kind() {
+        Kind::Null => Val::Null,
+        Kind::Bool => Val::Bool(item.text() == "true"),
+        Kind::Number => number(item.text()),
+        Kind::String => Val::Str(item.as_str().unwrap_or_default()),
+        Kind::Array | Kind::Object => Val::Node(item),
+    }
+}
+
 impl<'a> Val<'a> {
-    pub(crate) fn len(&self) -> Option<usize> {
+    pub(crate) fn is_map(&self) -> bool {
         match self {
-            Val::Array(items) => Some(items.len()),
-            Val::List(items) => Some(items.len()),
-            Val::Map(members) => Some(members.len()),
+            Val::Map(_) | Val::Fields(_) => true,
+            Val::Node(item) => item.is_object(),
+            _ => false,
+        }
+    }
+
+    pub(crate) fn is_list(&self) -> bool {
+        match self {
+            Val::Array(_) | Val::List(_) => true,
+            Val::Node(item) => item.kind() == Kind::Array,
+            _ => false,
+        }
+    }
+
+    /// A map's value for `key`.
+    pub(crate) fn lookup(&self, key: &str) -> Option<Val<'a>> {
+        match self {
+            Val::Map(members) => members
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| from_json(v)),
+            Val::Fields(fields) => fields
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone()),
+            Val::Node(item) => item.get(key).map(from_item),
             _ => None,
         }
+    }
+
+    /// A list's elements, or a map's keys (what `all` and `exists` range
+    /// over); `None` for anything else.
+    pub(crate) fn elements(&self) -> Option<Vec<Val<'a>>> {
+        Some(match self {
+            Val::Array(items) => items.iter().map(from_json).collect(),
+            Val::List(items) => items.clone(),
+            Val::Map(members) => members.iter().map(|(k, _)| Val::Str(k)).collect(),
+            Val::Fields(fields) => fields.iter().map(|(k, _)| Val::Str(k)).collect(),
+            Val::Node(item) if item.is_object() => item
+                .members()
+                .map(|(k, _)| Val::Str(k.as_str().unwrap_or_default()))
+                .collect(),
+            Val::Node(item) => item.elements().map(from_item).collect(),
+            _ => return None,
+        })
+    }
+
+    /// Calls `f` on each of a list's elements, or a map's keys, until it
+    /// returns false; `None` for anything else. Nothing is collected.
+    pub(crate) fn each(&self, f: &mut dyn FnMut(Val<'a>) -> bool) -> Option<()> {
+        match self {
+            Val::Array(items) => {
+                let _ = items.iter().all(|v| f(from_json(v)));
+            }
+            Val::List(items) => {
+                let _ = items.iter().all(|v| f(v.clone()));
+            }
+            Val::Map(members) => {
+                let _ = members.iter().all(|(k, _)| f(Val::Str(k)));
+            }
+            Val::Fields(fields) => {
+                let _ = fields.iter().all(|(k, _)| f(Val::Str(k)));
+            }
+            Val::Node(item) if item.is_object() => {
+                let _ = item
+                    .members()
+                    .all(|(k, _)| f(Val::Str(k.as_str().unwrap_or_default())));
+            }
+            Val::Node(item) => {
+                let _ = item.elements().all(|v| f(from_item(v)));
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// The size of a list or map.
+    pub(crate) fn len(&self) -> Option<usize> {
+        Some(match self {
+            Val::Array(items) => items.len(),
+            Val::List(items) => items.len(),
+            Val::Map(members) => members.len(),
+            Val::Fields(fields) => fields.len(),
+            Val::Node(item) if item.is_object() => item.members().count(),
+            Val::Node(item) => item.elements().count(),
+            _ => return None,
+        })
     }
 
     /// The `i`th element of a list.
@@ -52,6 +155,7 @@ impl<'a> Val<'a> {
         match self {
             Val::Array(items) => items.get(i).map(from_json),
             Val::List(items) => items.get(i).cloned(),
+            Val::Node(item) if !item.is_object() => item.elements().nth(i).map(from_item),
             _ => None,
         }
     }
@@ -132,24 +236,24 @@ pub(crate) fn equal(a: &Val<'_>, b: &Val<'_>) -> bool {
         (Val::Null, Val::Null) => true,
         (Val::Bool(x), Val::Bool(y)) => x == y,
         (Val::Str(x), Val::Str(y)) => x == y,
-        (Val::Map(x), Val::Map(y)) => {
-            x.len() == y.len()
-                && x.iter().all(|(k, v)| {
-                    y.iter()
-                        .find(|(k2, _)| k2 == k)
-                        .is_some_and(|(_, v2)| equal(&from_json(v), &from_json(v2)))
-                })
-        }
-        _ => match (a.len(), b.len()) {
-            (Some(n), Some(m)) if !matches!(a, Val::Map(_)) && !matches!(b, Val::Map(_)) => {
-                n == m
-                    && (0..n).all(|i| match (a.item(i), b.item(i)) {
+        _ if a.is_map() && b.is_map() => {
+            let (Some(keys), Some(n)) = (a.elements(), b.len()) else {
+                return false;
+            };
+            keys.len() == n
+                && keys.iter().all(|k| match k {
+                    Val::Str(k) => match (a.lookup(k), b.lookup(k)) {
                         (Some(x), Some(y)) => equal(&x, &y),
                         _ => false,
-                    })
-            }
+                    },
+                    _ => false,
+                })
+        }
+        _ if a.is_list() && b.is_list() => match (a.elements(), b.elements()) {
+            (Some(x), Some(y)) => x.len() == y.len() && x.iter().zip(&y).all(|(x, y)| equal(x, y)),
             _ => false,
         },
+        _ => false,
     }
 }
 
@@ -179,27 +283,29 @@ pub(crate) fn write_tagged(v: &Val<'_>, out: &mut alloc::string::String) {
             out.push('}');
         }
         Val::Str(s) => write_str(s, out),
-        Val::Array(_) | Val::List(_) => {
+        _ if v.is_list() => {
             out.push('[');
-            for i in 0..v.len().unwrap_or(0) {
+            for (i, item) in v.elements().unwrap_or_default().iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                if let Some(item) = v.item(i) {
-                    write_tagged(&item, out);
-                }
+                write_tagged(item, out);
             }
             out.push(']');
         }
-        Val::Map(members) => {
+        _ => {
             out.push('{');
-            for (i, (k, item)) in members.iter().enumerate() {
+            for (i, key) in v.elements().unwrap_or_default().iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_str(k, out);
-                out.push(':');
-                write_tagged(&from_json(item), out);
+                if let Val::Str(k) = key {
+                    write_str(k, out);
+                    out.push(':');
+                    if let Some(item) = v.lookup(k) {
+                        write_tagged(&item, out);
+                    }
+                }
             }
             out.push('}');
         }
