@@ -416,12 +416,6 @@ impl Config {
                         ),
                     }
                 }
-                // A build without the policy never ignores one: a policy
-                // that silently did nothing would let every call through.
-                #[cfg(not(feature = "policy"))]
-                "policy" if !matches!(value, Value::Null) => {
-                    return Err(ConfigError::Invalid("policy"))
-                }
                 other => {
                     if unknown == UnknownSettings::Refuse {
                         return Err(ConfigError::UnknownSetting(other.into()));

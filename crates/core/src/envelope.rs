@@ -118,7 +118,7 @@ pub(crate) struct Call<'d, 'b> {
     pub meta: Option<Item<'d, 'b>>,
     /// `params.arguments`, when present and the envelope was asked to
     /// keep it ([`Envelope::keeping_arguments`]).
-    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
+    #[cfg(feature = "policy")]
     pub arguments: Option<Item<'d, 'b>>,
 }
 
@@ -137,6 +137,7 @@ pub(crate) struct Envelope<'c> {
     max_body_bytes: usize,
     /// How much of the body to record: the request's parts, with
     /// `params.arguments` when a policy reads them.
+    #[cfg(feature = "policy")]
     keep: Keep,
 }
 
@@ -150,12 +151,13 @@ impl<'c> Envelope<'c> {
             verifier,
             credential,
             max_body_bytes,
+            #[cfg(feature = "policy")]
             keep: Keep::Request,
         }
     }
 
     /// The envelope recording `params.arguments` too (a policy reads them).
-    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
+    #[cfg(feature = "policy")]
     pub fn keeping_arguments(mut self) -> Envelope<'c> {
         self.keep = Keep::RequestArguments;
         self
@@ -201,7 +203,12 @@ impl<'c> Envelope<'c> {
             return early(Reason::BodyTooLarge);
         }
         // Step 3.
-        let doc = match json::read(body, self.keep) {
+        // Without the policy, nothing reads the arguments.
+        #[cfg(feature = "policy")]
+        let keep = self.keep;
+        #[cfg(not(feature = "policy"))]
+        let keep = Keep::Request;
+        let doc = match json::read(body, keep) {
             Ok(doc) => doc,
             Err(e) => return early(json_refusal(e)),
         };
@@ -263,11 +270,11 @@ fn call_shape<'d, 'b, N: AsRef<[u8]>, V: AsRef<[u8]>>(
         Lookup::Once(v) if mcp_name_matches(v, name) => {}
         _ => return Err(Reason::HeaderMismatch),
     }
-    let arguments = params.get("arguments");
     Ok(Call {
         name,
         meta,
-        arguments,
+        #[cfg(feature = "policy")]
+        arguments: params.get("arguments"),
     })
 }
 

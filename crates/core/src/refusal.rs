@@ -14,6 +14,7 @@ pub struct Refusal {
     /// The request id as JSON text; `None` answers with `null`.
     id: Option<String>,
     /// The policy rule that denied the call (`policy_denied` only).
+    #[cfg(feature = "policy")]
     rule: Option<String>,
 }
 
@@ -25,12 +26,14 @@ impl Refusal {
         Refusal {
             reason,
             id,
+            #[cfg(feature = "policy")]
             rule: None,
         }
     }
 
     /// The refusal naming the policy rule that denied the call: written
     /// as `error.data.rule` beside the reason.
+    #[cfg(feature = "policy")]
     pub fn with_rule(mut self, rule: String) -> Refusal {
         self.rule = Some(rule);
         self
@@ -39,6 +42,7 @@ impl Refusal {
     /// The policy rule that denied the call (`policy_denied`), for the
     /// refusal's log line, span and metric: a rule's name as configured
     /// (CONTRACT §8: letters, digits and `_-./:` only), or `default`.
+    #[cfg(feature = "policy")]
     pub fn rule(&self) -> Option<&str> {
         self.rule.as_deref()
     }
@@ -73,6 +77,7 @@ impl Refusal {
             out.push_str(",\"data\":{\"reason\":\"");
             out.push_str(self.reason.as_str());
             out.push('"');
+            #[cfg(feature = "policy")]
             if let Some(rule) = &self.rule {
                 out.push_str(",\"rule\":");
                 write_str(rule, &mut out);

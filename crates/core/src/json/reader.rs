@@ -63,10 +63,11 @@ pub(crate) enum Keep {
     /// `name` and `_meta`), and `method` of batch elements.
     Request,
     /// [`Keep::Request`] and `params.arguments`, for a policy to read.
-    #[cfg_attr(not(feature = "policy"), allow(dead_code))]
+    #[cfg(feature = "policy")]
     RequestArguments,
     BatchElement,
     Params,
+    #[cfg(feature = "policy")]
     ParamsArguments,
 }
 
@@ -77,12 +78,14 @@ impl Keep {
             return self;
         }
         match (self, name) {
-            (Keep::Request | Keep::RequestArguments, b"method" | b"id")
-            | (Keep::BatchElement, b"method") => Keep::All,
+            (Keep::Request, b"method" | b"id") | (Keep::BatchElement, b"method") => Keep::All,
             (Keep::Request, b"params") => Keep::Params,
+            (Keep::Params, b"name" | b"_meta") => Keep::All,
+            #[cfg(feature = "policy")]
+            (Keep::RequestArguments, b"method" | b"id")
+            | (Keep::ParamsArguments, b"name" | b"_meta" | b"arguments") => Keep::All,
+            #[cfg(feature = "policy")]
             (Keep::RequestArguments, b"params") => Keep::ParamsArguments,
-            (Keep::Params | Keep::ParamsArguments, b"name" | b"_meta")
-            | (Keep::ParamsArguments, b"arguments") => Keep::All,
             _ => Keep::Nothing,
         }
     }
@@ -90,7 +93,9 @@ impl Keep {
     fn element(self) -> Keep {
         match self {
             Keep::All => Keep::All,
-            Keep::Request | Keep::RequestArguments => Keep::BatchElement,
+            Keep::Request => Keep::BatchElement,
+            #[cfg(feature = "policy")]
+            Keep::RequestArguments => Keep::BatchElement,
             _ => Keep::Nothing,
         }
     }
