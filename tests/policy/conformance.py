@@ -19,16 +19,10 @@ usage: conformance.py --ours BIN --celgo BIN CASES
 
 import argparse
 import json
-import subprocess
 import sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from differential import kind, norm  # noqa: E402
-
-
-def run(binary, lines):
-    out = subprocess.run([binary], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
-    return out.stdout.splitlines()
+from differential import kind, norm, run  # noqa: E402
 
 
 def main():
