@@ -86,7 +86,11 @@ impl<'a> Val<'a> {
                 .iter()
                 .find(|(k, _)| *k == key)
                 .map(|(_, v)| v.clone()),
-            Val::Node(item) => item.get(key).map(from_item),
+            // Stops at the key (a strict document has it once).
+            Val::Node(item) => item
+                .members()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| from_item(v)),
             _ => None,
         }
     }
