@@ -128,6 +128,7 @@ export type RefusalReason =
   | 'meta_mismatch'
   | 'meta_missing'
   | 'claim_missing'
+  | 'policy_denied'
   | 'token_replayed'
   | 'replay_guard_full'
   | 'nonce_missing'

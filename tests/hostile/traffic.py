@@ -62,6 +62,7 @@ for _reasons, _status, _code in [
      "token_too_old token_not_yet_valid", 401, -32001),
     ("context_malformed", 400, -32602),
     ("tool_mismatch protocol_unsupported meta_mismatch meta_missing claim_missing", 403, -32003),
+    ("policy_denied", 403, -32004),
     ("token_replayed", 401, -32001),
 ]:
     for _r in _reasons.split():

@@ -64,6 +64,8 @@ REASONS = {
     "meta_mismatch": (403, -32003, 14),
     "meta_missing": (403, -32003, 14),
     "claim_missing": (403, -32003, 14),
+    # After the verdict (CONTRACT §8): tests/vectors/policy.json's.
+    "policy_denied": (403, -32004, 15),
     "token_replayed": (401, -32001, 15),
 }
 

@@ -43,6 +43,10 @@ pub struct Config {
     pub protocol_majors: Vec<u64>,
     /// What is forwarded upstream with passed and accepted requests.
     pub forward: Forward,
+    /// The policy decided after the verdict (CONTRACT §8), when one is
+    /// configured.
+    #[cfg(feature = "policy")]
+    pub policy: Option<crate::policy::Policy>,
 }
 
 struct Redacted(usize);
@@ -56,8 +60,8 @@ impl core::fmt::Debug for Redacted {
 // Secrets never reach a log through `{:?}`.
 impl core::fmt::Debug for Config {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Config")
-            .field("instance_id", &self.instance_id)
+        let mut d = f.debug_struct("Config");
+        d.field("instance_id", &self.instance_id)
             .field("secrets", &Redacted(self.secrets.len()))
             .field("credential", &self.credential)
             .field("require_context", &self.require_context)
@@ -66,8 +70,13 @@ impl core::fmt::Debug for Config {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_token_bytes", &self.max_token_bytes)
             .field("protocol_majors", &self.protocol_majors)
-            .field("forward", &self.forward)
-            .finish()
+            .field("forward", &self.forward);
+        // The rules' names, not their compiled form.
+        #[cfg(feature = "policy")]
+        if let Some(policy) = &self.policy {
+            d.field("policy", &policy.names());
+        }
+        d.finish()
     }
 }
 
@@ -173,6 +182,10 @@ pub enum ConfigError {
     /// A text setting holds an unresolved `${NAME}` placeholder (the
     /// settings table's rule); names it.
     Placeholder(&'static str),
+    /// The `policy` setting is refused (code `config_invalid`): its shape,
+    /// or a rule's expression with the rule's name and the position.
+    #[cfg(feature = "policy")]
+    Policy(crate::policy::PolicyError),
 }
 
 /// A refusal of the settings table's reading as a configuration error
@@ -225,6 +238,8 @@ impl ConfigError {
             ConfigError::NoProtocolMajors => "no_protocol_majors",
             ConfigError::Invalid(_) | ConfigError::Forward(_) => "config_invalid",
             ConfigError::Placeholder(_) => "config_placeholder",
+            #[cfg(feature = "policy")]
+            ConfigError::Policy(_) => "config_invalid",
         }
     }
 }
@@ -265,6 +280,8 @@ impl core::fmt::Display for ConfigError {
             ConfigError::Forward(e) => write!(f, "setting `forward`: {e}"),
             // The table's one message.
             ConfigError::Placeholder(name) => crate::settings::placeholder_message(name, f),
+            #[cfg(feature = "policy")]
+            ConfigError::Policy(e) => write!(f, "setting `policy`: {e}"),
         }
     }
 }
@@ -296,6 +313,8 @@ impl Config {
             max_token_bytes: DEFAULT_MAX_TOKEN_BYTES,
             protocol_majors: alloc::vec![1],
             forward: Forward::new(),
+            #[cfg(feature = "policy")]
+            policy: None,
         }
     }
 
@@ -403,6 +422,15 @@ impl Config {
                 "forward" => {
                     config.forward = Forward::from_value(value).map_err(ConfigError::Forward)?
                 }
+                #[cfg(feature = "policy")]
+                "policy" => {
+                    config.policy = match value {
+                        Value::Null => None,
+                        v => Some(
+                            crate::policy::Policy::from_value(v).map_err(ConfigError::Policy)?,
+                        ),
+                    }
+                }
                 other => {
                     if unknown == UnknownSettings::Refuse {
                         return Err(ConfigError::UnknownSetting(other.into()));
@@ -508,6 +536,9 @@ mod tests {
                 | ConfigError::Invalid(_)
                 | ConfigError::Forward(_)
                 | ConfigError::Placeholder(_) => {}
+                // Shares `Invalid`'s code too.
+                #[cfg(feature = "policy")]
+                ConfigError::Policy(_) => {}
             }
         }
         let mut codes: Vec<&str> = every.iter().map(ConfigError::code).collect();

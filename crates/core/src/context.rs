@@ -8,7 +8,7 @@ use crate::digits::push_u64;
 use crate::json::{write_str, JsonText};
 
 /// What a verified `tools/call` may rely on.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Context {
     pub task_id: String,
     pub tool_call_id: String,
@@ -34,10 +34,18 @@ pub struct Context {
     /// [`Verifier::upstream`](crate::Verifier::upstream)); not part of the
     /// context's JSON.
     pub upstream: Vec<(String, String)>,
+    /// In the policy's `audit` mode (CONTRACT §8), the rule that would
+    /// have denied this call (`default` when no rule names the tool and
+    /// the default denies); `None` when it is allowed or no policy is
+    /// configured. Not part of the context's JSON. Only with the `policy`
+    /// feature: a field every context carries costs the npm verifier's
+    /// module bytes it has no room for.
+    #[cfg(feature = "policy")]
+    pub policy_audit: Option<String>,
 }
 
 impl Context {
-    fn claim(&self, claim: Claim) -> Option<ClaimValue<'_>> {
+    pub(crate) fn claim(&self, claim: Claim) -> Option<ClaimValue<'_>> {
         match claim {
             Claim::Protocol => Some(ClaimValue::Text(&self.protocol)),
             Claim::TaskId => Some(ClaimValue::Text(&self.task_id)),

@@ -116,6 +116,10 @@ pub(crate) struct Call<'d, 'b> {
     pub name: &'d str,
     /// `params._meta`, an object, when present.
     pub meta: Option<Item<'d, 'b>>,
+    /// `params.arguments`, when present and the envelope was asked to
+    /// keep it ([`Envelope::keeping_arguments`]).
+    #[cfg(feature = "policy")]
+    pub arguments: Option<Item<'d, 'b>>,
 }
 
 impl<'d, 'b> Call<'d, 'b> {
@@ -131,6 +135,10 @@ pub(crate) struct Envelope<'c> {
     verifier: usize,
     credential: Option<&'c Credential>,
     max_body_bytes: usize,
+    /// How much of the body to record: the request's parts, with
+    /// `params.arguments` when a policy reads them.
+    #[cfg(feature = "policy")]
+    keep: Keep,
 }
 
 impl<'c> Envelope<'c> {
@@ -143,7 +151,16 @@ impl<'c> Envelope<'c> {
             verifier,
             credential,
             max_body_bytes,
+            #[cfg(feature = "policy")]
+            keep: Keep::Request,
         }
+    }
+
+    /// The envelope recording `params.arguments` too (a policy reads them).
+    #[cfg(feature = "policy")]
+    pub fn keeping_arguments(mut self) -> Envelope<'c> {
+        self.keep = Keep::RequestArguments;
+        self
     }
 
     /// Steps 0 and 1: `Pass` for anything but `POST`, then the static
@@ -186,7 +203,12 @@ impl<'c> Envelope<'c> {
             return early(Reason::BodyTooLarge);
         }
         // Step 3.
-        let doc = match json::read(body, Keep::Request) {
+        // Without the policy, nothing reads the arguments.
+        #[cfg(feature = "policy")]
+        let keep = self.keep;
+        #[cfg(not(feature = "policy"))]
+        let keep = Keep::Request;
+        let doc = match json::read(body, keep) {
             Ok(doc) => doc,
             Err(e) => return early(json_refusal(e)),
         };
@@ -248,7 +270,12 @@ fn call_shape<'d, 'b, N: AsRef<[u8]>, V: AsRef<[u8]>>(
         Lookup::Once(v) if mcp_name_matches(v, name) => {}
         _ => return Err(Reason::HeaderMismatch),
     }
-    Ok(Call { name, meta })
+    Ok(Call {
+        name,
+        meta,
+        #[cfg(feature = "policy")]
+        arguments: params.get("arguments"),
+    })
 }
 
 /// `Mcp-Name` against `params.name`, decoding the `=?base64?…?=` form.

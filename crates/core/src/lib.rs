@@ -21,6 +21,8 @@ pub mod helpers;
 pub mod jcs;
 pub mod json;
 pub mod names;
+#[cfg(feature = "policy")]
+pub mod policy;
 mod reason;
 pub mod redis;
 mod refusal;

@@ -94,6 +94,11 @@ table_enum! {
             -32003,
             "context key not vouched for by the token",
         ),
+        /// The policy (CONTRACT §8) denies the call: a rule for its tool
+        /// evaluated to false, to an error or to a value that is not a
+        /// bool, or no rule names the tool and the default denies. The
+        /// refusal names the rule (`data.rule`), never an argument.
+        PolicyDenied => row("policy_denied", 403, -32004, "call denied by policy"),
         TokenReplayed => row("token_replayed", 401, -32001, "context token already used"),
         /// The replay guard holds its capacity of live token ids: this
         /// fresh token cannot be recorded. Retryable; never a replay.

@@ -13,6 +13,9 @@ pub struct Refusal {
     reason: Reason,
     /// The request id as JSON text; `None` answers with `null`.
     id: Option<String>,
+    /// The policy rule that denied the call (`policy_denied` only).
+    #[cfg(feature = "policy")]
+    rule: Option<String>,
 }
 
 impl Refusal {
@@ -20,7 +23,28 @@ impl Refusal {
     /// a reason that answers `null` ([`Reason::answers_null_id`]) drops it.
     pub fn new(reason: Reason, id: Option<String>) -> Refusal {
         let id = if reason.answers_null_id() { None } else { id };
-        Refusal { reason, id }
+        Refusal {
+            reason,
+            id,
+            #[cfg(feature = "policy")]
+            rule: None,
+        }
+    }
+
+    /// The refusal naming the policy rule that denied the call: written
+    /// as `error.data.rule` beside the reason.
+    #[cfg(feature = "policy")]
+    pub fn with_rule(mut self, rule: String) -> Refusal {
+        self.rule = Some(rule);
+        self
+    }
+
+    /// The policy rule that denied the call (`policy_denied`), for the
+    /// refusal's log line, span and metric: a rule's name as configured
+    /// (CONTRACT §8: letters, digits and `_-./:` only), or `default`.
+    #[cfg(feature = "policy")]
+    pub fn rule(&self) -> Option<&str> {
+        self.rule.as_deref()
     }
     pub fn reason(&self) -> Reason {
         self.reason
@@ -52,7 +76,13 @@ impl Refusal {
         if include_reason {
             out.push_str(",\"data\":{\"reason\":\"");
             out.push_str(self.reason.as_str());
-            out.push_str("\"}");
+            out.push('"');
+            #[cfg(feature = "policy")]
+            if let Some(rule) = &self.rule {
+                out.push_str(",\"rule\":");
+                write_str(rule, &mut out);
+            }
+            out.push('}');
         }
         out.push_str("}}");
         out

@@ -26,6 +26,11 @@ pub const OUTCOME: &str = "toolctx.outcome";
 /// Attribute: the refusal's reason ([`Reason::as_str`](crate::Reason::as_str)),
 /// on refusals only: absent, never empty, otherwise.
 pub const REASON: &str = "toolctx.reason";
+/// Attribute: the policy rule (CONTRACT §8) that denied the call, on
+/// `policy_denied` refusals only ([`Refusal::rule`](crate::Refusal::rule)),
+/// and on an accepted call the rule that would have denied it in `audit`
+/// mode (`Context::policy_audit`).
+pub const POLICY_RULE: &str = "toolctx.policy.rule";
 /// The span, one per checked request, child of the request's span.
 pub const SPAN: &str = "toolctx.verify";
 /// Span attribute: the JSON-RPC method (OpenTelemetry's MCP conventions).
@@ -44,6 +49,8 @@ pub const PROMETHEUS_CHECK_DURATION: &str = "toolctx_check_duration_seconds";
 /// The Prometheus labels of [`OUTCOME`] and [`REASON`].
 pub const PROMETHEUS_OUTCOME: &str = "outcome";
 pub const PROMETHEUS_REASON: &str = "reason";
+/// The Prometheus label of [`POLICY_RULE`].
+pub const PROMETHEUS_POLICY_RULE: &str = "rule";
 /// Histogram bucket bounds in seconds: a check takes microseconds, a
 /// body read over a slow link or a shared replay store milliseconds.
 pub const DURATION_BUCKETS_S: [f64; 14] = [

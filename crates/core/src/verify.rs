@@ -99,11 +99,17 @@ impl Verifier {
     }
 
     fn envelope(&self) -> Envelope<'_> {
-        Envelope::new(
+        let envelope = Envelope::new(
             self.id,
             self.config.credential.as_ref(),
             self.config.max_body_bytes,
-        )
+        );
+        // A policy reads the arguments: the body check records them.
+        #[cfg(feature = "policy")]
+        if self.config.policy.is_some() {
+            return envelope.keeping_arguments();
+        }
+        envelope
     }
 
     /// The whole decision on one request. `now` is Unix seconds.
@@ -128,15 +134,46 @@ impl Verifier {
         body: &[u8],
         now: u64,
     ) -> Verdict {
+        #[cfg(feature = "policy")]
+        let mut denied_by: Option<String> = None;
         let rest = |call: Call<'_, '_>| {
             let meta = call.meta;
-            let Some(mut ctx) = self.check_call(call, headers, now)? else {
+            #[cfg(feature = "policy")]
+            let (tool, arguments) = (call.name, call.arguments);
+            #[cfg_attr(not(feature = "policy"), allow(unused_mut))]
+            let mut ctx = self.check_call(call, headers, now)?;
+            #[cfg(feature = "policy")]
+            if let Some(policy) = &self.config.policy {
+                // After the verdict (CONTRACT §8). A call that passes
+                // without a context is decided too, with no claims: a
+                // rule on the claims then denies it.
+                if let Some(rule) =
+                    crate::policy::denial(policy, ctx.as_ref(), tool, arguments, meta)
+                {
+                    match (policy.mode, ctx.as_mut()) {
+                        (crate::policy::Mode::Audit, Some(ctx)) => {
+                            ctx.policy_audit = Some(String::from(rule))
+                        }
+                        (crate::policy::Mode::Audit, None) => {}
+                        (crate::policy::Mode::Enforce, _) => {
+                            denied_by = Some(String::from(rule));
+                            return Err(Reason::PolicyDenied);
+                        }
+                    }
+                }
+            }
+            let Some(mut ctx) = ctx else {
                 return Ok(None);
             };
             ctx.upstream = self.config.forward.set_headers(&ctx, meta);
             Ok(Some(ctx))
         };
-        self.envelope().body(checked, headers, body, rest)
+        let verdict = self.envelope().body(checked, headers, body, rest);
+        #[cfg(feature = "policy")]
+        if let (Verdict::Reject(refusal), Some(rule)) = (&verdict, denied_by) {
+            return Verdict::Reject(refusal.clone().with_rule(rule));
+        }
+        verdict
     }
 
     /// [`Verifier::check`] with the replay guard: after step 14, the token's
@@ -366,6 +403,8 @@ impl Verifier {
             secret_index,
             request_id: None,
             upstream: Vec::new(),
+            #[cfg(feature = "policy")]
+            policy_audit: None,
         }))
     }
 

@@ -401,6 +401,9 @@ pub const MEMORY_STORE_FORMAT: &str = "toolctx-memory-store";
 /// The `format` of the store address vectors.
 pub const STORE_ADDRESS_FORMAT: &str = "toolctx-store-address";
 
+/// The `format` of the policy vectors (`tests/vectors/policy.json`).
+pub const POLICY_FORMAT: &str = "toolctx-policy";
+
 /// Whether a vector file is not verdict vectors: it names a `"format"`
 /// (the helper vectors, the settings vectors).
 pub fn is_other_format(file: &J) -> bool {
@@ -437,6 +440,7 @@ pub fn other_format_note(path: &str, file: &J) -> Option<String> {
         SETTINGS_FORMAT => "cargo test -p toolctx-core --test settings",
         MEMORY_STORE_FORMAT => "cargo test -p toolctx-core --test memory_store",
         STORE_ADDRESS_FORMAT => "cargo test -p toolctx-core --test store_address",
+        POLICY_FORMAT => "cargo test -p toolctx-core --test policy",
         _ => "not this runner",
     };
     Some(format!(
@@ -553,5 +557,6 @@ pub fn run_format_files(
 pub mod helpers;
 pub mod helpers_limits;
 pub mod memory_store;
+pub mod policy;
 pub mod settings;
 pub mod store_address;

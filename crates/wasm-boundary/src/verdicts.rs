@@ -103,6 +103,7 @@ pub fn refusal(r: &Refusal, include_reason: bool) -> String {
 mod tests {
     use super::*;
 
+    #[allow(clippy::needless_update)] // the core's policy feature adds a field
     fn context() -> toolctx_core::Context {
         toolctx_core::Context {
             task_id: "t".into(),
@@ -120,6 +121,8 @@ mod tests {
             secret_index: 0,
             request_id: None,
             upstream: Vec::new(),
+            // and whatever a feature of the core adds (the policy's audit).
+            ..Default::default()
         }
     }
 

@@ -62,8 +62,13 @@ pub(crate) enum Keep {
     /// A JSON-RPC request: top-level `method`, `id` and `params` (of which
     /// `name` and `_meta`), and `method` of batch elements.
     Request,
+    /// [`Keep::Request`] and `params.arguments`, for a policy to read.
+    #[cfg(feature = "policy")]
+    RequestArguments,
     BatchElement,
     Params,
+    #[cfg(feature = "policy")]
+    ParamsArguments,
 }
 
 impl Keep {
@@ -76,6 +81,11 @@ impl Keep {
             (Keep::Request, b"method" | b"id") | (Keep::BatchElement, b"method") => Keep::All,
             (Keep::Request, b"params") => Keep::Params,
             (Keep::Params, b"name" | b"_meta") => Keep::All,
+            #[cfg(feature = "policy")]
+            (Keep::RequestArguments, b"method" | b"id")
+            | (Keep::ParamsArguments, b"name" | b"_meta" | b"arguments") => Keep::All,
+            #[cfg(feature = "policy")]
+            (Keep::RequestArguments, b"params") => Keep::ParamsArguments,
             _ => Keep::Nothing,
         }
     }
@@ -84,6 +94,8 @@ impl Keep {
         match self {
             Keep::All => Keep::All,
             Keep::Request => Keep::BatchElement,
+            #[cfg(feature = "policy")]
+            Keep::RequestArguments => Keep::BatchElement,
             _ => Keep::Nothing,
         }
     }

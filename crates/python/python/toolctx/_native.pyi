@@ -36,6 +36,7 @@ Reason = Literal[
     "meta_mismatch",
     "meta_missing",
     "claim_missing",
+    "policy_denied",
     "token_replayed",
     "replay_guard_full",
     "nonce_missing",
