@@ -1,5 +1,6 @@
 //! Which gateway reads the configuration, and what that changes.
 
+#[cfg(feature = "redis")]
 use toolctx_core::store::Supports;
 
 /// Which front end reads the configuration.
@@ -21,6 +22,7 @@ pub enum Host {
 }
 
 impl Host {
+    #[cfg(feature = "redis")]
     /// What this host's Redis client reaches; the core refuses a store
     /// address that needs more (`StoreAddress::check`), naming it.
     pub fn store_supports(self) -> Supports {

@@ -6,6 +6,7 @@
 )]
 
 use super::*;
+#[cfg(feature = "aivax")]
 use toolctx_core::aivax::AivaxField;
 use toolctx_core::{ClaimAnswer, ForwardField as Field, Verifier};
 
@@ -443,6 +444,8 @@ fn check_body_maps_accepted_calls_and_needs_a_store_for_the_guard() {
         else {
             panic!("headers refused")
         };
+        // `..` for the AIVAX nonces, a field only with that feature.
+        #[allow(clippy::needless_update)]
         let stores = Stores {
             first_use,
             ..Stores::default()
