@@ -177,13 +177,9 @@ class Cluster:
     def __init__(self) -> None:
         self.p = _Processes("cluster")
         try:
-            self.ports = free_ports(6)
-            for port in self.ports:
-                self.p.spawn(port, _base_conf(port, "cluster-enabled yes\ncluster-config-file nodes-%d.conf\n"
-                                                    "cluster-node-timeout 2000\n"
-                                                    "cluster-replica-validity-factor 0\n" % port))
-            for port in self.ports:
-                _wait("cluster node %d up" % port, lambda port=port: cli(port, "PING") == "PONG")
+            self.ports = []
+            for _ in range(6):
+                self.ports.append(self._node())
             out = subprocess.run([_bin("redis-cli"), "--cluster", "create",
                                   *["%s:%d" % (HOST, p) for p in self.ports],
                                   "--cluster-replicas", "1", "--cluster-yes"],
@@ -210,6 +206,25 @@ class Cluster:
         except BaseException:
             self.p.stop()
             raise
+
+    def _node(self) -> int:
+        """Starts one cluster node on a free port; a node that does not come
+        up (its port taken meanwhile, a slow start) is replaced on another
+        port, at most three times, its log shown at the last."""
+        for attempt in range(3):
+            (port,) = free_ports(1)
+            self.p.spawn(port, _base_conf(port, "cluster-enabled yes\ncluster-config-file nodes-%d.conf\n"
+                                                "cluster-node-timeout 2000\n"
+                                                "cluster-replica-validity-factor 0\n" % port))
+            try:
+                _wait("cluster node %d up" % port, lambda: cli(port, "PING") == "PONG", 20)
+                return port
+            except RuntimeError:
+                self.p.kill(port)
+                if attempt == 2:
+                    with open(os.path.join(self.p.dir, "%d.log" % port), encoding="utf-8", errors="replace") as f:
+                        raise RuntimeError("cluster node %d did not start: %s" % (port, f.read()[-500:]))
+        raise RuntimeError("unreachable")
 
     @property
     def address(self) -> str:
